@@ -1,0 +1,287 @@
+// Package remedy makes API failures repairable by agents: it reads any failure response —
+// its own envelope, RFC 9457 problem details, and the error shapes of the major public APIs —
+// as one normalized [Envelope] that says what went wrong, which field to fix, and whether and
+// when a retry can succeed.
+//
+// [Parse] and [ParseResponse] are the entry points; [Classify] is the allocation-free path for
+// code that only needs the retry decision.
+package remedy
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+	"unsafe"
+)
+
+// Dialect names the family of error format a body was recognized as.
+type Dialect string
+
+// The dialects Parse reads, tried in the order of specificity listed in dialects.go.
+const (
+	DialectAgent       Dialect = "agent"            // {"error":{statusCode, code, issues[], ...}} and the canonical encoding
+	DialectAgentSpec   Dialect = "agent_error_spec" // {"error":{code, field, allowed_values, retry_after_ms, ...}}
+	DialectProblem     Dialect = "rfc9457"          // RFC 9457 / RFC 7807 problem details with agent extensions
+	DialectAX          Dialect = "ax"               // {error_code, message, suggestion, details[]}
+	DialectGoogle      Dialect = "google"           // google.rpc.Status
+	DialectStripe      Dialect = "stripe"
+	DialectOpenAI      Dialect = "openai"
+	DialectAnthropic   Dialect = "anthropic"
+	DialectGitHub      Dialect = "github"
+	DialectJSONAPI     Dialect = "jsonapi"
+	DialectOData       Dialect = "odata" // OData v4, Microsoft Graph, Azure
+	DialectAWSJSON     Dialect = "aws_json"
+	DialectAWSXML      Dialect = "aws_xml"
+	DialectSlack       Dialect = "slack"
+	DialectGraphQL     Dialect = "graphql"
+	DialectJSONRPC     Dialect = "jsonrpc"
+	DialectMCP         Dialect = "mcp" // MCP tool results with isError
+	DialectKubernetes  Dialect = "kubernetes"
+	DialectCloudflare  Dialect = "cloudflare"
+	DialectOAuth2      Dialect = "oauth2"       // RFC 6749 §5.2 {"error":"invalid_grant", "error_description"}
+	DialectGenericJSON Dialect = "generic_json" // a JSON object with a message but no known shape
+	// DialectUnstructured: no structure to read (plain text, HTML, empty, or a body that is not
+	// valid, unambiguous JSON); the envelope is classified by status and headers alone.
+	DialectUnstructured Dialect = "unstructured"
+)
+
+// RetrySource says which rule decided Envelope.Retryable.
+type RetrySource string
+
+// Retry sources, in order of precedence: an explicit flag in the body beats a header, which
+// beats the default for the status.
+const (
+	RetryFromBody   RetrySource = "body"   // retryable / is_retriable / Google RetryInfo in the body
+	RetryFromHeader RetrySource = "header" // X-Should-Retry, Stripe-Should-Retry, an exhausted rate-limit header
+	RetryFromStatus RetrySource = "status" // the status's default, refined by well-known codes
+	RetryFromNone   RetrySource = "none"   // nothing said anything: not retryable
+)
+
+// Severity is how bad a failure is; fatal means no retry or repair can help.
+type Severity string
+
+// Severities.
+const (
+	SeverityInfo    Severity = "info"
+	SeverityWarning Severity = "warning"
+	SeverityError   Severity = "error"
+	SeverityFatal   Severity = "fatal"
+)
+
+// Category is the broad kind of a failure, which tells an agent what sort of fix applies.
+type Category string
+
+// Categories.
+const (
+	CategoryValidation Category = "validation" // fix the arguments
+	CategoryAuth       Category = "auth"       // credentials or permissions
+	CategoryRateLimit  Category = "rate_limit" // wait, then retry unchanged
+	CategoryState      Category = "state"      // the resource is not in the state the call needs
+	CategoryDependency Category = "dependency" // an upstream or the server itself is unavailable
+	CategoryInternal   Category = "internal"   // a server bug
+)
+
+// Envelope is a failure, normalized: whatever dialect the server spoke, the same fields mean the
+// same thing. A nil field means the server did not say.
+type Envelope struct {
+	Status  int    // HTTP status; for in-band failures (GraphQL, JSON-RPC, MCP) the transport's status
+	Code    string // stable machine code, as the server spells it
+	Type    string // RFC 9457 type URI
+	Title   string
+	Message string
+
+	// Retryable is the decision whether the same call can succeed later, and RetrySource says
+	// which rule made it: an explicit body flag, else a header, else the status's default.
+	Retryable   bool
+	RetrySource RetrySource
+	// RetryAfter is how long the server asked to wait; zero when it did not say. It is read
+	// as the server gave it, never capped here: capping is the caller's policy.
+	RetryAfter time.Duration
+
+	Severity Severity
+	Category Category
+
+	// Issues holds every field-level fact, whatever the dialect called it.
+	Issues []Issue
+	// Schema is the violated JSON Schema (sub)schema, when the server inlined it.
+	Schema json.RawMessage
+
+	Hint              string
+	Suggestions       []string
+	NextOperation     string
+	NextOperationArgs json.RawMessage
+	ConfirmationToken string
+	CurrentStatus     string // the resource's state, for state conflicts
+	RequiredStatus    string // the state the operation needs
+	TraceID           string
+	RequestID         string
+	DocsURL           string
+	RelatedCodes      []string
+	ExampleRequest    json.RawMessage
+	Intent            string // RFC 9457 agent extension: what the operation was for
+	DeprecatedType    string // RFC 9457 agent extension: the type URI this one replaces
+	Replayed          bool   // Idempotency-Replayed: true
+
+	// Errors holds nested failures (batches, lists of problems). The top level summarizes them
+	// and carries the most actionable one's code.
+	Errors []Envelope
+
+	Dialect Dialect
+}
+
+// Issue is one field-level fact: which field, what was wrong, what would be right.
+type Issue struct {
+	Path           string          // RFC 6901 JSON Pointer into the request; "" is the whole document
+	Code           string          // machine code of the violation (e.g. "required", "enum", "invalid")
+	Message        string          // human text
+	Expected       json.RawMessage // a type name, or a schema fragment for ranges, patterns and formats
+	Received       json.RawMessage // what arrived
+	AllowedValues  []json.RawMessage
+	SuggestedValue json.RawMessage
+}
+
+// Error implements error: "code (status): message".
+func (e *Envelope) Error() string {
+	if e == nil {
+		return "remedy: <nil envelope>"
+	}
+	b := make([]byte, 0, len(e.Code)+len(e.Message)+16)
+	b = append(b, e.Code...)
+	if e.Status != 0 {
+		b = append(b, " ("...)
+		b = strconv.AppendInt(b, int64(e.Status), 10)
+		b = append(b, ')')
+	}
+	if e.Message != "" {
+		b = append(b, ": "...)
+		b = append(b, e.Message...)
+	}
+	return string(b)
+}
+
+// DefaultMaxBody is how much of a body Parse and ParseResponse read unless told otherwise.
+const DefaultMaxBody = 1 << 20
+
+// Parse reads a response as a failure. ok is true when the response is a failure — any status
+// of 400 or more, and failures carried inside a 2xx (GraphQL errors, JSON-RPC error, MCP
+// isError, Slack ok:false, Cloudflare success:false); then the envelope is never nil. A status
+// of 0 means there was no HTTP status (an MCP result, a message on a queue): the body alone
+// decides.
+//
+// Parse never panics and takes time linear in the body; it reads at most DefaultMaxBody bytes
+// of it. A body it cannot read unambiguously (invalid JSON or UTF-8, duplicate keys, nesting
+// deeper than 64) gives an envelope classified by status and headers, with Dialect
+// DialectUnstructured. The envelope does not alias body.
+func Parse(status int, header http.Header, body []byte) (*Envelope, bool) {
+	if len(body) > DefaultMaxBody {
+		body = body[:DefaultMaxBody]
+	}
+	return parse(status, header, string(body), false)
+}
+
+func parse(status int, header http.Header, body string, truncated bool) (*Envelope, bool) {
+	e := new(Envelope)
+	p := parser{status: status, header: header, body: body, full: true, truncated: truncated, e: e}
+	if !p.run() {
+		return nil, false
+	}
+	return e, true
+}
+
+// Verdict is the retry decision for a response, without the details: what Classify returns.
+type Verdict struct {
+	Failure     bool
+	Status      int
+	Retryable   bool
+	RetrySource RetrySource
+	RetryAfter  time.Duration
+	Severity    Severity
+	Category    Category
+	Dialect     Dialect
+}
+
+// Classify is Parse without the details: it decides whether the response is a failure, whether
+// a retry can succeed and how long to wait, by exactly the rules Parse uses, and allocates
+// nothing for the common dialects. Use it on hot paths that only need the decision.
+func Classify(status int, header http.Header, body []byte) Verdict {
+	if len(body) > DefaultMaxBody {
+		body = body[:DefaultMaxBody]
+	}
+	var e Envelope
+	// The body is only read, never retained: no string escapes this call except the
+	// constants the verdict is made of.
+	p := parser{status: status, header: header, body: unsafe.String(unsafe.SliceData(body), len(body)), e: &e}
+	if !p.run() {
+		return Verdict{Status: status}
+	}
+	return Verdict{
+		Failure: true, Status: e.Status, Retryable: e.Retryable, RetrySource: e.RetrySource,
+		RetryAfter: e.RetryAfter, Severity: e.Severity, Category: e.Category, Dialect: e.Dialect,
+	}
+}
+
+// ParseOption configures ParseResponse.
+type ParseOption func(*parseConfig)
+
+type parseConfig struct{ maxBody int64 }
+
+// MaxBody bounds how many bytes of the body ParseResponse reads (default DefaultMaxBody). A
+// larger body is classified from the prefix that was read.
+func MaxBody(n int64) ParseOption {
+	return func(c *parseConfig) {
+		if n > 0 {
+			c.maxBody = n
+		}
+	}
+}
+
+// ParseResponse is Parse for an *http.Response. It reads at most the bound of the body and
+// leaves the response usable: resp.Body afterwards yields the whole body from its start (what
+// was read, then the rest), and closing it closes the original. A read error is treated as the
+// end of the body: the failure is classified from what arrived.
+func ParseResponse(resp *http.Response, opts ...ParseOption) (*Envelope, bool) {
+	if resp == nil {
+		return nil, false
+	}
+	cfg := parseConfig{maxBody: DefaultMaxBody}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	var body []byte
+	truncated := false
+	if resp.Body != nil && resp.Body != http.NoBody {
+		var err error
+		body, err = io.ReadAll(io.LimitReader(resp.Body, cfg.maxBody+1))
+		if int64(len(body)) > cfg.maxBody {
+			truncated = true
+		}
+		resp.Body = &replayBody{prefix: body, rest: resp.Body, err: err}
+		if truncated {
+			body = body[:cfg.maxBody]
+		}
+	}
+	return parse(resp.StatusCode, resp.Header, string(body), truncated)
+}
+
+// replayBody gives back what ParseResponse read, then the unread rest of the original body.
+type replayBody struct {
+	prefix []byte
+	rest   io.ReadCloser
+	err    error // the error the first read ended with, returned once the prefix is drained
+}
+
+func (r *replayBody) Read(p []byte) (int, error) {
+	if len(r.prefix) > 0 {
+		n := copy(p, r.prefix)
+		r.prefix = r.prefix[n:]
+		return n, nil
+	}
+	if r.err != nil {
+		return 0, r.err
+	}
+	return r.rest.Read(p)
+}
+
+func (r *replayBody) Close() error { return r.rest.Close() }

@@ -1,0 +1,13 @@
+package remedy
+
+import "time"
+
+// SetNow fixes the clock that HTTP-date and epoch headers are measured against when a response
+// has no Date header.
+func SetNow(t time.Time) { now = func() time.Time { return t } }
+
+// ToPointer exposes the path normalizer to the table tests.
+var ToPointer = toPointer
+
+// ValidJSON exposes the strict validator to its tests.
+var ValidJSON = validJSON

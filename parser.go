@@ -1,0 +1,423 @@
+package remedy
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
+)
+
+// parser holds one parse: the response, the envelope being filled, and the retry facts the
+// dialect readers found. full is false on the classification path, where readers skip
+// everything that would allocate (issues, raw JSON, nested errors).
+type parser struct {
+	status    int
+	header    http.Header
+	body      string
+	full      bool
+	truncated bool
+	e         *Envelope
+	facts     retryFacts
+	top       members
+	// bodyStatus is a status the body states (statusCode, status, code), used when the
+	// transport gave none.
+	bodyStatus int
+	// field is the issue an object states at its own level; pending says it holds something.
+	field   Issue
+	pending bool
+	depth   int // nesting of bodies inside bodies (MCP text holding an envelope)
+}
+
+// members are the top-level members of a JSON object body, read in one pass so that every
+// reader can test for its markers without rescanning.
+type members struct {
+	n    int
+	more bool // more members than fit; lookups of the rest fall back to gjson
+	keys [24]string
+	vals [24]gjson.Result
+	raw  string
+}
+
+func (m *members) get(key string) gjson.Result {
+	for i := 0; i < m.n; i++ {
+		if m.keys[i] == key {
+			return m.vals[i]
+		}
+	}
+	if m.more {
+		return gjson.Get(m.raw, escapeKey(key))
+	}
+	return gjson.Result{}
+}
+
+func (m *members) has(key string) bool { return m.get(key).Exists() }
+
+func escapeKey(k string) string {
+	if !strings.ContainsAny(k, ".*?|#@\\!=<>%") {
+		return k
+	}
+	var b strings.Builder
+	for i := 0; i < len(k); i++ {
+		if strings.IndexByte(".*?|#@\\!=<>%", k[i]) >= 0 {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(k[i])
+	}
+	return b.String()
+}
+
+// run parses the body and reports whether the response is a failure.
+func (p *parser) run() bool {
+	s := strings.TrimSpace(strings.TrimPrefix(p.body, "\ufeff"))
+	var d Dialect
+	if s != "" && !p.truncated {
+		switch s[0] {
+		case '{':
+			if validJSON(s) {
+				d = p.readJSON(s)
+			}
+		case '<':
+			if p.failureStatus() {
+				d = p.readXML(s)
+			}
+		}
+	}
+	if d == "" {
+		if !p.failureStatus() {
+			return false
+		}
+		d = DialectUnstructured
+		p.readText(s)
+	}
+	p.finish(d)
+	return true
+}
+
+// failureStatus reports whether the HTTP status alone makes the response a failure.
+func (p *parser) failureStatus() bool { return p.status >= 400 }
+
+// allowed reports whether a reader may claim the body given the status: a failure status
+// admits every reader; a success admits only the dialects that carry failures inside a 2xx
+// (and a 207 Multi-Status, whose body reports per-item failures); no status (0) lets the body
+// decide.
+func (p *parser) allowed(r *dialectReader) bool {
+	return p.status >= 400 || p.status == 0 || p.status == 207 || r.inBand
+}
+
+func (p *parser) readJSON(s string) Dialect {
+	root := gjson.Parse(s)
+	p.top.raw = s
+	root.ForEach(func(k, v gjson.Result) bool {
+		if p.top.n == len(p.top.keys) {
+			p.top.more = true
+			return false
+		}
+		p.top.keys[p.top.n], p.top.vals[p.top.n] = k.Str, v
+		p.top.n++
+		return true
+	})
+	for i := range readers {
+		r := &readers[i]
+		if !p.allowed(r) {
+			continue
+		}
+		if d := r.read(p); d != "" {
+			return d
+		}
+	}
+	return ""
+}
+
+// finish fills what every dialect shares: status, category, severity, the retry decision,
+// request ids from headers, and a code when the body gave none.
+func (p *parser) finish(d Dialect) {
+	e := p.e
+	e.Dialect = d
+	if e.Status == 0 {
+		e.Status = p.status
+	}
+	if e.Status == 0 && p.bodyStatus >= 100 && p.bodyStatus <= 599 {
+		e.Status = p.bodyStatus
+	}
+	if len(e.Errors) > 0 {
+		p.summarize()
+	}
+	if e.Code == "" {
+		e.Code = statusCode(e.Status)
+	}
+	if e.Category == "" {
+		e.Category = lookupCode(e.Code).category
+	}
+	if e.Category == "" && e.Status == 403 && strings.TrimSpace(p.header.Get("X-RateLimit-Remaining")) == "0" {
+		e.Category = CategoryRateLimit
+	}
+	if e.Category == "" {
+		e.Category = statusCategory(e.Status)
+	}
+	if e.Severity == "" {
+		e.Severity = SeverityError
+	}
+	p.resolveRetry()
+	if e.RequestID == "" {
+		for _, h := range requestIDHeaders {
+			if v := p.header.Get(h); v != "" {
+				e.RequestID = v
+				break
+			}
+		}
+	}
+	if strings.EqualFold(strings.TrimSpace(p.header.Get("Idempotency-Replayed")), "true") {
+		e.Replayed = true
+	}
+}
+
+var requestIDHeaders = [...]string{
+	"X-Request-Id", "Request-Id", "X-Amzn-Requestid", "X-Amz-Request-Id", "X-Github-Request-Id",
+	"X-Ms-Request-Id", "X-Slack-Req-Id", "Audit-Id", "Cf-Ray", "X-Goog-Request-Id",
+	"X-Correlation-Id",
+}
+
+// statusCode names a status as a code: 503 → "service_unavailable".
+func statusCode(status int) string {
+	if status == 0 {
+		return "error"
+	}
+	t := http.StatusText(status)
+	if t == "" {
+		if status >= 500 {
+			return "server_error"
+		}
+		return "client_error"
+	}
+	return statusCodeNames[status]
+}
+
+var statusCodeNames = func() map[int]string {
+	m := make(map[int]string)
+	for s := 100; s < 600; s++ {
+		t := http.StatusText(s)
+		if t == "" {
+			continue
+		}
+		t = strings.ToLower(t)
+		t = strings.NewReplacer(" ", "_", "-", "_", "'", "").Replace(t)
+		m[s] = t
+	}
+	return m
+}()
+
+// summarize makes the top level of a list of failures speak for them: every issue is
+// collected at the top, and the most actionable failure lends its code and message when the
+// top level has none.
+func (p *parser) summarize() {
+	e := p.e
+	best := 0
+	for i := range e.Errors {
+		if actionability(&e.Errors[i]) > actionability(&e.Errors[best]) {
+			best = i
+		}
+	}
+	b := &e.Errors[best]
+	if e.Code == "" {
+		e.Code = b.Code
+	}
+	if e.Message == "" {
+		e.Message = b.Message
+		if n := len(e.Errors); n > 1 {
+			e.Message += " (and " + itoa(n-1) + " more)"
+		}
+	}
+	if e.NextOperation == "" && b.NextOperation != "" {
+		e.NextOperation, e.NextOperationArgs = b.NextOperation, b.NextOperationArgs
+	}
+	if len(e.Issues) == 0 {
+		for i := range e.Errors {
+			e.Issues = append(e.Issues, e.Errors[i].Issues...)
+		}
+	}
+}
+
+// actionability ranks nested failures: one an agent can repair (it names fields) before one
+// that names a prerequisite, before one that will pass on retry, before the rest.
+func actionability(e *Envelope) int {
+	switch {
+	case len(e.Issues) > 0:
+		return 3
+	case e.NextOperation != "":
+		return 2
+	case e.Retryable:
+		return 1
+	}
+	return 0
+}
+
+func itoa(n int) string {
+	var b [20]byte
+	i := len(b)
+	if n == 0 {
+		return "0"
+	}
+	for n > 0 {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return string(b[i:])
+}
+
+// child parses one nested failure with the same response context.
+func (p *parser) child(status int) *parser {
+	c := &parser{status: status, header: p.header, full: p.full, e: new(Envelope)}
+	if c.status == 0 {
+		c.status = p.status
+	}
+	return c
+}
+
+// done finishes a nested failure and returns it by value.
+func (c *parser) done(d Dialect) Envelope {
+	c.finish(d)
+	return *c.e
+}
+
+// --- small readers of JSON values shared by the dialects ---
+
+// str reads a string, or a number's literal (codes are numbers in some dialects).
+func str(v gjson.Result) string {
+	switch v.Type {
+	case gjson.String:
+		return v.Str
+	case gjson.Number:
+		return v.Raw
+	}
+	return ""
+}
+
+// raw keeps a value's JSON when the parse wants details; null and absent are nil.
+func (p *parser) raw(v gjson.Result) json.RawMessage {
+	if !p.full || !v.Exists() || v.Type == gjson.Null {
+		return nil
+	}
+	return json.RawMessage(v.Raw)
+}
+
+func (p *parser) rawList(v gjson.Result) []json.RawMessage {
+	if !p.full || !v.IsArray() {
+		return nil
+	}
+	var out []json.RawMessage
+	v.ForEach(func(_, x gjson.Result) bool {
+		out = append(out, json.RawMessage(x.Raw))
+		return true
+	})
+	return out
+}
+
+func (p *parser) strList(v gjson.Result) []string {
+	if !p.full {
+		return nil
+	}
+	if v.Type == gjson.String && v.Str != "" {
+		return []string{v.Str}
+	}
+	var out []string
+	v.ForEach(func(_, x gjson.Result) bool {
+		if s := str(x); s != "" {
+			out = append(out, s)
+		}
+		return true
+	})
+	return out
+}
+
+func (p *parser) addIssue(is Issue) {
+	if p.full {
+		p.e.Issues = append(p.e.Issues, is)
+	}
+}
+
+// flag reads an explicit boolean retry flag.
+func (p *parser) flag(v gjson.Result) {
+	switch v.Type {
+	case gjson.True:
+		p.facts.flag = 1
+	case gjson.False:
+		p.facts.flag = -1
+	}
+}
+
+// setStatus records a status the body states.
+func (p *parser) setStatus(v gjson.Result) {
+	var n int
+	switch v.Type {
+	case gjson.Number:
+		if v.Num != float64(int(v.Num)) {
+			return
+		}
+		n = int(v.Num)
+	case gjson.String:
+		if len(v.Str) != 3 {
+			return
+		}
+		for i := 0; i < 3; i++ {
+			if v.Str[i] < '0' || v.Str[i] > '9' {
+				return
+			}
+			n = n*10 + int(v.Str[i]-'0')
+		}
+	default:
+		return
+	}
+	if n >= 100 && n <= 599 {
+		p.bodyStatus = n
+	}
+}
+
+// --- unstructured bodies ---
+
+// readText takes what a human-readable body says: an HTML page's title, or the first line of
+// plain text, bounded and made valid UTF-8.
+func (p *parser) readText(s string) {
+	if !p.full || s == "" {
+		return
+	}
+	msg := s
+	if s[0] == '<' {
+		msg = htmlTitle(s)
+	} else if s[0] == '{' || s[0] == '[' || s[0] == '"' {
+		msg = "" // JSON we could not read: its text is not a message
+	}
+	if i := strings.IndexAny(msg, "\r\n"); i >= 0 {
+		msg = msg[:i]
+	}
+	p.e.Message = clip(strings.TrimSpace(msg), 200)
+}
+
+func htmlTitle(s string) string {
+	lower := strings.ToLower(s[:min(len(s), 4096)])
+	for _, tag := range [...]string{"<title>", "<h1>"} {
+		if i := strings.Index(lower, tag); i >= 0 {
+			rest := s[i+len(tag):]
+			if j := strings.IndexByte(rest, '<'); j >= 0 {
+				return strings.Join(strings.Fields(rest[:j]), " ")
+			}
+		}
+	}
+	return ""
+}
+
+// clip bounds s to n bytes without splitting a rune, and replaces invalid UTF-8.
+func clip(s string, n int) string {
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,128 @@
+package remedy
+
+import (
+	"net/url"
+	"strings"
+
+	"github.com/tidwall/gjson"
+)
+
+// toPointer converts a field path, in whichever notation the server used, to an RFC 6901 JSON
+// Pointer. It reads pointers as they are ("/a/b"), URI fragments ("#/a/b"), JSONPath ("$.a.b",
+// "$['a'][0]"), dotted and bracketed paths ("items[0].sku", "card[number]"), and gojsonschema's
+// "(root).a". A leading "body" segment followed by more (FastAPI's location prefix,
+// "body.items[3].tags") is dropped: the pointer is into the request body.
+func toPointer(path string) string {
+	switch {
+	case path == "" || path == "#" || path == "$" || path == "(root)":
+		return ""
+	case path[0] == '/':
+		return path
+	case path[0] == '#':
+		frag := path[1:]
+		if dec, err := url.PathUnescape(frag); err == nil {
+			frag = dec
+		}
+		if frag == "" || frag[0] == '/' {
+			return frag
+		}
+		return toPointer(frag)
+	case path[0] == '$':
+		return dottedPointer(strings.TrimPrefix(path[1:], "."), false)
+	case strings.HasPrefix(path, "(root)"):
+		return dottedPointer(strings.TrimPrefix(path[len("(root)"):], "."), false)
+	}
+	return dottedPointer(path, true)
+}
+
+// dottedPointer reads a.b[0]['c']["d"] notation. dropBody removes a location prefix "body".
+func dottedPointer(path string, dropBody bool) string {
+	if !strings.ContainsAny(path, ".[~/") {
+		if path == "" {
+			return ""
+		}
+		return "/" + path
+	}
+	var b strings.Builder
+	b.Grow(len(path) + 4)
+	first := true
+	for i := 0; i < len(path); {
+		var seg string
+		switch path[i] {
+		case '.':
+			i++
+			continue
+		case '[':
+			end := strings.IndexByte(path[i:], ']')
+			if end < 0 {
+				seg, i = path[i+1:], len(path)
+			} else {
+				seg, i = path[i+1:i+end], i+end+1
+			}
+			if len(seg) >= 2 && (seg[0] == '\'' || seg[0] == '"') && seg[len(seg)-1] == seg[0] {
+				seg = seg[1 : len(seg)-1]
+			}
+		default:
+			end := strings.IndexAny(path[i:], ".[")
+			if end < 0 {
+				seg, i = path[i:], len(path)
+			} else {
+				seg, i = path[i:i+end], i+end
+			}
+		}
+		if first && dropBody && seg == "body" && i < len(path) {
+			first = false
+			continue
+		}
+		first = false
+		b.WriteByte('/')
+		writeEscaped(&b, seg)
+	}
+	return b.String()
+}
+
+// arrayPointer converts a segment array (["items", 0, "sku"]) to a pointer; a leading "body"
+// location followed by more segments is dropped, as in toPointer.
+func arrayPointer(arr gjson.Result) string {
+	var b strings.Builder
+	i := 0
+	arr.ForEach(func(_, v gjson.Result) bool {
+		seg := v.Str
+		if v.Type == gjson.Number {
+			seg = v.Raw
+		}
+		i++
+		if i == 1 && seg == "body" && len(arr.Raw) > len(`["body"]`)+1 && strings.Contains(arr.Raw[1:], ",") {
+			return true
+		}
+		b.WriteByte('/')
+		writeEscaped(&b, seg)
+		return true
+	})
+	return b.String()
+}
+
+// pathPointer reads a path that may be an array of segments or a string in any notation.
+func pathPointer(v gjson.Result) string {
+	if v.IsArray() {
+		return arrayPointer(v)
+	}
+	return toPointer(v.String())
+}
+
+func writeEscaped(b *strings.Builder, seg string) {
+	if !strings.ContainsAny(seg, "~/") {
+		b.WriteString(seg)
+		return
+	}
+	for i := 0; i < len(seg); i++ {
+		switch seg[i] {
+		case '~':
+			b.WriteString("~0")
+		case '/':
+			b.WriteString("~1")
+		default:
+			b.WriteByte(seg[i])
+		}
+	}
+}

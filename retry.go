@@ -1,0 +1,259 @@
+package remedy
+
+import (
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tidwall/gjson"
+)
+
+// now is the clock HTTP-date and epoch headers are measured against when the response has no
+// Date header. Tests replace it.
+var now = time.Now
+
+// wait is a server-supplied wait and whether one was given at all.
+type wait struct {
+	d  time.Duration
+	ok bool
+}
+
+// retryFacts are what the dialect readers found in the body about retrying. The rules that turn
+// them, the headers and the status into a decision are all in resolveRetry.
+type retryFacts struct {
+	flag    int8 // explicit body flag: +1 retryable, -1 not, 0 unsaid
+	bodyMs  wait // retry_after_ms
+	bodySec wait // retry_after_seconds
+	google  wait // google.rpc.RetryInfo.retryDelay
+	k8s     wait // Kubernetes details.retryAfterSeconds
+}
+
+// resolveRetry decides Retryable and RetryAfter. The rules, in one place:
+//
+// Retryable — the first that speaks decides:
+//  1. an explicit flag in the body: retryable, is_retriable (and Google's RetryInfo, whose
+//     presence means "retry after this delay");
+//  2. a header: X-Should-Retry, Stripe-Should-Retry; a 403 with X-RateLimit-Remaining: 0
+//     (GitHub's primary rate limit) is retryable;
+//  3. the status's default: 408, 425, 429, 500, 502, 503, 504 (and the de-facto transient
+//     520–524 and 529) are retryable, every other status is not; a well-known code refines it
+//     (a 409 is retryable only when its code names a transient conflict such as
+//     confirmation_required or idempotency_in_flight, a 400 ThrottlingException is, a 429
+//     insufficient_quota is not). An in-band failure (no HTTP failure status) is retryable only
+//     when its code is a well-known transient one, else nothing decided (RetryFromNone).
+//
+// RetryAfter — the first present and valid source, in order: retry_after_ms, Retry-After-Ms,
+// retry_after_seconds, Google RetryInfo, Kubernetes retryAfterSeconds, Retry-After
+// (delta-seconds or HTTP-date, relative to the Date header when present), and for rate-limit
+// failures the reset headers (RateLimit-Reset, X-RateLimit-Reset, OpenAI's
+// x-ratelimit-reset-*, Anthropic's anthropic-ratelimit-*-reset). Negative, NaN and non-numeric
+// values are ignored, never guessed; enormous ones saturate at the largest Duration.
+func (p *parser) resolveRetry() {
+	e := p.e
+	info := lookupCode(e.Code)
+	switch {
+	case p.facts.flag != 0:
+		e.Retryable, e.RetrySource = p.facts.flag > 0, RetryFromBody
+	case p.headerFlag() != 0:
+		e.Retryable, e.RetrySource = p.headerFlag() > 0, RetryFromHeader
+	case e.Status >= 400:
+		e.Retryable, e.RetrySource = statusRetryable(e.Status), RetryFromStatus
+		if info.transient != 0 {
+			e.Retryable = info.transient > 0
+		}
+	case info.transient > 0:
+		e.Retryable, e.RetrySource = true, RetryFromStatus
+	default:
+		e.Retryable, e.RetrySource = false, RetryFromNone
+	}
+
+	for _, w := range [...]wait{p.facts.bodyMs, p.headerMs(), p.facts.bodySec, p.facts.google, p.facts.k8s} {
+		if w.ok {
+			e.RetryAfter = w.d
+			return
+		}
+	}
+	if w := p.retryAfterHeader(); w.ok {
+		e.RetryAfter = w.d
+		return
+	}
+	if e.Status == 429 || e.Category == CategoryRateLimit {
+		if w := p.rateLimitReset(); w.ok {
+			e.RetryAfter = w.d
+		}
+	}
+}
+
+func statusRetryable(status int) bool {
+	switch status {
+	case 408, 425, 429, 500, 502, 503, 504, 520, 521, 522, 523, 524, 529:
+		return true
+	}
+	return false
+}
+
+// headerFlag reads the retry headers: +1 retry, -1 do not, 0 unsaid.
+func (p *parser) headerFlag() int8 {
+	for _, name := range [...]string{"X-Should-Retry", "Stripe-Should-Retry"} {
+		switch strings.ToLower(strings.TrimSpace(p.header.Get(name))) {
+		case "true":
+			return 1
+		case "false":
+			return -1
+		}
+	}
+	if p.e.Status == 403 && strings.TrimSpace(p.header.Get("X-RateLimit-Remaining")) == "0" {
+		return 1
+	}
+	return 0
+}
+
+func (p *parser) headerMs() wait {
+	v := p.header.Get("Retry-After-Ms")
+	if v == "" {
+		return wait{}
+	}
+	return waitFromFloat(parseFloat(v), float64(time.Millisecond))
+}
+
+func (p *parser) retryAfterHeader() wait {
+	v := strings.TrimSpace(p.header.Get("Retry-After"))
+	if v == "" {
+		return wait{}
+	}
+	if c := v[0]; c >= '0' && c <= '9' || c == '-' || c == '.' {
+		return waitFromFloat(parseFloat(v), float64(time.Second))
+	}
+	t, err := http.ParseTime(v)
+	if err != nil {
+		return wait{}
+	}
+	return p.until(t)
+}
+
+// until is the wait from the response's Date (or now) to t; a time already past is no wait.
+func (p *parser) until(t time.Time) wait {
+	ref := now()
+	if d := p.header.Get("Date"); d != "" {
+		if dt, err := http.ParseTime(d); err == nil {
+			ref = dt
+		}
+	}
+	d := t.Sub(ref)
+	if d < 0 {
+		d = 0
+	}
+	return wait{d: d, ok: true}
+}
+
+// rateLimitReset reads the reset headers rate-limited APIs send instead of Retry-After.
+func (p *parser) rateLimitReset() wait {
+	for _, name := range [...]string{"RateLimit-Reset", "X-RateLimit-Reset", "X-Rate-Limit-Reset"} {
+		v := strings.TrimSpace(p.header.Get(name))
+		if v == "" {
+			continue
+		}
+		f := parseFloat(v)
+		if f > 1e9 { // an epoch timestamp (GitHub), not a delta
+			sec, frac := math.Modf(f)
+			return p.until(time.Unix(int64(sec), int64(frac*1e9)))
+		}
+		if w := waitFromFloat(f, float64(time.Second)); w.ok {
+			return w
+		}
+	}
+	// OpenAI: durations such as "6m0s", "1s", "20ms"; the exhausted limit is the one to wait for.
+	var best wait
+	for _, kind := range [...]string{"requests", "tokens"} {
+		v := p.header.Get("X-Ratelimit-Reset-" + kind)
+		d, err := time.ParseDuration(strings.TrimSpace(v))
+		if v == "" || err != nil || d < 0 {
+			continue
+		}
+		if strings.TrimSpace(p.header.Get("X-Ratelimit-Remaining-"+kind)) == "0" {
+			return wait{d: d, ok: true}
+		}
+		if !best.ok || d > best.d {
+			best = wait{d: d, ok: true}
+		}
+	}
+	if best.ok {
+		return best
+	}
+	// Anthropic: RFC 3339 instants.
+	for _, kind := range [...]string{"requests", "tokens", "input-tokens", "output-tokens"} {
+		v := p.header.Get("Anthropic-Ratelimit-" + kind + "-Reset")
+		if v == "" {
+			continue
+		}
+		if strings.TrimSpace(p.header.Get("Anthropic-Ratelimit-"+kind+"-Remaining")) != "0" && kind != "requests" {
+			continue
+		}
+		if t, err := time.Parse(time.RFC3339, strings.TrimSpace(v)); err == nil {
+			return p.until(t)
+		}
+	}
+	return wait{}
+}
+
+// waitFromJSON reads a JSON number (or numeric string) of the given unit.
+func waitFromJSON(v gjson.Result, unit float64) wait {
+	switch v.Type {
+	case gjson.Number:
+		return waitFromFloat(v.Num, unit)
+	case gjson.String:
+		return waitFromFloat(parseFloat(v.Str), unit)
+	}
+	return wait{}
+}
+
+// waitFromFloat applies the validity rules every source shares: NaN and negative values are
+// ignored; values too large for a Duration saturate.
+func waitFromFloat(f, unit float64) wait {
+	if math.IsNaN(f) || f < 0 {
+		return wait{}
+	}
+	ns := f * unit
+	if ns >= math.MaxInt64 {
+		return wait{d: time.Duration(math.MaxInt64), ok: true}
+	}
+	return wait{d: time.Duration(ns), ok: true}
+}
+
+func parseFloat(s string) float64 {
+	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil && !math.IsInf(f, 0) {
+		return math.NaN()
+	}
+	return f
+}
+
+// protoDuration reads a google.protobuf.Duration in its JSON mapping ("30s", "1.5s") or as an
+// object {"seconds": 30, "nanos": 0}.
+func protoDuration(v gjson.Result) wait {
+	if v.Type == gjson.String {
+		s := strings.TrimSpace(v.Str)
+		if !strings.HasSuffix(s, "s") {
+			return wait{}
+		}
+		return waitFromFloat(parseFloat(s[:len(s)-1]), float64(time.Second))
+	}
+	if v.IsObject() {
+		sec, nanos := v.Get("seconds"), v.Get("nanos")
+		if !sec.Exists() && !nanos.Exists() {
+			return wait{}
+		}
+		s := waitFromJSON(sec, float64(time.Second))
+		if sec.Exists() && !s.ok {
+			return wait{}
+		}
+		n := waitFromJSON(nanos, 1)
+		if nanos.Exists() && !n.ok {
+			return wait{}
+		}
+		return wait{d: s.d + n.d, ok: true}
+	}
+	return wait{}
+}
