@@ -105,6 +105,9 @@ func readKubernetes(p *parser) Dialect {
 		p.facts.k8s = w
 	}
 	details.Get("causes").ForEach(func(_, c gjson.Result) bool {
+		if c.Get("field").Str == "" {
+			return true // a cause without a field restates the message
+		}
 		p.addIssue(Issue{Path: toPointer(c.Get("field").Str), Code: c.Get("reason").Str, Message: c.Get("message").Str})
 		return true
 	})

@@ -86,7 +86,9 @@ const (
 // Envelope is a failure, normalized: whatever dialect the server spoke, the same fields mean the
 // same thing. A nil field means the server did not say.
 type Envelope struct {
-	Status  int    // HTTP status; for in-band failures (GraphQL, JSON-RPC, MCP) the transport's status
+	// Status is the HTTP status. For a failure carried inside a success (an MCP tool result, a
+	// 207) or without a transport (status 0), it is the status the body states, if any.
+	Status  int
 	Code    string // stable machine code, as the server spells it
 	Type    string // RFC 9457 type URI
 	Title   string
@@ -100,8 +102,8 @@ type Envelope struct {
 	// as the server gave it, never capped here: capping is the caller's policy.
 	RetryAfter time.Duration
 
-	Severity Severity
-	Category Category
+	Severity Severity // the body's word, else error
+	Category Category // the body's word, else from the code, else the status; empty when nothing tells
 
 	// Issues holds every field-level fact, whatever the dialect called it.
 	Issues []Issue

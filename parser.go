@@ -138,7 +138,9 @@ func (p *parser) finish(d Dialect) {
 	if e.Status == 0 {
 		e.Status = p.status
 	}
-	if e.Status == 0 && p.bodyStatus >= 100 && p.bodyStatus <= 599 {
+	if e.Status < 400 && p.bodyStatus >= 400 && p.bodyStatus <= 599 {
+		// A failure carried inside a success (an MCP tool result, a 207) or without a
+		// transport at all: the status the body states is the failure's.
 		e.Status = p.bodyStatus
 	}
 	if len(e.Errors) > 0 {
@@ -148,13 +150,7 @@ func (p *parser) finish(d Dialect) {
 		e.Code = statusCode(e.Status)
 	}
 	if e.Category == "" {
-		e.Category = lookupCode(e.Code).category
-	}
-	if e.Category == "" && e.Status == 403 && strings.TrimSpace(p.header.Get("X-RateLimit-Remaining")) == "0" {
-		e.Category = CategoryRateLimit
-	}
-	if e.Category == "" {
-		e.Category = statusCategory(e.Status)
+		e.Category = p.category()
 	}
 	if e.Severity == "" {
 		e.Severity = SeverityError
@@ -167,6 +163,9 @@ func (p *parser) finish(d Dialect) {
 				break
 			}
 		}
+	}
+	if e.TraceID == "" {
+		e.TraceID = traceparentID(p.header.Get("Traceparent"))
 	}
 	if strings.EqualFold(strings.TrimSpace(p.header.Get("Idempotency-Replayed")), "true") {
 		e.Replayed = true
@@ -208,18 +207,40 @@ var statusCodeNames = func() map[int]string {
 	return m
 }()
 
+// category decides the category when the body did not state one: a 403 with an exhausted
+// rate limit is a rate limit; else the code (or a related code) if it is well known; else the
+// status. A generic server-error code does not hide what a 502, 503 or 504 says: the
+// dependency is down.
+func (p *parser) category() Category {
+	e := p.e
+	if e.Status == 403 && strings.TrimSpace(p.header.Get("X-RateLimit-Remaining")) == "0" {
+		return CategoryRateLimit
+	}
+	byStatus := statusCategory(e.Status)
+	c := lookupCode(e.Code).category
+	for i := 0; c == "" && i < len(e.RelatedCodes); i++ {
+		c = lookupCode(e.RelatedCodes[i]).category
+	}
+	switch {
+	case c == CategoryInternal && byStatus == CategoryDependency:
+		return byStatus
+	case c != "":
+		return c
+	case byStatus != "":
+		return byStatus
+	}
+	if len(e.Errors) > 0 {
+		return e.Errors[p.best()].Category
+	}
+	return ""
+}
+
 // summarize makes the top level of a list of failures speak for them: every issue is
 // collected at the top, and the most actionable failure lends its code and message when the
 // top level has none.
 func (p *parser) summarize() {
 	e := p.e
-	best := 0
-	for i := range e.Errors {
-		if actionability(&e.Errors[i]) > actionability(&e.Errors[best]) {
-			best = i
-		}
-	}
-	b := &e.Errors[best]
+	b := &e.Errors[p.best()]
 	if e.Code == "" {
 		e.Code = b.Code
 	}
@@ -237,6 +258,17 @@ func (p *parser) summarize() {
 			e.Issues = append(e.Issues, e.Errors[i].Issues...)
 		}
 	}
+}
+
+// best is the index of the most actionable nested failure (the first among equals).
+func (p *parser) best() int {
+	best := 0
+	for i := range p.e.Errors {
+		if actionability(&p.e.Errors[i]) > actionability(&p.e.Errors[best]) {
+			best = i
+		}
+	}
+	return best
 }
 
 // actionability ranks nested failures: one an agent can repair (it names fields) before one
@@ -420,4 +452,22 @@ func clip(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
+}
+
+// traceparentID is the trace id of a W3C traceparent header: "00-<trace-id>-<parent-id>-<flags>".
+func traceparentID(h string) string {
+	h = strings.TrimSpace(h)
+	if len(h) < 55 || h[2] != '-' || h[35] != '-' {
+		return ""
+	}
+	id := h[3:35]
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return ""
+		}
+	}
+	if id == "00000000000000000000000000000000" {
+		return ""
+	}
+	return id
 }

@@ -32,11 +32,19 @@ func (e *Envelope) Prompt() string {
 		b.WriteString(strconv.Itoa(e.Status))
 		b.WriteByte(')')
 	}
+	end := byte('.')
 	if msg := oneLine(e.Message); msg != "" {
+		msg = clip(msg, 2*promptMaxText)
 		b.WriteString(": ")
-		b.WriteString(clip(msg, 2*promptMaxText))
+		b.WriteString(msg)
+		if strings.ContainsRune(".!?…", rune(msg[len(msg)-1])) || strings.HasSuffix(msg, "…") {
+			end = 0
+		}
 	}
-	b.WriteString(".\n")
+	if end != 0 {
+		b.WriteByte(end)
+	}
+	b.WriteByte('\n')
 
 	if len(e.Issues) > 0 {
 		b.WriteString("Fix these fields:\n")
