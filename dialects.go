@@ -199,7 +199,13 @@ func (p *parser) issues(v gjson.Result) {
 
 // nested reads a list of nested failures with read applied to each object.
 func (p *parser) nested(v gjson.Result, d Dialect, read func(c *parser, item gjson.Result)) {
-	if !p.full || !v.IsArray() {
+	if !v.IsArray() {
+		return
+	}
+	if !p.full {
+		// The decision depends on the nested failures (the most actionable one lends its
+		// code): the classification path hands such bodies to the full parse.
+		p.needFull = true
 		return
 	}
 	v.ForEach(func(_, item gjson.Result) bool {
@@ -404,6 +410,9 @@ func (p *parser) googleDetails(details gjson.Result) {
 	})
 	if e.Code == "" && len(e.RelatedCodes) > 0 {
 		e.Code, e.RelatedCodes = e.RelatedCodes[0], e.RelatedCodes[1:]
+		if len(e.RelatedCodes) == 0 {
+			e.RelatedCodes = nil
+		}
 	}
 }
 

@@ -231,12 +231,6 @@ func readGraphQL(p *parser) Dialect {
 			c.addIssue(Issue{Path: arrayPointer(path), Code: e.Code, Message: e.Message})
 		}
 	}
-	if !p.full {
-		// The decision needs the most actionable error's code; the first one stands in for it.
-		errs.ForEach(func(_, x gjson.Result) bool { read(p, x); return false })
-		p.e.Issues = nil
-		return DialectGraphQL
-	}
 	p.nested(errs, DialectGraphQL, read)
 	return DialectGraphQL
 }
@@ -284,11 +278,6 @@ func readJSONAPI(p *parser) Dialect {
 				e.DocsURL = u.Get("href").Str
 			}
 		}
-	}
-	if !p.full {
-		errs.ForEach(func(_, x gjson.Result) bool { read(p, x); return false })
-		p.e.Issues = nil
-		return DialectJSONAPI
 	}
 	p.nested(errs, DialectJSONAPI, read)
 	return DialectJSONAPI

@@ -218,6 +218,10 @@ func Classify(status int, header http.Header, body []byte) Verdict {
 	if !p.run() {
 		return Verdict{Status: status}
 	}
+	if p.needFull {
+		full, _ := Parse(status, header, body)
+		e = *full
+	}
 	return Verdict{
 		Failure: true, Status: e.Status, Retryable: e.Retryable, RetrySource: e.RetrySource,
 		RetryAfter: e.RetryAfter, Severity: e.Severity, Category: e.Category, Dialect: e.Dialect,

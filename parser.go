@@ -28,6 +28,9 @@ type parser struct {
 	field   Issue
 	pending bool
 	depth   int // nesting of bodies inside bodies (MCP text holding an envelope)
+	// needFull is set on the classification path when the decision needs what only the
+	// full parse reads (nested failures).
+	needFull bool
 }
 
 // members are the top-level members of a JSON object body, read in one pass so that every
@@ -138,7 +141,7 @@ func (p *parser) finish(d Dialect) {
 	if e.Status == 0 {
 		e.Status = p.status
 	}
-	if e.Status < 400 && p.bodyStatus >= 400 && p.bodyStatus <= 599 {
+	if (e.Status == 0 && p.bodyStatus >= 100 || e.Status < 400 && p.bodyStatus >= 400) && p.bodyStatus <= 599 {
 		// A failure carried inside a success (an MCP tool result, a 207) or without a
 		// transport at all: the status the body states is the failure's.
 		e.Status = p.bodyStatus
@@ -327,12 +330,37 @@ func str(v gjson.Result) string {
 	return ""
 }
 
-// raw keeps a value's JSON when the parse wants details; null and absent are nil.
+// raw keeps a value's JSON, compacted, when the parse wants details; null and absent are nil.
 func (p *parser) raw(v gjson.Result) json.RawMessage {
 	if !p.full || !v.Exists() || v.Type == gjson.Null {
 		return nil
 	}
-	return json.RawMessage(v.Raw)
+	return compact(v.Raw)
+}
+
+// compact copies valid JSON without the whitespace between tokens.
+func compact(s string) json.RawMessage {
+	out := make([]byte, 0, len(s))
+	inStr, esc := false, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case inStr:
+			if esc {
+				esc = false
+			} else if c == '\\' {
+				esc = true
+			} else if c == '"' {
+				inStr = false
+			}
+		case c == '"':
+			inStr = true
+		case c == ' ' || c == '\n' || c == '\r' || c == '\t':
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 func (p *parser) rawList(v gjson.Result) []json.RawMessage {
@@ -341,7 +369,7 @@ func (p *parser) rawList(v gjson.Result) []json.RawMessage {
 	}
 	var out []json.RawMessage
 	v.ForEach(func(_, x gjson.Result) bool {
-		out = append(out, json.RawMessage(x.Raw))
+		out = append(out, compact(x.Raw))
 		return true
 	})
 	return out

@@ -158,31 +158,10 @@ func value(v json.RawMessage) string { return clip(compactJSON(v), promptMaxValu
 
 // compactJSON renders raw JSON on one line; what is not valid JSON is shown as a string.
 func compactJSON(v json.RawMessage) string {
-	var buf strings.Builder
 	if !validJSON(string(v)) {
 		return string(quoteJSON(string(v)))
 	}
-	inStr, esc := false, false
-	for _, c := range []byte(v) {
-		switch {
-		case inStr:
-			buf.WriteByte(c)
-			if esc {
-				esc = false
-			} else if c == '\\' {
-				esc = true
-			} else if c == '"' {
-				inStr = false
-			}
-		case c == '"':
-			inStr = true
-			buf.WriteByte(c)
-		case c == ' ' || c == '\n' || c == '\r' || c == '\t':
-		default:
-			buf.WriteByte(c)
-		}
-	}
-	return buf.String()
+	return string(compact(string(v)))
 }
 
 func oneLine(s string) string {
