@@ -99,3 +99,17 @@ func BenchmarkClassify(b *testing.B) {
 		})
 	}
 }
+
+// TestClassifyAllocatesNothing holds the classification path to zero allocations for the agent
+// envelope and RFC 9457 (allocation counts are exact, unlike timings).
+func TestClassifyAllocatesNothing(t *testing.T) {
+	for name, c := range map[string]struct {
+		status int
+		body   []byte
+	}{"agent": {422, agentBody}, "rfc9457": {429, problemBody}} {
+		allocs := testing.AllocsPerRun(50, func() { remedy.Classify(c.status, nil, c.body) })
+		if allocs != 0 {
+			t.Errorf("%s: Classify allocated %.0f times per call, want 0", name, allocs)
+		}
+	}
+}

@@ -1,62 +1,99 @@
 package remedy
 
-import (
-	"strings"
+import "strings"
 
-	"github.com/tidwall/gjson"
-)
-
-// dialectReader recognizes one family of JSON error bodies and fills the envelope from it. read
-// returns the dialect it recognized, or "" to let the next reader try.
+// dialectReader recognizes one family of JSON error bodies and fills the envelope from it.
 type dialectReader struct {
-	name   string
+	id     readerID
 	inBand bool // the family can report a failure inside a 2xx
-	read   func(p *parser) Dialect
 }
 
-// readers are tried in this order, most specific markers first: a body that could be read by
-// two readers goes to the one whose markers are least likely to appear by accident.
-var readers []dialectReader
+type readerID uint8
 
-func init() {
-	readers = []dialectReader{
-		{"mcp", true, readMCP},                   // jsonrpc result / bare CallToolResult with isError
-		{"jsonrpc", true, readJSONRPC},           // jsonrpc + error{code, message}
-		{"kubernetes", false, readKubernetes},    // kind: Status, status: Failure
-		{"slack", true, readSlack},               // ok: false, error: "code"
-		{"cloudflare", true, readCloudflare},     // success: false, errors[]
-		{"anthropic", false, readAnthropic},      // type: error, error{type, message}
-		{"graphql", true, readGraphQL},           // errors[{message, path, locations, extensions}]
-		{"jsonapi", false, readJSONAPI},          // errors[{status, title, detail, source}]
-		{"github", false, readGitHub},            // message + documentation_url / errors[{resource, field, code}]
-		{"rfc9457", false, readProblem},          // type/title/status/detail (+ agent extensions)
-		{"error object", false, readErrorObj},    // error{...}: agent, agent spec, Google, Stripe, OpenAI, OData
-		{"oauth2", false, readOAuth2},            // error: "invalid_grant", error_description
-		{"ax", false, readAX},                    // error_code, message, suggestion, details[]
-		{"aws_json", false, readAWSJSON},         // __type / X-Amzn-ErrorType
-		{"generic_json", false, readGenericJSON}, // message / detail / errors map
+const (
+	rMCP        readerID = iota // jsonrpc result / bare CallToolResult with isError
+	rJSONRPC                    // jsonrpc + error{code, message}
+	rKubernetes                 // kind: Status, status: Failure
+	rSlack                      // ok: false, error: "code"
+	rCloudflare                 // success: false, errors[]
+	rAnthropic                  // type: error, error{type, message}
+	rGraphQL                    // errors[{message, path, locations, extensions}]
+	rJSONAPI                    // errors[{status, title, detail, source}]
+	rGitHub                     // message + documentation_url / errors[{resource, field, code}]
+	rProblem                    // type/title/status/detail (+ agent extensions)
+	rErrorObj                   // error{...}: agent, agent spec, Google, Stripe, OpenAI, OData
+	rOAuth2                     // error: "invalid_grant", error_description
+	rAX                         // error_code, message, suggestion, details[]
+	rAWSJSON                    // __type / X-Amzn-ErrorType
+	rGeneric                    // message / detail / errors map
+)
+
+// readers are tried in this order, most specific markers first: a body that two readers could
+// read goes to the one whose markers are least likely to appear by accident.
+var readers = [...]dialectReader{
+	{rMCP, true}, {rJSONRPC, true}, {rKubernetes, false}, {rSlack, true}, {rCloudflare, true},
+	{rAnthropic, false}, {rGraphQL, true}, {rJSONAPI, false}, {rGitHub, false}, {rProblem, false},
+	{rErrorObj, false}, {rOAuth2, false}, {rAX, false}, {rAWSJSON, false}, {rGeneric, false},
+}
+
+// read runs one reader; it returns the dialect it recognized, or "" to let the next one try.
+// (A switch rather than a table of funcs: calls through func values would move the parser to
+// the heap, and the classification path allocates nothing.)
+func (p *parser) read(id readerID) Dialect {
+	switch id {
+	case rMCP:
+		return p.readMCP()
+	case rJSONRPC:
+		return p.readJSONRPC()
+	case rKubernetes:
+		return p.readKubernetes()
+	case rSlack:
+		return p.readSlack()
+	case rCloudflare:
+		return p.readCloudflare()
+	case rAnthropic:
+		return p.readAnthropic()
+	case rGraphQL:
+		return p.readGraphQL()
+	case rJSONAPI:
+		return p.readJSONAPI()
+	case rGitHub:
+		return p.readGitHub()
+	case rProblem:
+		return p.readProblem()
+	case rErrorObj:
+		return p.readErrorObj()
+	case rOAuth2:
+		return p.readOAuth2()
+	case rAX:
+		return p.readAX()
+	case rAWSJSON:
+		return p.readAWSJSON()
+	case rGeneric:
+		return p.readGenericJSON()
 	}
+	return ""
 }
 
 // agentField reads the members the agent dialects share (the agent envelope, the agent error
 // spec, RFC 9457 agent extensions, AX), whichever object they sit in. It reports whether key
 // was one of them.
-func (p *parser) agentField(key string, v gjson.Result) bool {
-	e := p.e
+func (p *parser) agentField(key string, v val) bool {
+	e := &p.e
 	switch key {
 	case "code", "error_code", "errorCode":
 		if e.Code == "" {
-			e.Code = str(v)
+			e.Code = v.Text()
 		}
 	case "message", "detail", "error_description":
-		if e.Message == "" && v.Type == gjson.String {
-			e.Message = v.Str
+		if e.Message == "" && v.IsString() {
+			e.Message = v.Str()
 		}
 	case "title":
-		e.Title = str(v)
+		e.Title = v.Text()
 	case "type":
-		if isURI(v.Str) {
-			e.Type = v.Str
+		if s := v.Str(); isURI(s) {
+			e.Type = s
 		}
 	case "statusCode", "status_code", "status":
 		p.setStatus(v)
@@ -71,62 +108,62 @@ func (p *parser) agentField(key string, v gjson.Result) bool {
 	case "retry_after_seconds", "retryAfterSeconds":
 		p.facts.bodySec = waitFromJSON(v, 1e9)
 	case "hint", "suggestion":
-		if v.Type == gjson.String {
-			e.Hint = v.Str
+		if v.IsString() {
+			e.Hint = v.Str()
 		}
 	case "suggestions":
 		e.Suggestions = p.strList(v)
 	case "severity":
-		e.Severity = normSeverity(str(v))
+		e.Severity = normSeverity(v.Text())
 	case "category":
-		e.Category = normCategory(str(v))
+		e.Category = normCategory(v.Text())
 	case "next_operation", "nextOperation":
-		e.NextOperation = str(v)
+		e.NextOperation = v.Text()
 	case "next_operation_args", "nextOperationArgs":
 		e.NextOperationArgs = p.raw(v)
 	case "confirmationToken", "confirmation_token":
-		e.ConfirmationToken = str(v)
+		e.ConfirmationToken = v.Text()
 	case "current_status", "currentStatus":
-		e.CurrentStatus = str(v)
+		e.CurrentStatus = v.Text()
 	case "required_status", "requiredStatus":
-		e.RequiredStatus = str(v)
+		e.RequiredStatus = v.Text()
 	case "trace_id", "traceId":
-		e.TraceID = str(v)
+		e.TraceID = v.Text()
 	case "request_id", "requestId":
-		e.RequestID = str(v)
+		e.RequestID = v.Text()
 	case "docs_url", "doc_uri", "doc_url", "documentation_url":
-		e.DocsURL = str(v)
+		e.DocsURL = v.Text()
 	case "related_codes":
 		e.RelatedCodes = p.strList(v)
 	case "example_request":
 		e.ExampleRequest = p.raw(v)
 	case "intent":
-		e.Intent = str(v)
+		e.Intent = v.Text()
 	case "deprecated_type":
-		e.DeprecatedType = str(v)
+		e.DeprecatedType = v.Text()
 	case "field", "pointer", "path":
-		p.fieldIssue().Path = pathPointer(v)
+		if p.full {
+			p.field.Path = pathPointer(v)
+		}
 		p.pending = true
 	case "allowed_values", "valid_values":
-		p.fieldIssue().AllowedValues = p.rawList(v)
+		p.field.AllowedValues = p.rawList(v)
 		p.pending = true
 	case "suggested_value":
-		p.fieldIssue().SuggestedValue = p.raw(v)
+		p.field.SuggestedValue = p.raw(v)
 		p.pending = true
 	case "expected":
-		p.fieldIssue().Expected = p.raw(v)
+		p.field.Expected = p.raw(v)
 	case "received":
-		p.fieldIssue().Received = p.raw(v)
+		p.field.Received = p.raw(v)
 	default:
 		return false
 	}
 	return true
 }
 
-// fieldIssue is the issue an object states at its own level (the agent error spec's field,
-// allowed_values and suggested_value), flushed by flushField once the object is read.
-func (p *parser) fieldIssue() *Issue { return &p.field }
-
+// flushField adds the issue an object stated at its own level (the agent error spec's field,
+// allowed_values and suggested_value), once the object is read.
 func (p *parser) flushField() {
 	if !p.pending {
 		return
@@ -141,45 +178,46 @@ func (p *parser) flushField() {
 // issues reads a list of field-level facts in any of the shapes the agent dialects use:
 // {path|pointer|field|loc, code|keyword|reason, message|msg|detail|description, expected,
 // received, allowed_values|valid_values|enum, suggested_value}.
-func (p *parser) issues(v gjson.Result) {
+func (p *parser) issues(v val) {
 	if !p.full || !v.IsArray() {
 		return
 	}
-	v.ForEach(func(_, it gjson.Result) bool {
-		if !it.IsObject() {
-			if it.Type == gjson.String {
-				p.addIssue(Issue{Message: it.Str})
+	for it := v.iter(); it.next(); {
+		if !it.val.IsObject() {
+			if it.val.IsString() {
+				p.addIssue(Issue{Message: it.val.Str()})
 			}
-			return true
+			continue
 		}
 		var is Issue
 		havePointer := false
-		it.ForEach(func(k, x gjson.Result) bool {
-			switch k.Str {
+		for f := it.val.iter(); f.next(); {
+			x := f.val
+			switch k := f.Key(); k {
 			case "pointer":
-				is.Path, havePointer = toPointer(x.String()), true
+				is.Path, havePointer = toPointer(x.Text()), true
 			case "path", "field", "loc", "location", "name", "target", "param":
 				if !havePointer {
 					is.Path = pathPointer(x)
 				}
 			case "code", "keyword", "type", "rule":
 				if is.Code == "" {
-					is.Code = str(x)
+					is.Code = x.Text()
 				}
 			case "reason":
-				if x.Type == gjson.String {
+				if x.IsString() {
 					if is.Message == "" {
-						is.Message = x.Str
+						is.Message = x.Str()
 					} else if is.Code == "" {
-						is.Code = x.Str
+						is.Code = x.Str()
 					}
 				}
 			case "message", "msg", "detail", "description":
-				if x.Type == gjson.String {
-					if is.Message != "" && is.Code == "" && k.Str != "message" {
+				if x.IsString() {
+					if is.Message != "" && is.Code == "" && k != "message" {
 						is.Code = is.Message
 					}
-					is.Message = x.Str
+					is.Message = x.Str()
 				}
 			case "expected":
 				is.Expected = p.raw(x)
@@ -190,15 +228,16 @@ func (p *parser) issues(v gjson.Result) {
 			case "suggested_value", "suggestedValue", "suggestion":
 				is.SuggestedValue = p.raw(x)
 			}
-			return true
-		})
+		}
 		p.addIssue(is)
-		return true
-	})
+	}
 }
 
+// nestedReader reads one nested failure object into a child parser.
+type nestedReader func(c *parser, item val)
+
 // nested reads a list of nested failures with read applied to each object.
-func (p *parser) nested(v gjson.Result, d Dialect, read func(c *parser, item gjson.Result)) {
+func (p *parser) nested(v val, d Dialect, read nestedReader) {
 	if !v.IsArray() {
 		return
 	}
@@ -208,41 +247,39 @@ func (p *parser) nested(v gjson.Result, d Dialect, read func(c *parser, item gjs
 		p.needFull = true
 		return
 	}
-	v.ForEach(func(_, item gjson.Result) bool {
-		if item.IsObject() {
+	for it := v.iter(); it.next(); {
+		if it.val.IsObject() {
 			c := p.child(0)
-			read(c, item)
+			read(c, it.val)
 			p.e.Errors = append(p.e.Errors, c.done(d))
 		}
-		return true
-	})
+	}
 }
 
 // readAgentObject reads an object of agent members (and nested errors of the same shape).
-func (c *parser) readAgentObject(obj gjson.Result) {
-	obj.ForEach(func(k, v gjson.Result) bool {
-		if k.Str == "errors" {
-			c.nested(v, DialectAgent, (*parser).readAgentObject)
-			return true
+func (c *parser) readAgentObject(obj val) {
+	for it := obj.iter(); it.next(); {
+		if k := it.Key(); k == "errors" {
+			c.nested(it.val, DialectAgent, (*parser).readAgentObject)
+		} else {
+			c.agentField(k, it.val)
 		}
-		c.agentField(k.Str, v)
-		return true
-	})
+	}
 	c.flushField()
 }
 
 // --- the {"error": {...}} family: agent envelope, agent error spec, Google, Stripe, OpenAI, OData ---
 
-func readErrorObj(p *parser) Dialect {
-	obj := p.top.get("error")
+func (p *parser) readErrorObj() Dialect {
+	obj := p.top.error
 	if !obj.IsObject() {
 		return ""
 	}
-	e := p.e
+	e := &p.e
 	var (
 		google, stripe, agent, spec, openai, odata bool
-		vendorType, param                          string
-		details                                    gjson.Result
+		vendorType, param, status                  string
+		details                                    val
 	)
 	if p.header.Get("Stripe-Should-Retry") != "" {
 		stripe = true
@@ -250,75 +287,69 @@ func readErrorObj(p *parser) Dialect {
 	if p.header.Get("Openai-Version") != "" || p.header.Get("Openai-Processing-Ms") != "" {
 		openai = true
 	}
-	obj.ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
+	for it := obj.iter(); it.next(); {
+		k, v := it.Key(), it.val
+		switch k {
 		case "status":
-			if v.Type == gjson.String && isUpperSnake(v.Str) { // google.rpc.Code name
-				google = true
-				e.RelatedCodes = append(e.RelatedCodes[:0:0], v.Str)
-				return true
+			if s := v.Str(); isUpperSnake(s) { // google.rpc.Code name
+				google, status = true, s
+				continue
 			}
 		case "code":
-			if v.Type == gjson.Number {
+			if v.IsNumber() {
 				p.setStatus(v) // Google's HTTP code; OData and others use strings
-				return true
+				continue
 			}
 		case "details":
 			details = v
-			return true
+			continue
 		case "type":
-			if !isURI(v.Str) {
-				vendorType = str(v)
-				return true
+			if s := v.Str(); !isURI(s) {
+				vendorType = s
+				continue
 			}
 		case "param":
-			param = str(v)
-			openai = true
-			return true
+			param, openai = v.Text(), true
+			continue
 		case "doc_url", "request_log_url", "decline_code", "charge", "payment_intent", "setup_intent", "payment_method":
 			stripe = true
-			switch k.Str {
+			switch k {
 			case "doc_url":
-				e.DocsURL = v.Str
+				e.DocsURL = v.Str()
 			case "decline_code":
-				e.RelatedCodes = append(e.RelatedCodes, v.Str)
+				p.related(v.Str(), false)
 			}
-			return true
+			continue
 		case "target":
 			odata = true
-			if t := str(v); t != "" {
+			if t := v.Text(); t != "" {
 				p.field.Path, p.pending = toPointer(t), true
 			}
-			return true
+			continue
 		case "innererror", "innerError":
 			odata = true
-			if id := v.Get("request-id"); id.Exists() && e.RequestID == "" {
-				e.RequestID = id.Str
-			} else if id := v.Get("requestId"); id.Exists() && e.RequestID == "" {
-				e.RequestID = id.Str
+			if id := v.member("request-id").Str(); id != "" && e.RequestID == "" {
+				e.RequestID = id
+			} else if id := v.member("requestId").Str(); id != "" && e.RequestID == "" {
+				e.RequestID = id
 			}
-			return true
+			continue
 		case "errors":
 			agent = true
 			p.nested(v, DialectAgent, (*parser).readAgentObject)
-			return true
+			continue
 		case "statusCode", "issues", "schema", "confirmationToken", "next_operation", "suggestions", "trace_id":
 			agent = true
 		case "field", "allowed_values", "suggested_value", "retryable", "retry_after_ms", "severity",
 			"category", "hint", "request_id", "docs_url", "related_codes", "example_request":
 			spec = true
 		}
-		p.agentField(k.Str, v)
-		return true
-	})
+		p.agentField(k, v)
+	}
 	if details.IsArray() {
-		details.ForEach(func(_, d gjson.Result) bool {
-			if d.Get("@type").Exists() {
-				google = true
-			}
-			return false
-		})
-		if !google {
+		if details.member("0").member("@type").Exists() {
+			google = true
+		} else {
 			odata = true
 		}
 	}
@@ -327,7 +358,7 @@ func readErrorObj(p *parser) Dialect {
 	switch {
 	case google:
 		d = DialectGoogle
-		p.googleDetails(details)
+		p.googleDetails(details, status)
 	case stripe || vendorType == "card_error" || vendorType == "idempotency_error" ||
 		vendorType == "api_error" && !openai && strings.HasPrefix(p.header.Get("Request-Id"), "req_"):
 		d = DialectStripe
@@ -347,8 +378,8 @@ func readErrorObj(p *parser) Dialect {
 		if vendorType != "" {
 			if e.Code == "" {
 				e.Code = vendorType
-			} else if p.full {
-				e.RelatedCodes = append([]string{vendorType}, e.RelatedCodes...)
+			} else {
+				p.related(vendorType, true)
 			}
 		}
 		if param != "" {
@@ -356,65 +387,88 @@ func readErrorObj(p *parser) Dialect {
 		}
 	case DialectOData:
 		if details.IsArray() && p.full {
-			p.pending = p.pending && !details.Get("0").Exists()
-			details.ForEach(func(_, x gjson.Result) bool {
-				p.addIssue(Issue{Path: toPointer(x.Get("target").String()), Code: x.Get("code").String(), Message: x.Get("message").String()})
-				return true
-			})
+			if details.member("0").Exists() {
+				p.pending = false // the details name the fields; the top-level target restates them
+			}
+			for it := details.iter(); it.next(); {
+				x := it.val
+				p.addIssue(Issue{Path: toPointer(x.member("target").Text()), Code: x.member("code").Text(), Message: x.member("message").Str()})
+			}
 		}
 	}
 	p.flushField()
 	return d
 }
 
-// googleDetails reads the google.rpc error details that carry facts an agent can use.
-func (p *parser) googleDetails(details gjson.Result) {
-	e := p.e
-	details.ForEach(func(_, d gjson.Result) bool {
-		t := d.Get("@type").Str
+// googleDetails reads the google.rpc error details that carry facts an agent can use. status
+// is the google.rpc.Code name; ErrorInfo's reason, when present, is the more specific code.
+func (p *parser) googleDetails(details val, status string) {
+	e := &p.e
+	if e.Code == "" {
+		e.Code = status
+	}
+	for it := details.iter(); it.next(); {
+		d := it.val
+		t := d.member("@type").Str()
 		switch t[strings.LastIndexByte(t, '.')+1:] {
 		case "ErrorInfo":
-			if r := d.Get("reason").Str; r != "" {
-				if e.Code != "" && p.full {
-					e.RelatedCodes = append(e.RelatedCodes, e.Code)
-				}
+			if r := d.member("reason").Str(); r != "" {
+				p.related(e.Code, false)
 				e.Code = r
 			}
 		case "RetryInfo":
-			if w := protoDuration(d.Get("retryDelay")); w.ok {
+			if w := protoDuration(d.member("retryDelay")); w.ok {
 				p.facts.google = w
 				p.facts.flag = 1 // RetryInfo is the server saying: retry after this delay
 			}
 		case "BadRequest":
-			d.Get("fieldViolations").ForEach(func(_, fv gjson.Result) bool {
-				p.addIssue(Issue{Path: toPointer(fv.Get("field").Str), Code: fv.Get("reason").Str, Message: fv.Get("description").Str})
-				return true
-			})
+			for fv := d.member("fieldViolations").iter(); fv.next(); {
+				x := fv.val
+				p.addIssue(Issue{Path: toPointer(x.member("field").Str()), Code: x.member("reason").Str(), Message: x.member("description").Str()})
+			}
 		case "QuotaFailure", "PreconditionFailure":
-			d.Get("violations").ForEach(func(_, v gjson.Result) bool {
-				if e.Hint == "" {
-					e.Hint = v.Get("description").Str
-				}
-				return false
-			})
+			if e.Hint == "" {
+				e.Hint = d.Get("violations.0.description").Str()
+			}
 		case "Help":
-			if u := d.Get("links.0.url").Str; u != "" && e.DocsURL == "" {
+			if u := d.Get("links.0.url").Str(); u != "" && e.DocsURL == "" {
 				e.DocsURL = u
 			}
 		case "RequestInfo":
-			if id := d.Get("requestId").Str; id != "" {
+			if id := d.member("requestId").Str(); id != "" {
 				e.RequestID = id
 			}
 		}
-		return true
-	})
-	if e.Code == "" && len(e.RelatedCodes) > 0 {
-		e.Code, e.RelatedCodes = e.RelatedCodes[0], e.RelatedCodes[1:]
-		if len(e.RelatedCodes) == 0 {
-			e.RelatedCodes = nil
+	}
+}
+
+// related records a code the server gave besides the main one: in RelatedCodes (on the full
+// parse), and among the codes the category may be read from (on both paths, so that Classify
+// decides as Parse does). first puts it before the others.
+func (p *parser) related(code string, first bool) {
+	if code == "" {
+		return
+	}
+	if p.nalt < len(p.alt) {
+		if first {
+			copy(p.alt[1:], p.alt[:p.nalt])
+			p.alt[0] = code
+		} else {
+			p.alt[p.nalt] = code
+		}
+		p.nalt++
+	}
+	if p.full {
+		if first {
+			p.e.RelatedCodes = append([]string{code}, p.e.RelatedCodes...)
+		} else {
+			p.e.RelatedCodes = append(p.e.RelatedCodes, code)
 		}
 	}
 }
+
+// isURI tells an RFC 9457 type URI from a vendor's type word ("invalid_request_error").
+func isURI(s string) bool { return strings.Contains(s, ":") || strings.HasPrefix(s, "/") }
 
 func isUpperSnake(s string) bool {
 	if s == "" {
@@ -432,13 +486,15 @@ func isPascal(s string) bool {
 	if s == "" || s[0] < 'A' || s[0] > 'Z' {
 		return false
 	}
+	upper := true
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
+		c := s[i]
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
 			return false
 		}
+		if c >= 'a' && c <= 'z' {
+			upper = false
+		}
 	}
-	return strings.ToUpper(s) != s
+	return !upper
 }
-
-// isURI tells an RFC 9457 type URI from a vendor's type word ("invalid_request_error").
-func isURI(s string) bool { return strings.Contains(s, ":") || strings.HasPrefix(s, "/") }

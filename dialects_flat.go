@@ -1,50 +1,47 @@
 package remedy
 
-import (
-	"strings"
-
-	"github.com/tidwall/gjson"
-)
+import "strings"
 
 // Dialects whose failure sits at the top level of the body.
 
-func readProblem(p *parser) Dialect {
+func (p *parser) readProblem() Dialect {
 	t := &p.top
-	typ, title := t.get("type"), t.get("title")
 	problem := strings.Contains(p.header.Get("Content-Type"), "problem+json")
 	if !problem {
-		uri := typ.Type == gjson.String && (strings.Contains(typ.Str, ":") || strings.HasPrefix(typ.Str, "/"))
-		problem = (uri || title.Type == gjson.String) && (t.has("status") || t.has("detail") || t.has("title"))
+		uri := isURI(t.typ.Str())
+		problem = (uri || t.title.IsString()) && (t.status.Exists() || t.detail.Exists() || t.title.Exists())
 	}
 	if !problem {
 		return ""
 	}
-	p.readProblemObject(gjson.Parse(t.raw))
+	p.readProblemObject(t.root)
 	return DialectProblem
 }
 
 // readProblemObject reads one problem (and its nested problems): the RFC 9457 members, and the
 // agent extensions through agentField.
-func (c *parser) readProblemObject(obj gjson.Result) {
-	e := c.e
-	obj.ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
+func (c *parser) readProblemObject(obj val) {
+	e := &c.e
+	for it := obj.iter(); it.next(); {
+		switch k := it.Key(); k {
 		case "type":
-			if v.Str != "about:blank" { // absent and about:blank mean the same: no more than the status
-				e.Type = v.Str
+			if s := it.val.Str(); s != "about:blank" { // absent and about:blank mean the same
+				e.Type = s
 			}
 		case "instance":
 		case "errors":
-			c.nested(v, DialectProblem, (*parser).readProblemObject)
+			c.nested(it.val, DialectProblem, (*parser).readProblemObject)
 		case "pointer":
 			// An item of RFC 9457's errors list: {detail, pointer}.
-			c.field.Path, c.pending = toPointer(v.Str), true
+			if c.full {
+				c.field.Path = toPointer(it.val.Str())
+			}
+			c.pending = true
 		default:
-			c.agentField(k.Str, v)
+			c.agentField(k, it.val)
 		}
-		return true
-	})
-	if e.Code == "" && e.Type != "" && e.Type != "about:blank" {
+	}
+	if e.Code == "" && e.Type != "" {
 		e.Code = lastSegment(e.Type)
 	}
 	c.flushField()
@@ -61,42 +58,39 @@ func lastSegment(uri string) string {
 	return uri[strings.LastIndexAny(uri, "/:")+1:]
 }
 
-func readGitHub(p *parser) Dialect {
+func (p *parser) readGitHub() Dialect {
 	t := &p.top
-	msg, errs := t.get("message"), t.get("errors")
-	if msg.Type != gjson.String {
+	errs := t.errors
+	if !t.message.IsString() {
 		return ""
 	}
-	github := t.has("documentation_url")
-	errs.ForEach(func(_, x gjson.Result) bool {
-		if x.Get("resource").Exists() || x.Get("field").Exists() {
-			github = true
-		}
-		return false
-	})
-	if !github {
+	first := errs.member("0")
+	if !t.documentationURL.Exists() && !first.member("resource").Exists() && !first.member("field").Exists() {
 		return ""
 	}
-	e := p.e
-	e.Message = msg.Str
-	e.DocsURL = t.get("documentation_url").Str
-	p.setStatus(t.get("status"))
-	e.Code = snakeWords(msg.Str)
-	errs.ForEach(func(_, x gjson.Result) bool {
-		if x.Type == gjson.String {
-			p.addIssue(Issue{Message: x.Str})
-			return true
+	e := &p.e
+	e.Message = t.message.Str()
+	e.DocsURL = t.documentationURL.Str()
+	p.setStatus(t.status)
+	e.Code = snakeWords(e.Message)
+	if !p.full {
+		return DialectGitHub
+	}
+	for it := errs.iter(); it.next(); {
+		x := it.val
+		if x.IsString() {
+			p.addIssue(Issue{Message: x.Str()})
+			continue
 		}
-		is := Issue{Code: x.Get("code").Str, Message: x.Get("message").Str}
-		if f := x.Get("field").Str; f != "" {
+		is := Issue{Code: x.member("code").Str(), Message: x.member("message").Str()}
+		if f := x.member("field").Str(); f != "" {
 			is.Path = toPointer(f)
 		}
 		if is.Message == "" && is.Code != "" {
-			is.Message = x.Get("resource").Str + "." + x.Get("field").Str + " is " + strings.ReplaceAll(is.Code, "_", " ")
+			is.Message = x.member("resource").Str() + "." + x.member("field").Str() + " is " + strings.ReplaceAll(is.Code, "_", " ")
 		}
 		p.addIssue(is)
-		return true
-	})
+	}
 	return DialectGitHub
 }
 
@@ -106,20 +100,20 @@ func snakeWords(s string) string {
 	if len(s) == 0 || len(s) > 40 {
 		return ""
 	}
-	b := make([]byte, 0, len(s))
+	var buf [40]byte
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; {
 		case c >= 'a' && c <= 'z':
-			b = append(b, c)
+			buf[i] = c
 		case c >= 'A' && c <= 'Z':
-			b = append(b, c+'a'-'A')
+			buf[i] = c + 'a' - 'A'
 		case c == ' ':
-			b = append(b, '_')
+			buf[i] = '_'
 		default:
 			return ""
 		}
 	}
-	return string(b)
+	return string(buf[:len(s)])
 }
 
 var oauthCodes = map[string]bool{
@@ -129,32 +123,32 @@ var oauthCodes = map[string]bool{
 	"temporarily_unavailable": true, "authorization_pending": true, "slow_down": true, "expired_token": true,
 }
 
-func readOAuth2(p *parser) Dialect {
+func (p *parser) readOAuth2() Dialect {
 	t := &p.top
-	code := t.get("error")
-	if code.Type != gjson.String || !(t.has("error_description") || t.has("error_uri") || oauthCodes[code.Str]) {
+	code := t.error.Str()
+	if !t.error.IsString() || !(t.errorDescription.Exists() || t.errorURI.Exists() || oauthCodes[code]) {
 		return ""
 	}
-	p.e.Code = code.Str
-	p.e.Message = t.get("error_description").Str
-	p.e.DocsURL = t.get("error_uri").Str
+	p.e.Code = code
+	p.e.Message = t.errorDescription.Str()
+	p.e.DocsURL = t.errorURI.Str()
 	return DialectOAuth2
 }
 
-func readAX(p *parser) Dialect {
-	if p.top.get("error_code").Type != gjson.String {
+func (p *parser) readAX() Dialect {
+	if !p.top.errorCode.IsString() {
 		return ""
 	}
-	for i := 0; i < p.top.n; i++ {
-		p.agentField(p.top.keys[i], p.top.vals[i])
+	for it := p.top.root.iter(); it.next(); {
+		p.agentField(it.Key(), it.val)
 	}
 	p.flushField()
 	return DialectAX
 }
 
-func readAWSJSON(p *parser) Dialect {
+func (p *parser) readAWSJSON() Dialect {
 	t := &p.top
-	typ := t.get("__type").Str
+	typ := t.awsType.Str()
 	if typ == "" {
 		typ = p.header.Get("X-Amzn-Errortype")
 	}
@@ -164,15 +158,13 @@ func readAWSJSON(p *parser) Dialect {
 	if i := strings.IndexByte(typ, ':'); i >= 0 { // restJson1 header: "Name:http://internal..."
 		typ = typ[:i]
 	}
-	e := p.e
+	e := &p.e
 	e.Code = typ[strings.LastIndexByte(typ, '#')+1:]
-	e.Message = t.get("message").Str
+	e.Message = t.message.Str()
 	if e.Message == "" {
-		e.Message = t.get("Message").Str
+		e.Message = t.messageCap.Str()
 	}
-	if r := t.get("Reason").Str; r != "" && p.full {
-		e.RelatedCodes = []string{r}
-	}
+	p.related(t.reasonCap.Str(), false)
 	p.awsValidationIssues(e.Message)
 	return DialectAWSJSON
 }
@@ -204,61 +196,58 @@ func (p *parser) awsValidationIssues(msg string) {
 	}
 }
 
-func readGenericJSON(p *parser) Dialect {
+func (p *parser) readGenericJSON() Dialect {
 	if p.status < 400 {
 		return ""
 	}
 	t := &p.top
-	e := p.e
+	e := &p.e
 	found := false
-	if m := t.get("message"); m.Type == gjson.String {
-		e.Message, found = m.Str, true
+	if m := t.message; m.IsString() {
+		e.Message, found = m.Str(), true
 	} else if m.IsArray() { // NestJS: a list of validation messages
-		m.ForEach(func(_, x gjson.Result) bool {
+		for it := m.iter(); it.next(); {
 			if e.Message == "" {
-				e.Message = x.Str
+				e.Message = it.val.Str()
 			}
-			p.addIssue(Issue{Message: x.Str})
-			return true
-		})
+			p.addIssue(Issue{Message: it.val.Str()})
+		}
 		found = e.Message != ""
 	}
-	if er := t.get("error"); er.Type == gjson.String {
+	if er := t.error; er.IsString() {
 		if e.Message == "" {
-			e.Message = er.Str
+			e.Message = er.Str()
 		}
-		e.Code, found = snakeWords(er.Str), true
+		e.Code, found = snakeWords(er.Str()), true
 	}
-	if d := t.get("detail"); d.Type == gjson.String {
-		e.Message, found = d.Str, true
+	if d := t.detail; d.IsString() {
+		e.Message, found = d.Str(), true
 	} else if d.IsArray() { // FastAPI / pydantic
 		p.issues(d)
-		d.ForEach(func(_, x gjson.Result) bool {
-			e.Message = x.Get("msg").Str
-			return false
-		})
+		e.Message = d.member("0").member("msg").Str()
 		found = true
 	}
-	if errs := t.get("errors"); errs.IsObject() { // Rails / Laravel: {"field": ["message", ...]}
-		errs.ForEach(func(k, v gjson.Result) bool {
-			v.ForEach(func(_, m gjson.Result) bool {
-				p.addIssue(Issue{Path: toPointer(k.Str), Message: m.String()})
-				if e.Message == "" {
-					e.Message = k.Str + " " + m.String()
+	if errs := t.errors; errs.IsObject() { // Rails / Laravel: {"field": ["message", ...]}
+		for it := errs.iter(); it.next(); {
+			k := it.Key()
+			for m := it.val.iter(); m.next(); {
+				msg := m.val.Text()
+				p.addIssue(Issue{Path: toPointer(k), Message: msg})
+				if e.Message == "" && p.full {
+					e.Message = k + " " + msg
 				}
-				return true
-			})
-			return true
-		})
+			}
+		}
 		found = true
 	}
-	p.setStatus(t.get("status"))
-	p.setStatus(t.get("statusCode"))
-	if c := t.get("code"); c.Type == gjson.String {
-		e.Code = c.Str
+	p.setStatus(t.status)
+	p.setStatus(t.statusCode)
+	if c := t.code; c.IsString() {
+		e.Code = c.Str()
 	}
 	if !found {
 		*e = Envelope{}
+		p.facts, p.bodyStatus = retryFacts{}, 0
 		return ""
 	}
 	return DialectGenericJSON
@@ -273,7 +262,7 @@ func (p *parser) readXML(s string) Dialect {
 	if code == "" || !strings.Contains(s, "<Error>") {
 		return ""
 	}
-	e := p.e
+	e := &p.e
 	e.Code = code
 	e.Message = xmlText(s, "Message")
 	e.RequestID = xmlText(s, "RequestId")

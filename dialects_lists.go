@@ -1,284 +1,279 @@
 package remedy
 
-import (
-	"strings"
-
-	"github.com/tidwall/gjson"
-)
+import "strings"
 
 // Dialects whose failures come as lists, and those that report failures inside a 2xx.
 
-func readMCP(p *parser) Dialect {
-	res := p.top.get("result")
-	if !res.IsObject() || !p.top.has("jsonrpc") {
-		if !p.top.has("isError") || !p.top.has("content") {
+func (p *parser) readMCP() Dialect {
+	res := p.top.result
+	if !res.IsObject() || !p.top.jsonrpc.Exists() {
+		if !p.top.isError.Exists() || !p.top.content.Exists() {
 			return ""
 		}
-		res = gjson.Parse(p.top.raw)
+		res = p.top.root
 	}
-	if !res.Get("isError").Bool() {
+	if res.member("isError").kind() != kTrue {
 		return ""
 	}
 	// The envelope the tool returned: structuredContent first, then the text content.
-	if sc := res.Get("structuredContent"); sc.IsObject() && p.readInner(sc.Raw) {
+	if sc := res.member("structuredContent"); sc.IsObject() && p.readInner(sc) {
 		return DialectMCP
 	}
 	var text strings.Builder
-	res.Get("content").ForEach(func(_, c gjson.Result) bool {
-		if c.Get("type").Str == "text" {
+	for it := res.member("content").iter(); it.next(); {
+		if it.val.member("type").Str() == "text" {
 			if text.Len() > 0 {
 				text.WriteByte('\n')
 			}
-			text.WriteString(c.Get("text").Str)
+			text.WriteString(it.val.member("text").Str())
 		}
-		return true
-	})
+	}
 	t := strings.TrimSpace(text.String())
-	if strings.HasPrefix(t, "{") && validJSON(t) && p.readInner(t) {
-		return DialectMCP
+	if strings.HasPrefix(t, "{") {
+		inner := getTape()
+		ok := inner.parse(t) && p.readInner(inner.root())
+		putTape(inner)
+		if ok {
+			return DialectMCP
+		}
 	}
 	p.e.Code = "tool_error"
 	p.e.Message = clip(t, 500)
 	return DialectMCP
 }
 
-// readInner reads a body carried inside another (an MCP result's envelope) with the reader
-// table, as a body without an HTTP status of its own. Nesting is bounded.
-func (p *parser) readInner(s string) bool {
+// readInner reads a body carried inside another (an MCP result's envelope) with the readers, as
+// a body without an HTTP status of its own. Nesting is bounded.
+func (p *parser) readInner(v val) bool {
 	if p.depth >= 2 {
 		return false
 	}
 	saved, status := p.top, p.status
-	p.top, p.status = members{}, 0
+	p.status = 0
 	p.depth++
-	d := p.readJSON(s)
+	d := p.readJSON(v)
 	p.depth--
 	p.top, p.status = saved, status
 	return d != ""
 }
 
-var jsonrpcNames = map[string]string{
-	"-32700": "Parse error", "-32600": "Invalid Request", "-32601": "Method not found",
-	"-32602": "Invalid params", "-32603": "Internal error",
+func jsonrpcName(code string) string {
+	switch code {
+	case "-32700":
+		return "Parse error"
+	case "-32600":
+		return "Invalid Request"
+	case "-32601":
+		return "Method not found"
+	case "-32602":
+		return "Invalid params"
+	case "-32603":
+		return "Internal error"
+	}
+	return ""
 }
 
-func readJSONRPC(p *parser) Dialect {
-	errObj := p.top.get("error")
-	if !errObj.IsObject() || !p.top.has("jsonrpc") {
+func (p *parser) readJSONRPC() Dialect {
+	errObj := p.top.error
+	if !errObj.IsObject() || !p.top.jsonrpc.Exists() {
 		return ""
 	}
-	e := p.e
-	e.Code = str(errObj.Get("code"))
-	e.Message = errObj.Get("message").Str
-	e.Title = jsonrpcNames[e.Code]
+	e := &p.e
+	e.Code = errObj.member("code").Text()
+	e.Message = errObj.member("message").Str()
+	e.Title = jsonrpcName(e.Code)
 	switch e.Code {
 	case "-32700", "-32600", "-32601", "-32602":
 		e.Category = CategoryValidation
 	case "-32603":
 		e.Category = CategoryInternal
 	}
-	if data := errObj.Get("data"); data.IsObject() {
-		data.ForEach(func(k, v gjson.Result) bool {
-			switch k.Str {
+	if data := errObj.member("data"); data.IsObject() {
+		for it := data.iter(); it.next(); {
+			switch k := it.Key(); k {
 			case "retryable", "is_retriable", "retry_after_ms", "retry_after_seconds", "hint", "issues",
 				"next_operation", "next_operation_args", "trace_id", "request_id", "docs_url":
-				p.agentField(k.Str, v)
+				p.agentField(k, it.val)
 			}
-			return true
-		})
-	} else if data.Type == gjson.String && e.Hint == "" {
-		e.Hint = clip(data.Str, 300)
+		}
+	} else if data.IsString() && e.Hint == "" {
+		e.Hint = clip(data.Str(), 300)
 	}
 	return DialectJSONRPC
 }
 
-func readKubernetes(p *parser) Dialect {
-	if p.top.get("kind").Str != "Status" || p.top.get("status").Str != "Failure" {
+func (p *parser) readKubernetes() Dialect {
+	if p.top.kind.Str() != "Status" || p.top.status.Str() != "Failure" {
 		return ""
 	}
-	e := p.e
-	e.Code = p.top.get("reason").Str
-	e.Message = p.top.get("message").Str
-	p.setStatus(p.top.get("code"))
-	details := p.top.get("details")
-	if w := waitFromJSON(details.Get("retryAfterSeconds"), 1e9); w.ok && details.Get("retryAfterSeconds").Num > 0 {
-		p.facts.k8s = w
+	e := &p.e
+	e.Code = p.top.reason.Str()
+	e.Message = p.top.message.Str()
+	p.setStatus(p.top.code)
+	details := p.top.details
+	if after := details.member("retryAfterSeconds"); after.Num() > 0 {
+		p.facts.k8s = waitFromJSON(after, 1e9)
 	}
-	details.Get("causes").ForEach(func(_, c gjson.Result) bool {
-		if c.Get("field").Str == "" {
-			return true // a cause without a field restates the message
+	for it := details.member("causes").iter(); it.next(); {
+		c := it.val
+		field := c.member("field").Str()
+		if field == "" {
+			continue // a cause without a field restates the message
 		}
-		p.addIssue(Issue{Path: toPointer(c.Get("field").Str), Code: c.Get("reason").Str, Message: c.Get("message").Str})
-		return true
-	})
+		p.addIssue(Issue{Path: toPointer(field), Code: c.member("reason").Str(), Message: c.member("message").Str()})
+	}
 	if e.Code == "" {
 		e.Code = "Unknown"
 	}
 	return DialectKubernetes
 }
 
-func readSlack(p *parser) Dialect {
-	ok := p.top.get("ok")
-	if ok.Type != gjson.False {
+func (p *parser) readSlack() Dialect {
+	if p.top.ok.kind() != kFalse {
 		return ""
 	}
-	e := p.e
-	e.Code = str(p.top.get("error"))
-	if needed := p.top.get("needed").Str; needed != "" {
+	e := &p.e
+	e.Code = p.top.error.Text()
+	if needed := p.top.needed.Str(); needed != "" && p.full {
 		e.Hint = "the token needs scope " + needed
-		if prov := p.top.get("provided").Str; prov != "" {
+		if prov := p.top.provided.Str(); prov != "" {
 			e.Hint += " (it has " + prov + ")"
 		}
 	}
-	p.top.get("response_metadata").Get("messages").ForEach(func(_, m gjson.Result) bool {
-		msg := strings.TrimSpace(strings.TrimPrefix(m.Str, "[ERROR]"))
+	for it := p.top.metadata.member("messages").iter(); it.next(); {
+		msg := strings.TrimSpace(strings.TrimPrefix(it.val.Str(), "[ERROR]"))
 		if e.Message == "" {
 			e.Message = msg
 		}
-		if i := strings.Index(msg, "missing required field: "); i >= 0 {
+		if i := strings.Index(msg, "missing required field: "); i >= 0 && p.full {
 			f := strings.TrimSpace(msg[i+len("missing required field: "):])
 			p.addIssue(Issue{Path: toPointer(f), Code: "required", Message: msg})
 		}
-		return true
-	})
+	}
 	return DialectSlack
 }
 
-func readCloudflare(p *parser) Dialect {
-	succ, errs := p.top.get("success"), p.top.get("errors")
-	if succ.Type != gjson.False || !errs.IsArray() {
+func (p *parser) readCloudflare() Dialect {
+	errs := p.top.errors
+	if p.top.success.kind() != kFalse || !errs.IsArray() {
 		return ""
 	}
-	first := true
-	errs.ForEach(func(_, x gjson.Result) bool {
-		if first {
-			p.e.Code, p.e.Message = str(x.Get("code")), x.Get("message").Str
-			first = false
-		}
-		if u := x.Get("documentation_url").Str; u != "" && p.e.DocsURL == "" {
-			p.e.DocsURL = u
-		}
-		return true
-	})
-	p.nested(errs, DialectCloudflare, func(c *parser, x gjson.Result) {
-		c.e.Code, c.e.Message = str(x.Get("code")), x.Get("message").Str
-		if ptr := x.Get("source.pointer").Str; ptr != "" {
-			c.addIssue(Issue{Path: toPointer(ptr), Code: c.e.Code, Message: c.e.Message})
-		}
-		x.Get("error_chain").ForEach(func(_, ch gjson.Result) bool {
-			c.e.RelatedCodes = append(c.e.RelatedCodes, str(ch.Get("code")))
-			if c.e.Hint == "" {
-				c.e.Hint = ch.Get("message").Str
-			}
-			return true
-		})
-	})
+	first := errs.member("0")
+	p.e.Code, p.e.Message = first.member("code").Text(), first.member("message").Str()
+	p.e.DocsURL = first.member("documentation_url").Str()
+	p.nested(errs, DialectCloudflare, (*parser).readCloudflareError)
 	if len(p.e.Errors) > 1 {
-		p.e.Message = "" // summarize picks the most actionable
-		p.e.Code = ""
+		p.e.Code, p.e.Message = "", "" // summarize picks the most actionable
 	}
 	return DialectCloudflare
 }
 
-func readAnthropic(p *parser) Dialect {
-	obj := p.top.get("error")
-	if p.top.get("type").Str != "error" || !obj.IsObject() {
+func (c *parser) readCloudflareError(x val) {
+	c.e.Code, c.e.Message = x.member("code").Text(), x.member("message").Str()
+	if ptr := x.Get("source.pointer").Str(); ptr != "" {
+		c.addIssue(Issue{Path: toPointer(ptr), Code: c.e.Code, Message: c.e.Message})
+	}
+	for it := x.member("error_chain").iter(); it.next(); {
+		c.related(it.val.member("code").Text(), false)
+		if c.e.Hint == "" {
+			c.e.Hint = it.val.member("message").Str()
+		}
+	}
+}
+
+func (p *parser) readAnthropic() Dialect {
+	obj := p.top.error
+	if p.top.typ.Str() != "error" || !obj.IsObject() {
 		return ""
 	}
-	p.e.Code = obj.Get("type").Str
-	p.e.Message = obj.Get("message").Str
-	p.e.RequestID = p.top.get("request_id").Str
+	p.e.Code = obj.member("type").Str()
+	p.e.Message = obj.member("message").Str()
+	p.e.RequestID = p.top.requestID.Str()
 	return DialectAnthropic
 }
 
-func readGraphQL(p *parser) Dialect {
-	errs := p.top.get("errors")
-	if !errs.IsArray() || p.top.has("message") || p.top.has("success") {
+func (p *parser) readGraphQL() Dialect {
+	errs := p.top.errors
+	if !errs.IsArray() || p.top.message.Exists() || p.top.success.Exists() {
 		return ""
 	}
-	graphql, any := p.top.has("data") || p.top.has("extensions"), false
-	errs.ForEach(func(_, x gjson.Result) bool {
+	graphql, any := p.top.data.Exists() || p.top.extensions.Exists(), false
+	for it := errs.iter(); it.next(); {
+		x := it.val
 		any = true
-		if !x.Get("message").Exists() || x.Get("detail").Exists() || x.Get("source").Exists() {
-			graphql = false
-			return false
+		if !x.member("message").Exists() || x.member("detail").Exists() || x.member("source").Exists() {
+			return ""
 		}
-		if x.Get("locations").Exists() || x.Get("path").Exists() || x.Get("extensions").Exists() || x.Get("type").Exists() {
+		if x.member("locations").Exists() || x.member("path").Exists() || x.member("extensions").Exists() || x.member("type").Exists() {
 			graphql = true
 		}
-		return true
-	})
+	}
 	if !graphql || !any {
 		return ""
 	}
-	read := func(c *parser, x gjson.Result) {
-		e := c.e
-		e.Message = x.Get("message").Str
-		ext := x.Get("extensions")
-		e.Code = str(ext.Get("code"))
-		if e.Code == "" {
-			e.Code = str(x.Get("type")) // GitHub's GraphQL API
-		}
-		ext.ForEach(func(k, v gjson.Result) bool {
-			switch k.Str {
-			case "retryable", "is_retriable", "retry_after_ms", "retry_after_seconds", "hint",
-				"next_operation", "next_operation_args", "trace_id", "request_id", "docs_url", "issues":
-				c.agentField(k.Str, v)
-			}
-			return true
-		})
-		if path := x.Get("path"); path.IsArray() {
-			c.addIssue(Issue{Path: arrayPointer(path), Code: e.Code, Message: e.Message})
-		}
-	}
-	p.nested(errs, DialectGraphQL, read)
+	p.nested(errs, DialectGraphQL, (*parser).readGraphQLError)
 	return DialectGraphQL
 }
 
-func readJSONAPI(p *parser) Dialect {
-	errs := p.top.get("errors")
-	if !errs.IsArray() || p.top.has("message") || p.top.has("type") || p.top.has("title") ||
-		p.top.has("detail") || p.top.has("status") || strings.Contains(p.header.Get("Content-Type"), "problem+json") {
+func (c *parser) readGraphQLError(x val) {
+	e := &c.e
+	e.Message = x.member("message").Str()
+	ext := x.member("extensions")
+	e.Code = ext.member("code").Text()
+	if e.Code == "" {
+		e.Code = x.member("type").Text() // GitHub's GraphQL API
+	}
+	for it := ext.iter(); it.next(); {
+		switch k := it.Key(); k {
+		case "retryable", "is_retriable", "retry_after_ms", "retry_after_seconds", "hint",
+			"next_operation", "next_operation_args", "trace_id", "request_id", "docs_url", "issues":
+			c.agentField(k, it.val)
+		}
+	}
+	if path := x.member("path"); path.IsArray() {
+		c.addIssue(Issue{Path: arrayPointer(path), Code: e.Code, Message: e.Message})
+	}
+}
+
+func (p *parser) readJSONAPI() Dialect {
+	t := &p.top
+	errs := t.errors
+	if !errs.IsArray() || t.message.Exists() || t.typ.Exists() || t.title.Exists() ||
+		t.detail.Exists() || t.status.Exists() || strings.Contains(p.header.Get("Content-Type"), "problem+json") {
 		return "" // JSON:API's top level holds none of these; RFC 9457's does
 	}
-	jsonapi := p.top.has("jsonapi") || strings.Contains(p.header.Get("Content-Type"), "vnd.api+json")
-	errs.ForEach(func(_, x gjson.Result) bool {
-		if x.Get("detail").Exists() || x.Get("source").Exists() || x.Get("title").Exists() {
-			jsonapi = true
-		}
-		return false
-	})
+	jsonapi := t.jsonapi.Exists() || strings.Contains(p.header.Get("Content-Type"), "vnd.api+json")
+	if x := errs.member("0"); x.member("detail").Exists() || x.member("source").Exists() || x.member("title").Exists() {
+		jsonapi = true
+	}
 	if !jsonapi {
 		return ""
 	}
-	read := func(c *parser, x gjson.Result) {
-		e := c.e
-		e.Code, e.Title = str(x.Get("code")), x.Get("title").Str
-		e.Message = x.Get("detail").Str
-		if e.Message == "" {
-			e.Message = e.Title
-		}
-		c.setStatus(x.Get("status"))
-		src := x.Get("source")
-		var path string
-		switch {
-		case src.Get("pointer").Exists():
-			path = toPointer(src.Get("pointer").Str)
-		case src.Get("parameter").Exists():
-			path = toPointer(src.Get("parameter").Str)
-		case src.Get("header").Exists():
-			e.Hint = "check the " + src.Get("header").Str + " header"
-		}
-		if src.Get("pointer").Exists() || src.Get("parameter").Exists() {
-			c.addIssue(Issue{Path: path, Code: e.Code, Message: e.Message})
-		}
-		if u := x.Get("links.about"); u.Exists() {
-			e.DocsURL = str(u)
-			if u.IsObject() {
-				e.DocsURL = u.Get("href").Str
-			}
+	p.nested(errs, DialectJSONAPI, (*parser).readJSONAPIError)
+	return DialectJSONAPI
+}
+
+func (c *parser) readJSONAPIError(x val) {
+	e := &c.e
+	e.Code, e.Title = x.member("code").Text(), x.member("title").Str()
+	e.Message = x.member("detail").Str()
+	if e.Message == "" {
+		e.Message = e.Title
+	}
+	c.setStatus(x.member("status"))
+	src := x.member("source")
+	switch {
+	case src.member("pointer").Exists():
+		c.addIssue(Issue{Path: toPointer(src.member("pointer").Str()), Code: e.Code, Message: e.Message})
+	case src.member("parameter").Exists():
+		c.addIssue(Issue{Path: toPointer(src.member("parameter").Str()), Code: e.Code, Message: e.Message})
+	case src.member("header").Exists():
+		e.Hint = "check the " + src.member("header").Str() + " header"
+	}
+	if u := x.Get("links.about"); u.Exists() {
+		e.DocsURL = u.Text()
+		if u.IsObject() {
+			e.DocsURL = u.member("href").Str()
 		}
 	}
-	p.nested(errs, DialectJSONAPI, read)
-	return DialectJSONAPI
 }

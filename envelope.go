@@ -184,11 +184,12 @@ func Parse(status int, header http.Header, body []byte) (*Envelope, bool) {
 }
 
 func parse(status int, header http.Header, body string, truncated bool) (*Envelope, bool) {
-	e := new(Envelope)
-	p := parser{status: status, header: header, body: body, full: true, truncated: truncated, e: e}
+	p := parser{status: status, header: header, body: body, full: true, truncated: truncated}
 	if !p.run() {
 		return nil, false
 	}
+	e := new(Envelope)
+	*e = p.e
 	return e, true
 }
 
@@ -211,16 +212,15 @@ func Classify(status int, header http.Header, body []byte) Verdict {
 	if len(body) > DefaultMaxBody {
 		body = body[:DefaultMaxBody]
 	}
-	var e Envelope
 	// The body is only read, never retained: no string escapes this call except the
 	// constants the verdict is made of.
-	p := parser{status: status, header: header, body: unsafe.String(unsafe.SliceData(body), len(body)), e: &e}
+	p := parser{status: status, header: header, body: unsafe.String(unsafe.SliceData(body), len(body))}
 	if !p.run() {
 		return Verdict{Status: status}
 	}
+	e := &p.e
 	if p.needFull {
-		full, _ := Parse(status, header, body)
-		e = *full
+		e, _ = Parse(status, header, body)
 	}
 	return Verdict{
 		Failure: true, Status: e.Status, Retryable: e.Retryable, RetrySource: e.RetrySource,

@@ -5,8 +5,6 @@ import (
 	"net/http"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/tidwall/gjson"
 )
 
 // parser holds one parse: the response, the envelope being filled, and the retry facts the
@@ -18,11 +16,11 @@ type parser struct {
 	body      string
 	full      bool
 	truncated bool
-	e         *Envelope
+	e         Envelope // filled in place: the parser lives on the caller's stack
 	facts     retryFacts
-	top       members
+	top       topMembers
 	// bodyStatus is a status the body states (statusCode, status, code), used when the
-	// transport gave none.
+	// transport gave none, or a success.
 	bodyStatus int
 	// field is the issue an object states at its own level; pending says it holds something.
 	field   Issue
@@ -31,44 +29,98 @@ type parser struct {
 	// needFull is set on the classification path when the decision needs what only the
 	// full parse reads (nested failures).
 	needFull bool
+	// alt are the codes besides Code the category may be read from (see related).
+	alt  [4]string
+	nalt int
 }
 
-// members are the top-level members of a JSON object body, read in one pass so that every
-// reader can test for its markers without rescanning.
-type members struct {
-	n    int
-	more bool // more members than fit; lookups of the rest fall back to gjson
-	keys [24]string
-	vals [24]gjson.Result
-	raw  string
+// topMembers are the top-level members the readers test for their markers, found in one pass.
+type topMembers struct {
+	root                                                   val
+	error, errors, message, messageCap, typ, title, status val
+	detail, code, statusCode, jsonrpc, result, isError     val
+	content, kind, ok, success, awsType, errorCode, data   val
+	extensions, documentationURL, reason, details, jsonapi val
+	errorDescription, errorURI, needed, provided, metadata val
+	requestID, reasonCap                                   val
 }
 
-func (m *members) get(key string) gjson.Result {
-	for i := 0; i < m.n; i++ {
-		if m.keys[i] == key {
-			return m.vals[i]
+func (t *topMembers) read(root val) {
+	*t = topMembers{root: root}
+	for it := root.iter(); it.next(); {
+		var dst *val
+		switch it.key.Str() {
+		case "error":
+			dst = &t.error
+		case "errors":
+			dst = &t.errors
+		case "message":
+			dst = &t.message
+		case "Message":
+			dst = &t.messageCap
+		case "type":
+			dst = &t.typ
+		case "title":
+			dst = &t.title
+		case "status":
+			dst = &t.status
+		case "detail":
+			dst = &t.detail
+		case "code":
+			dst = &t.code
+		case "statusCode":
+			dst = &t.statusCode
+		case "jsonrpc":
+			dst = &t.jsonrpc
+		case "result":
+			dst = &t.result
+		case "isError":
+			dst = &t.isError
+		case "content":
+			dst = &t.content
+		case "kind":
+			dst = &t.kind
+		case "ok":
+			dst = &t.ok
+		case "success":
+			dst = &t.success
+		case "__type":
+			dst = &t.awsType
+		case "error_code":
+			dst = &t.errorCode
+		case "data":
+			dst = &t.data
+		case "extensions":
+			dst = &t.extensions
+		case "documentation_url":
+			dst = &t.documentationURL
+		case "reason":
+			dst = &t.reason
+		case "Reason":
+			dst = &t.reasonCap
+		case "details":
+			dst = &t.details
+		case "jsonapi":
+			dst = &t.jsonapi
+		case "error_description":
+			dst = &t.errorDescription
+		case "error_uri":
+			dst = &t.errorURI
+		case "needed":
+			dst = &t.needed
+		case "provided":
+			dst = &t.provided
+		case "response_metadata":
+			dst = &t.metadata
+		case "request_id":
+			dst = &t.requestID
+		default:
+			continue
+		}
+		if !dst.Exists() {
+			*dst = it.val
 		}
 	}
-	if m.more {
-		return gjson.Get(m.raw, escapeKey(key))
-	}
-	return gjson.Result{}
-}
-
-func (m *members) has(key string) bool { return m.get(key).Exists() }
-
-func escapeKey(k string) string {
-	if !strings.ContainsAny(k, ".*?|#@\\!=<>%") {
-		return k
-	}
-	var b strings.Builder
-	for i := 0; i < len(k); i++ {
-		if strings.IndexByte(".*?|#@\\!=<>%", k[i]) >= 0 {
-			b.WriteByte('\\')
-		}
-		b.WriteByte(k[i])
-	}
-	return b.String()
 }
 
 // run parses the body and reports whether the response is a failure.
@@ -78,9 +130,11 @@ func (p *parser) run() bool {
 	if s != "" && !p.truncated {
 		switch s[0] {
 		case '{':
-			if validJSON(s) {
-				d = p.readJSON(s)
+			t := getTape()
+			if t.parse(s) {
+				d = p.readJSON(t.root())
 			}
+			putTape(t)
 		case '<':
 			if p.failureStatus() {
 				d = p.readXML(s)
@@ -109,24 +163,15 @@ func (p *parser) allowed(r *dialectReader) bool {
 	return p.status >= 400 || p.status == 0 || p.status == 207 || r.inBand
 }
 
-func (p *parser) readJSON(s string) Dialect {
-	root := gjson.Parse(s)
-	p.top.raw = s
-	root.ForEach(func(k, v gjson.Result) bool {
-		if p.top.n == len(p.top.keys) {
-			p.top.more = true
-			return false
-		}
-		p.top.keys[p.top.n], p.top.vals[p.top.n] = k.Str, v
-		p.top.n++
-		return true
-	})
+// readJSON tries the readers in order on an object and returns the dialect that claimed it.
+func (p *parser) readJSON(root val) Dialect {
+	p.top.read(root)
 	for i := range readers {
 		r := &readers[i]
 		if !p.allowed(r) {
 			continue
 		}
-		if d := r.read(p); d != "" {
+		if d := p.read(r.id); d != "" {
 			return d
 		}
 	}
@@ -136,7 +181,7 @@ func (p *parser) readJSON(s string) Dialect {
 // finish fills what every dialect shares: status, category, severity, the retry decision,
 // request ids from headers, and a code when the body gave none.
 func (p *parser) finish(d Dialect) {
-	e := p.e
+	e := &p.e
 	e.Dialect = d
 	if e.Status == 0 {
 		e.Status = p.status
@@ -215,14 +260,14 @@ var statusCodeNames = func() map[int]string {
 // status. A generic server-error code does not hide what a 502, 503 or 504 says: the
 // dependency is down.
 func (p *parser) category() Category {
-	e := p.e
+	e := &p.e
 	if e.Status == 403 && strings.TrimSpace(p.header.Get("X-RateLimit-Remaining")) == "0" {
 		return CategoryRateLimit
 	}
 	byStatus := statusCategory(e.Status)
 	c := lookupCode(e.Code).category
-	for i := 0; c == "" && i < len(e.RelatedCodes); i++ {
-		c = lookupCode(e.RelatedCodes[i]).category
+	for i := 0; c == "" && i < p.nalt; i++ {
+		c = lookupCode(p.alt[i]).category
 	}
 	switch {
 	case c == CategoryInternal && byStatus == CategoryDependency:
@@ -242,7 +287,7 @@ func (p *parser) category() Category {
 // collected at the top, and the most actionable failure lends its code and message when the
 // top level has none.
 func (p *parser) summarize() {
-	e := p.e
+	e := &p.e
 	b := &e.Errors[p.best()]
 	if e.Code == "" {
 		e.Code = b.Code
@@ -304,7 +349,7 @@ func itoa(n int) string {
 
 // child parses one nested failure with the same response context.
 func (p *parser) child(status int) *parser {
-	c := &parser{status: status, header: p.header, full: p.full, e: new(Envelope)}
+	c := &parser{status: status, header: p.header, full: p.full}
 	if c.status == 0 {
 		c.status = p.status
 	}
@@ -314,28 +359,17 @@ func (p *parser) child(status int) *parser {
 // done finishes a nested failure and returns it by value.
 func (c *parser) done(d Dialect) Envelope {
 	c.finish(d)
-	return *c.e
+	return c.e
 }
 
 // --- small readers of JSON values shared by the dialects ---
 
-// str reads a string, or a number's literal (codes are numbers in some dialects).
-func str(v gjson.Result) string {
-	switch v.Type {
-	case gjson.String:
-		return v.Str
-	case gjson.Number:
-		return v.Raw
-	}
-	return ""
-}
-
 // raw keeps a value's JSON, compacted, when the parse wants details; null and absent are nil.
-func (p *parser) raw(v gjson.Result) json.RawMessage {
-	if !p.full || !v.Exists() || v.Type == gjson.Null {
+func (p *parser) raw(v val) json.RawMessage {
+	if !p.full || !v.Exists() || v.IsNull() {
 		return nil
 	}
-	return compact(v.Raw)
+	return compact(v.Raw())
 }
 
 // compact copies valid JSON without the whitespace between tokens.
@@ -363,32 +397,33 @@ func compact(s string) json.RawMessage {
 	return out
 }
 
-func (p *parser) rawList(v gjson.Result) []json.RawMessage {
+func (p *parser) rawList(v val) []json.RawMessage {
 	if !p.full || !v.IsArray() {
 		return nil
 	}
 	var out []json.RawMessage
-	v.ForEach(func(_, x gjson.Result) bool {
-		out = append(out, compact(x.Raw))
-		return true
-	})
+	for it := v.iter(); it.next(); {
+		out = append(out, compact(it.val.Raw()))
+	}
 	return out
 }
 
-func (p *parser) strList(v gjson.Result) []string {
+func (p *parser) strList(v val) []string {
 	if !p.full {
 		return nil
 	}
-	if v.Type == gjson.String && v.Str != "" {
-		return []string{v.Str}
+	if v.IsString() {
+		if s := v.Str(); s != "" {
+			return []string{s}
+		}
+		return nil
 	}
 	var out []string
-	v.ForEach(func(_, x gjson.Result) bool {
-		if s := str(x); s != "" {
+	for it := v.iter(); it.next(); {
+		if s := it.val.Text(); s != "" {
 			out = append(out, s)
 		}
-		return true
-	})
+	}
 	return out
 }
 
@@ -399,33 +434,35 @@ func (p *parser) addIssue(is Issue) {
 }
 
 // flag reads an explicit boolean retry flag.
-func (p *parser) flag(v gjson.Result) {
-	switch v.Type {
-	case gjson.True:
+func (p *parser) flag(v val) {
+	switch v.kind() {
+	case kTrue:
 		p.facts.flag = 1
-	case gjson.False:
+	case kFalse:
 		p.facts.flag = -1
 	}
 }
 
 // setStatus records a status the body states.
-func (p *parser) setStatus(v gjson.Result) {
+func (p *parser) setStatus(v val) {
 	var n int
-	switch v.Type {
-	case gjson.Number:
-		if v.Num != float64(int(v.Num)) {
+	switch v.kind() {
+	case kNumber:
+		f := v.Num()
+		if f != float64(int(f)) {
 			return
 		}
-		n = int(v.Num)
-	case gjson.String:
-		if len(v.Str) != 3 {
+		n = int(f)
+	case kString:
+		s := v.Str()
+		if len(s) != 3 {
 			return
 		}
 		for i := 0; i < 3; i++ {
-			if v.Str[i] < '0' || v.Str[i] > '9' {
+			if s[i] < '0' || s[i] > '9' {
 				return
 			}
-			n = n*10 + int(v.Str[i]-'0')
+			n = n*10 + int(s[i]-'0')
 		}
 	default:
 		return
@@ -456,9 +493,9 @@ func (p *parser) readText(s string) {
 }
 
 func htmlTitle(s string) string {
-	lower := strings.ToLower(s[:min(len(s), 4096)])
+	head := s[:min(len(s), 4096)]
 	for _, tag := range [...]string{"<title>", "<h1>"} {
-		if i := strings.Index(lower, tag); i >= 0 {
+		if i := indexASCIIFold(head, tag); i >= 0 {
 			rest := s[i+len(tag):]
 			if j := strings.IndexByte(rest, '<'); j >= 0 {
 				return strings.Join(strings.Fields(rest[:j]), " ")
@@ -466,6 +503,27 @@ func htmlTitle(s string) string {
 		}
 	}
 	return ""
+}
+
+// indexASCIIFold finds lower-case ASCII needle in s ignoring ASCII case, byte for byte (so
+// that the index is valid in s whatever else s holds).
+func indexASCIIFold(s, needle string) int {
+	for i := 0; i+len(needle) <= len(s); i++ {
+		j := 0
+		for ; j < len(needle); j++ {
+			c := s[i+j]
+			if c >= 'A' && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != needle[j] {
+				break
+			}
+		}
+		if j == len(needle) {
+			return i
+		}
+	}
+	return -1
 }
 
 // clip bounds s to n bytes without splitting a rune, and replaces invalid UTF-8.

@@ -3,8 +3,6 @@ package remedy
 import (
 	"net/url"
 	"strings"
-
-	"github.com/tidwall/gjson"
 )
 
 // toPointer converts a field path, in whichever notation the server used, to an RFC 6901 JSON
@@ -83,31 +81,28 @@ func dottedPointer(path string, dropBody bool) string {
 
 // arrayPointer converts a segment array (["items", 0, "sku"]) to a pointer; a leading "body"
 // location followed by more segments is dropped, as in toPointer.
-func arrayPointer(arr gjson.Result) string {
+func arrayPointer(arr val) string {
 	var b strings.Builder
-	i := 0
-	arr.ForEach(func(_, v gjson.Result) bool {
-		seg := v.Str
-		if v.Type == gjson.Number {
-			seg = v.Raw
+	first := true
+	for it := arr.iter(); it.next(); {
+		seg := it.val.Text()
+		if first && seg == "body" && it.pos < it.end {
+			first = false
+			continue
 		}
-		i++
-		if i == 1 && seg == "body" && len(arr.Raw) > len(`["body"]`)+1 && strings.Contains(arr.Raw[1:], ",") {
-			return true
-		}
+		first = false
 		b.WriteByte('/')
 		writeEscaped(&b, seg)
-		return true
-	})
+	}
 	return b.String()
 }
 
 // pathPointer reads a path that may be an array of segments or a string in any notation.
-func pathPointer(v gjson.Result) string {
+func pathPointer(v val) string {
 	if v.IsArray() {
 		return arrayPointer(v)
 	}
-	return toPointer(v.String())
+	return toPointer(v.Text())
 }
 
 func writeEscaped(b *strings.Builder, seg string) {

@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/tidwall/gjson"
 )
 
 // now is the clock HTTP-date and epoch headers are measured against when the response has no
@@ -51,7 +49,7 @@ type retryFacts struct {
 // x-ratelimit-reset-*, Anthropic's anthropic-ratelimit-*-reset). Negative, NaN and non-numeric
 // values are ignored, never guessed; enormous ones saturate at the largest Duration.
 func (p *parser) resolveRetry() {
-	e := p.e
+	e := &p.e
 	info := lookupCode(e.Code)
 	switch {
 	case p.facts.flag != 0:
@@ -199,12 +197,12 @@ func (p *parser) rateLimitReset() wait {
 }
 
 // waitFromJSON reads a JSON number (or numeric string) of the given unit.
-func waitFromJSON(v gjson.Result, unit float64) wait {
-	switch v.Type {
-	case gjson.Number:
-		return waitFromFloat(v.Num, unit)
-	case gjson.String:
-		return waitFromFloat(parseFloat(v.Str), unit)
+func waitFromJSON(v val, unit float64) wait {
+	switch v.kind() {
+	case kNumber:
+		return waitFromFloat(v.Num(), unit)
+	case kString:
+		return waitFromFloat(parseFloat(v.Str()), unit)
 	}
 	return wait{}
 }
@@ -232,16 +230,16 @@ func parseFloat(s string) float64 {
 
 // protoDuration reads a google.protobuf.Duration in its JSON mapping ("30s", "1.5s") or as an
 // object {"seconds": 30, "nanos": 0}.
-func protoDuration(v gjson.Result) wait {
-	if v.Type == gjson.String {
-		s := strings.TrimSpace(v.Str)
+func protoDuration(v val) wait {
+	if v.IsString() {
+		s := strings.TrimSpace(v.Str())
 		if !strings.HasSuffix(s, "s") {
 			return wait{}
 		}
 		return waitFromFloat(parseFloat(s[:len(s)-1]), float64(time.Second))
 	}
 	if v.IsObject() {
-		sec, nanos := v.Get("seconds"), v.Get("nanos")
+		sec, nanos := v.member("seconds"), v.member("nanos")
 		if !sec.Exists() && !nanos.Exists() {
 			return wait{}
 		}
