@@ -358,8 +358,8 @@ func (b *badReadCloser) Close() error {
 // that was read, and resp.Body still yields the whole body from its start.
 func TestBadInputParseResponseMaxBody(t *testing.T) {
 	t.Parallel()
-	text := "upstream is down; it will be back in a few minutes, please retry the request later on. Thank you!!"
-	agent := `{"error":{"statusCode":503,"code":"maintenance","message":"Back soon.","retryable":false}}    `
+	text := "upstream is down; it will be back in a few minutes, please retry the request later on. Thank you!!!!"
+	agent := `{"error":{"statusCode":503,"code":"maintenance","message":"Back again soon.","retryable":false}}    `
 	require.Len(t, text, 100)
 	require.Len(t, agent, 100)
 	tests := []struct {

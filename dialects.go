@@ -134,7 +134,9 @@ func (p *parser) agentField(key string, v val) bool {
 	case "docs_url", "doc_uri", "doc_url", "documentation_url":
 		e.DocsURL = v.Text()
 	case "related_codes":
-		e.RelatedCodes = p.strList(v)
+		for it := v.iter(); it.next(); {
+			p.related(it.val.Text(), false)
+		}
 	case "example_request":
 		e.ExampleRequest = p.raw(v)
 	case "intent":

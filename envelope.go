@@ -174,13 +174,15 @@ const DefaultMaxBody = 1 << 20
 //
 // Parse never panics and takes time linear in the body; it reads at most DefaultMaxBody bytes
 // of it. A body it cannot read unambiguously (invalid JSON or UTF-8, duplicate keys, nesting
-// deeper than 64) gives an envelope classified by status and headers, with Dialect
-// DialectUnstructured. The envelope does not alias body.
+// deeper than 64, longer than DefaultMaxBody) gives an envelope classified by status and
+// headers, with Dialect DialectUnstructured. JSON values nested deeper than 32 levels (a
+// schema, an expected value) are not kept. The envelope does not alias body.
 func Parse(status int, header http.Header, body []byte) (*Envelope, bool) {
-	if len(body) > DefaultMaxBody {
+	truncated := len(body) > DefaultMaxBody
+	if truncated {
 		body = body[:DefaultMaxBody]
 	}
-	return parse(status, header, string(body), false)
+	return parse(status, header, string(body), truncated)
 }
 
 func parse(status int, header http.Header, body string, truncated bool) (*Envelope, bool) {
@@ -209,12 +211,13 @@ type Verdict struct {
 // a retry can succeed and how long to wait, by exactly the rules Parse uses, and allocates
 // nothing for the common dialects. Use it on hot paths that only need the decision.
 func Classify(status int, header http.Header, body []byte) Verdict {
-	if len(body) > DefaultMaxBody {
+	truncated := len(body) > DefaultMaxBody
+	if truncated {
 		body = body[:DefaultMaxBody]
 	}
 	// The body is only read, never retained: no string escapes this call except the
 	// constants the verdict is made of.
-	p := parser{status: status, header: header, body: unsafe.String(unsafe.SliceData(body), len(body))}
+	p := parser{status: status, header: header, body: unsafe.String(unsafe.SliceData(body), len(body)), truncated: truncated}
 	if !p.run() {
 		return Verdict{Status: status}
 	}

@@ -40,13 +40,15 @@ type tok struct {
 	start, end int32
 	next       int32
 	kind       kind
-	esc        bool // a string holding escapes
+	esc        bool  // a string holding escapes
+	height     uint8 // nesting inside the value: 0 for scalars, 1 for a flat object or array
 }
 
 type tape struct {
 	s    string
 	toks []tok
-	i    int // scan position
+	i    int   // scan position
+	h    uint8 // height of the value scanned last
 }
 
 var tapes = sync.Pool{New: func() any { return &tape{toks: make([]tok, 0, 256)} }}
@@ -105,10 +107,17 @@ func (t *tape) close(idx int) {
 	t.toks[idx].next = int32(len(t.toks))
 }
 
+func (t *tape) closeContainer(idx int, h uint8) {
+	t.close(idx)
+	t.toks[idx].height = h
+	t.h = h
+}
+
 func (t *tape) value(depth int) bool {
 	if t.i >= len(t.s) {
 		return false
 	}
+	t.h = 0
 	start := t.i
 	switch c := t.s[t.i]; {
 	case c == '{':
@@ -150,9 +159,10 @@ func (t *tape) object(depth int) bool {
 	obj := t.push(kObject, t.i)
 	t.i++ // {
 	t.ws()
+	h := uint8(1)
 	if t.i < len(t.s) && t.s[t.i] == '}' {
 		t.i++
-		t.close(obj)
+		t.closeContainer(obj, h)
 		return true
 	}
 	var seen map[string]struct{}
@@ -200,6 +210,7 @@ func (t *tape) object(depth int) bool {
 		if !t.value(depth) {
 			return false
 		}
+		h = max(h, t.h+1)
 		t.ws()
 		if t.i >= len(t.s) {
 			return false
@@ -210,7 +221,7 @@ func (t *tape) object(depth int) bool {
 			t.ws()
 		case '}':
 			t.i++
-			t.close(obj)
+			t.closeContainer(obj, h)
 			return true
 		default:
 			return false
@@ -222,15 +233,17 @@ func (t *tape) array(depth int) bool {
 	arr := t.push(kArray, t.i)
 	t.i++ // [
 	t.ws()
+	h := uint8(1)
 	if t.i < len(t.s) && t.s[t.i] == ']' {
 		t.i++
-		t.close(arr)
+		t.closeContainer(arr, h)
 		return true
 	}
 	for {
 		if !t.value(depth) {
 			return false
 		}
+		h = max(h, t.h+1)
 		t.ws()
 		if t.i >= len(t.s) {
 			return false
@@ -241,7 +254,7 @@ func (t *tape) array(depth int) bool {
 			t.ws()
 		case ']':
 			t.i++
-			t.close(arr)
+			t.closeContainer(arr, h)
 			return true
 		default:
 			return false
@@ -355,6 +368,14 @@ func (t *tape) root() val {
 }
 
 func (v val) tok() *tok { return &v.t.toks[v.i-1] }
+
+// height is how deeply the value nests (0 for a scalar).
+func (v val) height() int {
+	if v.i == 0 {
+		return 0
+	}
+	return int(v.tok().height)
+}
 
 // Exists reports whether the value is present (null is present).
 func (v val) Exists() bool { return v.i > 0 }

@@ -364,9 +364,15 @@ func (c *parser) done(d Dialect) Envelope {
 
 // --- small readers of JSON values shared by the dialects ---
 
-// raw keeps a value's JSON, compacted, when the parse wants details; null and absent are nil.
+// maxRawHeight bounds the nesting of the JSON values an envelope keeps (schemas, expected,
+// received, arguments): deeper ones are dropped, so that every envelope's encodings, which nest
+// them a few levels further, stay within what Parse reads back.
+const maxRawHeight = maxDepth / 2
+
+// raw keeps a value's JSON, compacted, when the parse wants details; null, absent and values
+// nested deeper than maxRawHeight are nil.
 func (p *parser) raw(v val) json.RawMessage {
-	if !p.full || !v.Exists() || v.IsNull() {
+	if !p.full || !v.Exists() || v.IsNull() || v.height() > maxRawHeight {
 		return nil
 	}
 	return compact(v.Raw())
@@ -399,6 +405,9 @@ func compact(s string) json.RawMessage {
 
 func (p *parser) rawList(v val) []json.RawMessage {
 	if !p.full || !v.IsArray() {
+		return nil
+	}
+	if v.height() > maxRawHeight {
 		return nil
 	}
 	var out []json.RawMessage

@@ -1,0 +1,67 @@
+package remedy_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/remedy-go/remedy"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A value nested near the depth limit is not kept, so the encodings, which nest it deeper, still
+// read back.
+func TestDeepValuesStillRoundTrip(t *testing.T) {
+	t.Parallel()
+	deep := strings.Repeat("[", 60) + strings.Repeat("]", 60)
+	body := []byte(`{"type":"https://x/p","title":"T","status":400,"schema":` + deep +
+		`,"invalid_fields":[{"field":"a","expected":` + deep + `}]}`)
+	e, ok := remedy.Parse(400, nil, body)
+	require.True(t, ok)
+	require.Equal(t, remedy.DialectProblem, e.Dialect)
+	assert.Nil(t, e.Schema)
+	require.Len(t, e.Issues, 1, "the issue is kept without its too-deep value")
+	assert.Nil(t, e.Issues[0].Expected)
+
+	canonical, err := json.Marshal(e)
+	require.NoError(t, err)
+	back, ok := remedy.Parse(400, nil, canonical)
+	require.True(t, ok)
+	assert.Equal(t, remedy.DialectAgent, back.Dialect)
+	assert.Equal(t, "p", back.Code)
+	assert.Len(t, back.Issues, 1)
+}
+
+// A body over the bound is classified the same way by Parse, Classify and ParseResponse: from
+// its status and headers, never from a prefix that happens to be valid JSON.
+func TestOversizedBodyAgrees(t *testing.T) {
+	t.Parallel()
+	body := []byte(`{"error":{"code":"rate_limited","message":"slow down"}}` +
+		strings.Repeat(" ", remedy.DefaultMaxBody) + `garbage`)
+	e, ok := remedy.Parse(400, nil, body)
+	require.True(t, ok)
+	assert.Equal(t, remedy.DialectUnstructured, e.Dialect)
+	assert.Equal(t, remedy.DialectUnstructured, remedy.Classify(400, nil, body).Dialect)
+
+	resp := &http.Response{StatusCode: 400, Header: http.Header{}, Body: io.NopCloser(bytes.NewReader(body))}
+	r, ok := remedy.ParseResponse(resp)
+	require.True(t, ok)
+	assert.Equal(t, e.Code, r.Code)
+	assert.Equal(t, e.Dialect, r.Dialect)
+	assert.Equal(t, e.Category, r.Category)
+}
+
+// The body's own related_codes count when the category is decided, on both paths.
+func TestRelatedCodesDecideCategory(t *testing.T) {
+	t.Parallel()
+	body := []byte(`{"error":{"code":"x","related_codes":["rate_limited"]}}`)
+	e, ok := remedy.Parse(400, nil, body)
+	require.True(t, ok)
+	assert.Equal(t, remedy.CategoryRateLimit, e.Category)
+	assert.Equal(t, []string{"rate_limited"}, e.RelatedCodes)
+	assert.Equal(t, remedy.CategoryRateLimit, remedy.Classify(400, nil, body).Category)
+}
