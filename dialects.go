@@ -184,6 +184,9 @@ func (p *parser) issues(v val) {
 	if !p.full || !v.IsArray() {
 		return
 	}
+	if p.e.Issues == nil {
+		p.e.Issues = make([]Issue, 0, v.len())
+	}
 	for it := v.iter(); it.next(); {
 		if !it.val.IsObject() {
 			if it.val.IsString() {
@@ -191,17 +194,17 @@ func (p *parser) issues(v val) {
 			}
 			continue
 		}
-		var is Issue
-		havePointer := false
+		var (
+			is            Issue
+			pointer, path val
+		)
 		for f := it.val.iter(); f.next(); {
 			x := f.val
 			switch k := f.Key(); k {
 			case "pointer":
-				is.Path, havePointer = toPointer(x.Text()), true
+				pointer = x
 			case "path", "field", "loc", "location", "name", "target", "param":
-				if !havePointer {
-					is.Path = pathPointer(x)
-				}
+				path = x
 			case "code", "keyword", "type", "rule":
 				if is.Code == "" {
 					is.Code = x.Text()
@@ -230,6 +233,11 @@ func (p *parser) issues(v val) {
 			case "suggested_value", "suggestedValue", "suggestion":
 				is.SuggestedValue = p.raw(x)
 			}
+		}
+		if pointer.Exists() { // the RFC 6901 form, when the server gave both
+			is.Path = toPointer(pointer.Text())
+		} else {
+			is.Path = pathPointer(path)
 		}
 		p.addIssue(is)
 	}
@@ -283,10 +291,10 @@ func (p *parser) readErrorObj() Dialect {
 		vendorType, param, status                  string
 		details                                    val
 	)
-	if p.header.Get("Stripe-Should-Retry") != "" {
+	if p.h.stripeShouldRetry != "" {
 		stripe = true
 	}
-	if p.header.Get("Openai-Version") != "" || p.header.Get("Openai-Processing-Ms") != "" {
+	if p.h.openai {
 		openai = true
 	}
 	for it := obj.iter(); it.next(); {
@@ -362,7 +370,7 @@ func (p *parser) readErrorObj() Dialect {
 		d = DialectGoogle
 		p.googleDetails(details, status)
 	case stripe || vendorType == "card_error" || vendorType == "idempotency_error" ||
-		vendorType == "api_error" && !openai && strings.HasPrefix(p.header.Get("Request-Id"), "req_"):
+		vendorType == "api_error" && !openai && strings.HasPrefix(p.h.requestIDStripe, "req_"):
 		d = DialectStripe
 	case agent:
 		d = DialectAgent

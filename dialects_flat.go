@@ -6,7 +6,7 @@ import "strings"
 
 func (p *parser) readProblem() Dialect {
 	t := &p.top
-	problem := strings.Contains(p.header.Get("Content-Type"), "problem+json")
+	problem := strings.Contains(p.h.contentType, "problem+json")
 	if !problem {
 		uri := isURI(t.typ.Str())
 		problem = (uri || t.title.IsString()) && (t.status.Exists() || t.detail.Exists() || t.title.Exists())
@@ -150,7 +150,7 @@ func (p *parser) readAWSJSON() Dialect {
 	t := &p.top
 	typ := t.awsType.Str()
 	if typ == "" {
-		typ = p.header.Get("X-Amzn-Errortype")
+		typ = p.h.amznErrorType
 	}
 	if typ == "" {
 		return ""

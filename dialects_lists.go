@@ -239,10 +239,10 @@ func (p *parser) readJSONAPI() Dialect {
 	t := &p.top
 	errs := t.errors
 	if !errs.IsArray() || t.message.Exists() || t.typ.Exists() || t.title.Exists() ||
-		t.detail.Exists() || t.status.Exists() || strings.Contains(p.header.Get("Content-Type"), "problem+json") {
+		t.detail.Exists() || t.status.Exists() || strings.Contains(p.h.contentType, "problem+json") {
 		return "" // JSON:API's top level holds none of these; RFC 9457's does
 	}
-	jsonapi := t.jsonapi.Exists() || strings.Contains(p.header.Get("Content-Type"), "vnd.api+json")
+	jsonapi := t.jsonapi.Exists() || strings.Contains(p.h.contentType, "vnd.api+json")
 	if x := errs.member("0"); x.member("detail").Exists() || x.member("source").Exists() || x.member("title").Exists() {
 		jsonapi = true
 	}

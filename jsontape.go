@@ -98,8 +98,14 @@ func (t *tape) ws() {
 }
 
 func (t *tape) push(k kind, start int) int {
-	t.toks = append(t.toks, tok{kind: k, start: int32(start)})
-	return len(t.toks) - 1
+	n := len(t.toks)
+	if n == cap(t.toks) {
+		t.toks = append(t.toks, tok{})
+	} else {
+		t.toks = t.toks[:n+1]
+	}
+	t.toks[n] = tok{kind: k, start: int32(start)}
+	return n
 }
 
 func (t *tape) close(idx int) {
@@ -159,14 +165,20 @@ func (t *tape) object(depth int) bool {
 	obj := t.push(kObject, t.i)
 	t.i++ // {
 	t.ws()
-	h := uint8(1)
+	height := uint8(1)
 	if t.i < len(t.s) && t.s[t.i] == '}' {
 		t.i++
-		t.closeContainer(obj, h)
+		t.closeContainer(obj, height)
 		return true
 	}
-	var seen map[string]struct{}
-	n := 0
+	// Duplicate keys: a cheap hash filters the comparisons in small objects; large ones
+	// fall back to a map.
+	var (
+		hs   [smallObject]uint32
+		ks   [smallObject]string
+		seen map[string]struct{}
+		n    int
+	)
 	for {
 		if t.i >= len(t.s) || t.s[t.i] != '"' {
 			return false
@@ -181,19 +193,20 @@ func (t *tape) object(depth int) bool {
 		// Keys are compared as written; two spellings of one key through escapes are rare
 		// enough that the first one read is accepted.
 		k := t.s[t.toks[key].start+1 : t.i-1]
-		n++
+		h := keyHash(k)
 		switch {
-		case n <= smallObject:
-			for m := obj + 1; m < key; m = int(t.toks[m+1].next) {
-				if t.s[t.toks[m].start+1:t.toks[m].end-1] == k {
+		case n < smallObject:
+			for j := 0; j < n; j++ {
+				if hs[j] == h && ks[j] == k {
 					return false
 				}
 			}
+			hs[n], ks[n] = h, k
 		default:
 			if seen == nil {
 				seen = make(map[string]struct{}, 2*smallObject)
-				for m := obj + 1; m < key; m = int(t.toks[m+1].next) {
-					seen[t.s[t.toks[m].start+1:t.toks[m].end-1]] = struct{}{}
+				for _, prev := range ks {
+					seen[prev] = struct{}{}
 				}
 			}
 			if _, dup := seen[k]; dup {
@@ -201,6 +214,7 @@ func (t *tape) object(depth int) bool {
 			}
 			seen[k] = struct{}{}
 		}
+		n++
 		t.ws()
 		if t.i >= len(t.s) || t.s[t.i] != ':' {
 			return false
@@ -210,7 +224,7 @@ func (t *tape) object(depth int) bool {
 		if !t.value(depth) {
 			return false
 		}
-		h = max(h, t.h+1)
+		height = max(height, t.h+1)
 		t.ws()
 		if t.i >= len(t.s) {
 			return false
@@ -221,7 +235,7 @@ func (t *tape) object(depth int) bool {
 			t.ws()
 		case '}':
 			t.i++
-			t.closeContainer(obj, h)
+			t.closeContainer(obj, height)
 			return true
 		default:
 			return false
@@ -262,11 +276,29 @@ func (t *tape) array(depth int) bool {
 	}
 }
 
+// plainByte marks the bytes a string holds without a second look: printable ASCII other
+// than '"' and '\\'.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // str consumes a string literal; esc reports whether it holds escapes.
 func (t *tape) str() (esc, ok bool) {
 	t.i++ // "
-	for t.i < len(t.s) {
-		c := t.s[t.i]
+	s := t.s
+	for t.i < len(s) {
+		i := t.i
+		for i < len(s) && plainByte[s[i]] {
+			i++
+		}
+		t.i = i
+		if i >= len(s) {
+			break
+		}
+		c := s[i]
 		switch {
 		case c == '"':
 			t.i++
@@ -301,6 +333,13 @@ func (t *tape) str() (esc, ok bool) {
 		}
 	}
 	return esc, false
+}
+
+func keyHash(k string) uint32 {
+	if k == "" {
+		return 0
+	}
+	return uint32(len(k))<<16 | uint32(k[0])<<8 | uint32(k[len(k)-1])
 }
 
 func isHex4(s string) bool {
@@ -433,6 +472,15 @@ func (v val) Text() string {
 		return v.Raw()
 	}
 	return ""
+}
+
+// len is the number of an array's elements or an object's members.
+func (v val) len() int {
+	n := 0
+	for it := v.iter(); it.next(); {
+		n++
+	}
+	return n
 }
 
 // Get reads a member by name, or a dotted path of names and array indexes ("links.0.url").

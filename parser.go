@@ -32,6 +32,107 @@ type parser struct {
 	// alt are the codes besides Code the category may be read from (see related).
 	alt  [4]string
 	nalt int
+	// arena holds the JSON values the envelope keeps (full parse only), shared with children.
+	arena *arena
+	h     headerFacts
+	// code and info cache the well-known-code lookup of Code.
+	code string
+	info codeInfo
+}
+
+func (p *parser) codeInfo() codeInfo {
+	if p.code != p.e.Code || p.code == "" {
+		p.code, p.info = p.e.Code, lookupCode(p.e.Code)
+	}
+	return p.info
+}
+
+// headerFacts are the headers the rules consult on every parse, read in one pass over the
+// header map (cheaper than a lookup for each). Rarer ones are looked up when needed.
+type headerFacts struct {
+	shouldRetry, stripeShouldRetry, rateLimitRemaining, retryAfterMs, retryAfter string
+	date, contentType, traceparent, replayed, amznErrorType, requestIDStripe     string
+	openai                                                                       bool
+	requestID                                                                    string
+	requestIDRank                                                                int
+}
+
+func (h *headerFacts) read(header http.Header) {
+	h.requestIDRank = 1 << 30
+	for k, vs := range header {
+		if len(vs) == 0 {
+			continue
+		}
+		v := vs[0]
+		rank := -1
+		switch k {
+		case "X-Should-Retry":
+			h.shouldRetry = v
+		case "Stripe-Should-Retry":
+			h.stripeShouldRetry = v
+		case "X-Ratelimit-Remaining":
+			h.rateLimitRemaining = v
+		case "Retry-After-Ms":
+			h.retryAfterMs = v
+		case "Retry-After":
+			h.retryAfter = v
+		case "Date":
+			h.date = v
+		case "Content-Type":
+			h.contentType = v
+		case "Traceparent":
+			h.traceparent = v
+		case "Idempotency-Replayed":
+			h.replayed = v
+		case "X-Amzn-Errortype":
+			h.amznErrorType = v
+		case "Openai-Version", "Openai-Processing-Ms":
+			h.openai = true
+		// Request ids, in order of preference when several are sent.
+		case "X-Request-Id":
+			rank = 0
+		case "Request-Id":
+			h.requestIDStripe, rank = v, 1
+		case "X-Amzn-Requestid":
+			rank = 2
+		case "X-Amz-Request-Id":
+			rank = 3
+		case "X-Github-Request-Id":
+			rank = 4
+		case "X-Ms-Request-Id":
+			rank = 5
+		case "X-Slack-Req-Id":
+			rank = 6
+		case "Audit-Id":
+			rank = 7
+		case "Cf-Ray":
+			rank = 8
+		case "X-Goog-Request-Id":
+			rank = 9
+		case "X-Correlation-Id":
+			rank = 10
+		}
+		if rank >= 0 && rank < h.requestIDRank {
+			h.requestID, h.requestIDRank = v, rank
+		}
+	}
+}
+
+// arena packs the raw JSON values of one envelope into few allocations. Each value handed out
+// is a slice whose capacity ends where it ends: appending to it reallocates, and a new chunk is
+// taken when one is full, so no value is ever written twice.
+type arena struct {
+	buf  []byte
+	hint int
+}
+
+func (a *arena) compact(s string) json.RawMessage {
+	if cap(a.buf)-len(a.buf) < len(s) {
+		a.buf = make([]byte, 0, max(len(s), a.hint))
+	}
+	start := len(a.buf)
+	a.buf = appendCompact(a.buf, s)
+	return a.buf[start:len(a.buf):len(a.buf)]
 }
 
 // topMembers are the top-level members the readers test for their markers, found in one pass.
@@ -125,6 +226,7 @@ func (t *topMembers) read(root val) {
 
 // run parses the body and reports whether the response is a failure.
 func (p *parser) run() bool {
+	p.h.read(p.header)
 	s := strings.TrimSpace(strings.TrimPrefix(p.body, "\ufeff"))
 	var d Dialect
 	if s != "" && !p.truncated {
@@ -205,25 +307,14 @@ func (p *parser) finish(d Dialect) {
 	}
 	p.resolveRetry()
 	if e.RequestID == "" {
-		for _, h := range requestIDHeaders {
-			if v := p.header.Get(h); v != "" {
-				e.RequestID = v
-				break
-			}
-		}
+		e.RequestID = p.h.requestID
 	}
 	if e.TraceID == "" {
-		e.TraceID = traceparentID(p.header.Get("Traceparent"))
+		e.TraceID = traceparentID(p.h.traceparent)
 	}
-	if strings.EqualFold(strings.TrimSpace(p.header.Get("Idempotency-Replayed")), "true") {
+	if strings.EqualFold(strings.TrimSpace(p.h.replayed), "true") {
 		e.Replayed = true
 	}
-}
-
-var requestIDHeaders = [...]string{
-	"X-Request-Id", "Request-Id", "X-Amzn-Requestid", "X-Amz-Request-Id", "X-Github-Request-Id",
-	"X-Ms-Request-Id", "X-Slack-Req-Id", "Audit-Id", "Cf-Ray", "X-Goog-Request-Id",
-	"X-Correlation-Id",
 }
 
 // statusCode names a status as a code: 503 → "service_unavailable".
@@ -261,11 +352,11 @@ var statusCodeNames = func() map[int]string {
 // dependency is down.
 func (p *parser) category() Category {
 	e := &p.e
-	if e.Status == 403 && strings.TrimSpace(p.header.Get("X-RateLimit-Remaining")) == "0" {
+	if e.Status == 403 && strings.TrimSpace(p.h.rateLimitRemaining) == "0" {
 		return CategoryRateLimit
 	}
 	byStatus := statusCategory(e.Status)
-	c := lookupCode(e.Code).category
+	c := p.codeInfo().category
 	for i := 0; c == "" && i < p.nalt; i++ {
 		c = lookupCode(p.alt[i]).category
 	}
@@ -349,7 +440,7 @@ func itoa(n int) string {
 
 // child parses one nested failure with the same response context.
 func (p *parser) child(status int) *parser {
-	c := &parser{status: status, header: p.header, full: p.full}
+	c := &parser{status: status, header: p.header, full: p.full, arena: p.arena, h: p.h}
 	if c.status == 0 {
 		c.status = p.status
 	}
@@ -375,12 +466,16 @@ func (p *parser) raw(v val) json.RawMessage {
 	if !p.full || !v.Exists() || v.IsNull() || v.height() > maxRawHeight {
 		return nil
 	}
-	return compact(v.Raw())
+	return p.arena.compact(v.Raw())
 }
 
 // compact copies valid JSON without the whitespace between tokens.
-func compact(s string) json.RawMessage {
-	out := make([]byte, 0, len(s))
+func compact(s string) json.RawMessage { return appendCompact(make([]byte, 0, len(s)), s) }
+
+func appendCompact(out []byte, s string) []byte {
+	if !hasSpace(s) {
+		return append(out, s...)
+	}
 	inStr, esc := false, false
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -403,6 +498,15 @@ func compact(s string) json.RawMessage {
 	return out
 }
 
+func hasSpace(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c <= ' ' && (c == ' ' || c == '\n' || c == '\r' || c == '\t') {
+			return true
+		}
+	}
+	return false
+}
+
 func (p *parser) rawList(v val) []json.RawMessage {
 	if !p.full || !v.IsArray() {
 		return nil
@@ -410,9 +514,9 @@ func (p *parser) rawList(v val) []json.RawMessage {
 	if v.height() > maxRawHeight {
 		return nil
 	}
-	var out []json.RawMessage
+	out := make([]json.RawMessage, 0, v.len())
 	for it := v.iter(); it.next(); {
-		out = append(out, compact(it.val.Raw()))
+		out = append(out, p.arena.compact(it.val.Raw()))
 	}
 	return out
 }

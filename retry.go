@@ -50,7 +50,7 @@ type retryFacts struct {
 // values are ignored, never guessed; enormous ones saturate at the largest Duration.
 func (p *parser) resolveRetry() {
 	e := &p.e
-	info := lookupCode(e.Code)
+	info := p.codeInfo()
 	switch {
 	case p.facts.flag != 0:
 		e.Retryable, e.RetrySource = p.facts.flag > 0, RetryFromBody
@@ -94,22 +94,22 @@ func statusRetryable(status int) bool {
 
 // headerFlag reads the retry headers: +1 retry, -1 do not, 0 unsaid.
 func (p *parser) headerFlag() int8 {
-	for _, name := range [...]string{"X-Should-Retry", "Stripe-Should-Retry"} {
-		switch strings.ToLower(strings.TrimSpace(p.header.Get(name))) {
+	for _, v := range [...]string{p.h.shouldRetry, p.h.stripeShouldRetry} {
+		switch strings.ToLower(strings.TrimSpace(v)) {
 		case "true":
 			return 1
 		case "false":
 			return -1
 		}
 	}
-	if p.e.Status == 403 && strings.TrimSpace(p.header.Get("X-RateLimit-Remaining")) == "0" {
+	if p.e.Status == 403 && strings.TrimSpace(p.h.rateLimitRemaining) == "0" {
 		return 1
 	}
 	return 0
 }
 
 func (p *parser) headerMs() wait {
-	v := p.header.Get("Retry-After-Ms")
+	v := p.h.retryAfterMs
 	if v == "" {
 		return wait{}
 	}
@@ -117,7 +117,7 @@ func (p *parser) headerMs() wait {
 }
 
 func (p *parser) retryAfterHeader() wait {
-	v := strings.TrimSpace(p.header.Get("Retry-After"))
+	v := strings.TrimSpace(p.h.retryAfter)
 	if v == "" {
 		return wait{}
 	}
@@ -134,7 +134,7 @@ func (p *parser) retryAfterHeader() wait {
 // until is the wait from the response's Date (or now) to t; a time already past is no wait.
 func (p *parser) until(t time.Time) wait {
 	ref := now()
-	if d := p.header.Get("Date"); d != "" {
+	if d := p.h.date; d != "" {
 		if dt, err := http.ParseTime(d); err == nil {
 			ref = dt
 		}
@@ -164,13 +164,16 @@ func (p *parser) rateLimitReset() wait {
 	}
 	// OpenAI: durations such as "6m0s", "1s", "20ms"; the exhausted limit is the one to wait for.
 	var best wait
-	for _, kind := range [...]string{"requests", "tokens"} {
-		v := p.header.Get("X-Ratelimit-Reset-" + kind)
+	for _, kind := range [...][2]string{
+		{"X-Ratelimit-Reset-Requests", "X-Ratelimit-Remaining-Requests"},
+		{"X-Ratelimit-Reset-Tokens", "X-Ratelimit-Remaining-Tokens"},
+	} {
+		v := p.header.Get(kind[0])
 		d, err := time.ParseDuration(strings.TrimSpace(v))
 		if v == "" || err != nil || d < 0 {
 			continue
 		}
-		if strings.TrimSpace(p.header.Get("X-Ratelimit-Remaining-"+kind)) == "0" {
+		if strings.TrimSpace(p.header.Get(kind[1])) == "0" {
 			return wait{d: d, ok: true}
 		}
 		if !best.ok || d > best.d {
@@ -181,12 +184,18 @@ func (p *parser) rateLimitReset() wait {
 		return best
 	}
 	// Anthropic: RFC 3339 instants.
-	for _, kind := range [...]string{"requests", "tokens", "input-tokens", "output-tokens"} {
-		v := p.header.Get("Anthropic-Ratelimit-" + kind + "-Reset")
+	for i, kind := range [...][2]string{
+		{"Anthropic-Ratelimit-Requests-Reset", "Anthropic-Ratelimit-Requests-Remaining"},
+		{"Anthropic-Ratelimit-Tokens-Reset", "Anthropic-Ratelimit-Tokens-Remaining"},
+		{"Anthropic-Ratelimit-Input-Tokens-Reset", "Anthropic-Ratelimit-Input-Tokens-Remaining"},
+		{"Anthropic-Ratelimit-Output-Tokens-Reset", "Anthropic-Ratelimit-Output-Tokens-Remaining"},
+	} {
+		v := p.header.Get(kind[0])
 		if v == "" {
 			continue
 		}
-		if strings.TrimSpace(p.header.Get("Anthropic-Ratelimit-"+kind+"-Remaining")) != "0" && kind != "requests" {
+		// The requests limit is what a 429 usually means; a token limit counts when exhausted.
+		if i > 0 && strings.TrimSpace(p.header.Get(kind[1])) != "0" {
 			continue
 		}
 		if t, err := time.Parse(time.RFC3339, strings.TrimSpace(v)); err == nil {
