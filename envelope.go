@@ -186,7 +186,7 @@ func Parse(status int, header http.Header, body []byte) (*Envelope, bool) {
 }
 
 func parse(status int, header http.Header, body string, truncated bool) (*Envelope, bool) {
-	p := parser{status: status, header: header, body: body, full: true, truncated: truncated, arena: &arena{hint: len(body)}}
+	p := parser{status: status, header: header, body: body, full: true, truncated: truncated}
 	if !p.run() {
 		return nil, false
 	}

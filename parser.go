@@ -440,6 +440,9 @@ func itoa(n int) string {
 
 // child parses one nested failure with the same response context.
 func (p *parser) child(status int) *parser {
+	if p.arena == nil && p.full {
+		p.arena = &arena{hint: len(p.body)} // shared, so that children pack into it too
+	}
 	c := &parser{status: status, header: p.header, full: p.full, arena: p.arena, h: p.h}
 	if c.status == 0 {
 		c.status = p.status
@@ -466,7 +469,15 @@ func (p *parser) raw(v val) json.RawMessage {
 	if !p.full || !v.Exists() || v.IsNull() || v.height() > maxRawHeight {
 		return nil
 	}
-	return p.arena.compact(v.Raw())
+	return p.keep(v.Raw())
+}
+
+// keep copies a JSON value into the envelope's arena, which the first kept value creates.
+func (p *parser) keep(raw string) json.RawMessage {
+	if p.arena == nil {
+		p.arena = &arena{hint: len(p.body)}
+	}
+	return p.arena.compact(raw)
 }
 
 // compact copies valid JSON without the whitespace between tokens.
@@ -516,7 +527,7 @@ func (p *parser) rawList(v val) []json.RawMessage {
 	}
 	out := make([]json.RawMessage, 0, v.len())
 	for it := v.iter(); it.next(); {
-		out = append(out, p.arena.compact(it.val.Raw()))
+		out = append(out, p.keep(it.val.Raw()))
 	}
 	return out
 }
