@@ -225,22 +225,30 @@ func (t *tape) object(depth int) bool {
 			return false
 		}
 		height = max(height, t.h+1)
-		t.ws()
-		if t.i >= len(t.s) {
-			return false
-		}
-		switch t.s[t.i] {
-		case ',':
-			t.i++
-			t.ws()
-		case '}':
-			t.i++
-			t.closeContainer(obj, height)
-			return true
-		default:
-			return false
+		if closed, ok := t.after('}', obj, height); closed || !ok {
+			return ok
 		}
 	}
+}
+
+// after reads what follows a member or element: a comma (ok, not closed) or the container's
+// closer (closed). Anything else is invalid.
+func (t *tape) after(closer byte, idx int, height uint8) (closed, ok bool) {
+	t.ws()
+	if t.i >= len(t.s) {
+		return false, false
+	}
+	switch t.s[t.i] {
+	case ',':
+		t.i++
+		t.ws()
+		return false, true
+	case closer:
+		t.i++
+		t.closeContainer(idx, height)
+		return true, true
+	}
+	return false, false
 }
 
 func (t *tape) array(depth int) bool {
@@ -258,20 +266,8 @@ func (t *tape) array(depth int) bool {
 			return false
 		}
 		h = max(h, t.h+1)
-		t.ws()
-		if t.i >= len(t.s) {
-			return false
-		}
-		switch t.s[t.i] {
-		case ',':
-			t.i++
-			t.ws()
-		case ']':
-			t.i++
-			t.closeContainer(arr, h)
-			return true
-		default:
-			return false
+		if closed, ok := t.after(']', arr, h); closed || !ok {
+			return ok
 		}
 	}
 }

@@ -41,9 +41,8 @@ func dottedPointer(path string, dropBody bool) string {
 		}
 		return "/" + path
 	}
-	var b strings.Builder
+	b := pointerBuilder{first: true, dropBody: dropBody}
 	b.Grow(len(path) + 4)
-	first := true
 	for i := 0; i < len(path); {
 		var seg string
 		switch path[i] {
@@ -68,31 +67,34 @@ func dottedPointer(path string, dropBody bool) string {
 				seg, i = path[i:i+end], i+end
 			}
 		}
-		if first && dropBody && seg == "body" && i < len(path) {
-			first = false
-			continue
-		}
-		first = false
-		b.WriteByte('/')
-		writeEscaped(&b, seg)
+		b.add(seg, i < len(path))
 	}
 	return b.String()
+}
+
+// pointerBuilder writes a pointer segment by segment, escaping each; with dropBody, a leading
+// "body" segment followed by more is a location prefix, not a member, and is skipped.
+type pointerBuilder struct {
+	strings.Builder
+	first, dropBody bool
+}
+
+func (b *pointerBuilder) add(seg string, more bool) {
+	first := b.first
+	b.first = false
+	if first && b.dropBody && seg == "body" && more {
+		return
+	}
+	b.WriteByte('/')
+	writeEscaped(&b.Builder, seg)
 }
 
 // arrayPointer converts a segment array (["items", 0, "sku"]) to a pointer; a leading "body"
 // location followed by more segments is dropped, as in toPointer.
 func arrayPointer(arr val) string {
-	var b strings.Builder
-	first := true
+	b := pointerBuilder{first: true, dropBody: true}
 	for it := arr.iter(); it.next(); {
-		seg := it.val.Text()
-		if first && seg == "body" && it.pos < it.end {
-			first = false
-			continue
-		}
-		first = false
-		b.WriteByte('/')
-		writeEscaped(&b, seg)
+		b.add(it.val.Text(), it.pos < it.end)
 	}
 	return b.String()
 }
