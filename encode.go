@@ -278,3 +278,6 @@ func appendString(b []byte, s string) []byte {
 	b = append(b, s[start:]...)
 	return append(b, '"')
 }
+
+// quoteJSON encodes s as a JSON string.
+func quoteJSON(s string) json.RawMessage { return appendString(nil, s) }

@@ -3,6 +3,7 @@ package remedy
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -35,16 +36,6 @@ type parser struct {
 	// arena holds the JSON values the envelope keeps (full parse only), shared with children.
 	arena *arena
 	h     headerFacts
-	// code and info cache the well-known-code lookup of Code.
-	code string
-	info codeInfo
-}
-
-func (p *parser) codeInfo() codeInfo {
-	if p.code != p.e.Code || p.code == "" {
-		p.code, p.info = p.e.Code, lookupCode(p.e.Code)
-	}
-	return p.info
 }
 
 // headerFacts are the headers the rules consult on every parse, read in one pass over the
@@ -299,13 +290,14 @@ func (p *parser) finish(d Dialect) {
 	if e.Code == "" {
 		e.Code = statusCode(e.Status)
 	}
+	info := lookupCode(e.Code)
 	if e.Category == "" {
-		e.Category = p.category()
+		e.Category = p.category(info)
 	}
 	if e.Severity == "" {
 		e.Severity = SeverityError
 	}
-	p.resolveRetry()
+	p.resolveRetry(info)
 	if e.RequestID == "" {
 		e.RequestID = p.h.requestID
 	}
@@ -334,29 +326,32 @@ func statusCode(status int) string {
 
 var statusCodeNames = func() map[int]string {
 	m := make(map[int]string)
+	snake := strings.NewReplacer(" ", "_", "-", "_", "'", "")
 	for s := 100; s < 600; s++ {
-		t := http.StatusText(s)
-		if t == "" {
-			continue
+		if t := http.StatusText(s); t != "" {
+			m[s] = snake.Replace(strings.ToLower(t))
 		}
-		t = strings.ToLower(t)
-		t = strings.NewReplacer(" ", "_", "-", "_", "'", "").Replace(t)
-		m[s] = t
 	}
 	return m
 }()
+
+// rateLimitExhausted: a 403 with X-RateLimit-Remaining: 0 is GitHub's primary rate limit, not
+// a permission problem.
+func (p *parser) rateLimitExhausted() bool {
+	return p.e.Status == 403 && strings.TrimSpace(p.h.rateLimitRemaining) == "0"
+}
 
 // category decides the category when the body did not state one: a 403 with an exhausted
 // rate limit is a rate limit; else the code (or a related code) if it is well known; else the
 // status. A generic server-error code does not hide what a 502, 503 or 504 says: the
 // dependency is down.
-func (p *parser) category() Category {
+func (p *parser) category(info codeInfo) Category {
 	e := &p.e
-	if e.Status == 403 && strings.TrimSpace(p.h.rateLimitRemaining) == "0" {
+	if p.rateLimitExhausted() {
 		return CategoryRateLimit
 	}
 	byStatus := statusCategory(e.Status)
-	c := p.codeInfo().category
+	c := info.category
 	for i := 0; c == "" && i < p.nalt; i++ {
 		c = lookupCode(p.alt[i]).category
 	}
@@ -386,7 +381,7 @@ func (p *parser) summarize() {
 	if e.Message == "" {
 		e.Message = b.Message
 		if n := len(e.Errors); n > 1 {
-			e.Message += " (and " + itoa(n-1) + " more)"
+			e.Message += " (and " + strconv.Itoa(n-1) + " more)"
 		}
 	}
 	if e.NextOperation == "" && b.NextOperation != "" {
@@ -424,26 +419,9 @@ func actionability(e *Envelope) int {
 	return 0
 }
 
-func itoa(n int) string {
-	var b [20]byte
-	i := len(b)
-	if n == 0 {
-		return "0"
-	}
-	for n > 0 {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-	}
-	return string(b[i:])
-}
-
 // child parses one nested failure with the same response context.
 func (p *parser) child(status int) *parser {
-	if p.arena == nil && p.full {
-		p.arena = &arena{hint: len(p.body)} // shared, so that children pack into it too
-	}
-	c := &parser{status: status, header: p.header, full: p.full, arena: p.arena, h: p.h}
+	c := &parser{status: status, header: p.header, full: p.full, arena: p.arenaFor(), h: p.h}
 	if c.status == 0 {
 		c.status = p.status
 	}
@@ -472,12 +450,16 @@ func (p *parser) raw(v val) json.RawMessage {
 	return p.keep(v.Raw())
 }
 
-// keep copies a JSON value into the envelope's arena, which the first kept value creates.
-func (p *parser) keep(raw string) json.RawMessage {
+// keep copies a JSON value into the envelope's arena.
+func (p *parser) keep(raw string) json.RawMessage { return p.arenaFor().compact(raw) }
+
+// arenaFor is the parse's arena, created on first use and shared with nested parsers so that
+// their values pack into it too.
+func (p *parser) arenaFor() *arena {
 	if p.arena == nil {
 		p.arena = &arena{hint: len(p.body)}
 	}
-	return p.arena.compact(raw)
+	return p.arena
 }
 
 // compact copies valid JSON without the whitespace between tokens.

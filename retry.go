@@ -48,14 +48,13 @@ type retryFacts struct {
 // failures the reset headers (RateLimit-Reset, X-RateLimit-Reset, OpenAI's
 // x-ratelimit-reset-*, Anthropic's anthropic-ratelimit-*-reset). Negative, NaN and non-numeric
 // values are ignored, never guessed; enormous ones saturate at the largest Duration.
-func (p *parser) resolveRetry() {
+func (p *parser) resolveRetry(info codeInfo) {
 	e := &p.e
-	info := p.codeInfo()
-	switch {
+	switch header := p.headerFlag(); {
 	case p.facts.flag != 0:
 		e.Retryable, e.RetrySource = p.facts.flag > 0, RetryFromBody
-	case p.headerFlag() != 0:
-		e.Retryable, e.RetrySource = p.headerFlag() > 0, RetryFromHeader
+	case header != 0:
+		e.Retryable, e.RetrySource = header > 0, RetryFromHeader
 	case e.Status >= 400:
 		e.Retryable, e.RetrySource = statusRetryable(e.Status), RetryFromStatus
 		if info.transient != 0 {
@@ -102,7 +101,7 @@ func (p *parser) headerFlag() int8 {
 			return -1
 		}
 	}
-	if p.e.Status == 403 && strings.TrimSpace(p.h.rateLimitRemaining) == "0" {
+	if p.rateLimitExhausted() {
 		return 1
 	}
 	return 0
