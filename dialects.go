@@ -135,7 +135,7 @@ func (p *parser) agentField(key string, v val) bool {
 		e.DocsURL = v.Text()
 	case "related_codes":
 		for it := v.iter(); it.next(); {
-			p.related(it.val.Text(), false)
+			p.related(it.val().Text(), false)
 		}
 	case "example_request":
 		e.ExampleRequest = p.raw(v)
@@ -188,9 +188,9 @@ func (p *parser) issues(v val) {
 		p.e.Issues = make([]Issue, 0, v.len())
 	}
 	for it := v.iter(); it.next(); {
-		if !it.val.IsObject() {
-			if it.val.IsString() {
-				p.addIssue(Issue{Message: it.val.Str()})
+		if !it.val().IsObject() {
+			if it.val().IsString() {
+				p.addIssue(Issue{Message: it.val().Str()})
 			}
 			continue
 		}
@@ -198,8 +198,8 @@ func (p *parser) issues(v val) {
 			is            Issue
 			pointer, path val
 		)
-		for f := it.val.iter(); f.next(); {
-			x := f.val
+		for f := it.val().iter(); f.next(); {
+			x := f.val()
 			switch k := f.Key(); k {
 			case "pointer":
 				pointer = x
@@ -258,9 +258,9 @@ func (p *parser) nested(v val, d Dialect, read nestedReader) {
 		return
 	}
 	for it := v.iter(); it.next(); {
-		if it.val.IsObject() {
+		if it.val().IsObject() {
 			c := p.child(0)
-			read(c, it.val)
+			read(c, it.val())
 			p.e.Errors = append(p.e.Errors, c.done(d))
 		}
 	}
@@ -270,9 +270,9 @@ func (p *parser) nested(v val, d Dialect, read nestedReader) {
 func (c *parser) readAgentObject(obj val) {
 	for it := obj.iter(); it.next(); {
 		if k := it.Key(); k == "errors" {
-			c.nested(it.val, DialectAgent, (*parser).readAgentObject)
+			c.nested(it.val(), DialectAgent, (*parser).readAgentObject)
 		} else {
-			c.agentField(k, it.val)
+			c.agentField(k, it.val())
 		}
 	}
 	c.flushField()
@@ -298,7 +298,7 @@ func (p *parser) readErrorObj() Dialect {
 		openai = true
 	}
 	for it := obj.iter(); it.next(); {
-		k, v := it.Key(), it.val
+		k, v := it.Key(), it.val()
 		switch k {
 		case "status":
 			if s := v.Str(); isUpperSnake(s) { // google.rpc.Code name
@@ -401,7 +401,7 @@ func (p *parser) readErrorObj() Dialect {
 				p.pending = false // the details name the fields; the top-level target restates them
 			}
 			for it := details.iter(); it.next(); {
-				x := it.val
+				x := it.val()
 				p.addIssue(Issue{Path: toPointer(x.member("target").Text()), Code: x.member("code").Text(), Message: x.member("message").Str()})
 			}
 		}
@@ -418,7 +418,7 @@ func (p *parser) googleDetails(details val, status string) {
 		e.Code = status
 	}
 	for it := details.iter(); it.next(); {
-		d := it.val
+		d := it.val()
 		t := d.member("@type").Str()
 		switch t[strings.LastIndexByte(t, '.')+1:] {
 		case "ErrorInfo":
@@ -433,7 +433,7 @@ func (p *parser) googleDetails(details val, status string) {
 			}
 		case "BadRequest":
 			for fv := d.member("fieldViolations").iter(); fv.next(); {
-				x := fv.val
+				x := fv.val()
 				p.addIssue(Issue{Path: toPointer(x.member("field").Str()), Code: x.member("reason").Str(), Message: x.member("description").Str()})
 			}
 		case "QuotaFailure", "PreconditionFailure":

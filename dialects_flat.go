@@ -25,20 +25,20 @@ func (c *parser) readProblemObject(obj val) {
 	for it := obj.iter(); it.next(); {
 		switch k := it.Key(); k {
 		case "type":
-			if s := it.val.Str(); s != "about:blank" { // absent and about:blank mean the same
+			if s := it.val().Str(); s != "about:blank" { // absent and about:blank mean the same
 				e.Type = s
 			}
 		case "instance":
 		case "errors":
-			c.nested(it.val, DialectProblem, (*parser).readProblemObject)
+			c.nested(it.val(), DialectProblem, (*parser).readProblemObject)
 		case "pointer":
 			// An item of RFC 9457's errors list: {detail, pointer}.
 			if c.full {
-				c.field.Path = toPointer(it.val.Str())
+				c.field.Path = toPointer(it.val().Str())
 			}
 			c.pending = true
 		default:
-			c.agentField(k, it.val)
+			c.agentField(k, it.val())
 		}
 	}
 	if e.Code == "" && e.Type != "" {
@@ -77,7 +77,7 @@ func (p *parser) readGitHub() Dialect {
 		return DialectGitHub
 	}
 	for it := errs.iter(); it.next(); {
-		x := it.val
+		x := it.val()
 		if x.IsString() {
 			p.addIssue(Issue{Message: x.Str()})
 			continue
@@ -140,7 +140,7 @@ func (p *parser) readAX() Dialect {
 		return ""
 	}
 	for it := p.top.root.iter(); it.next(); {
-		p.agentField(it.Key(), it.val)
+		p.agentField(it.Key(), it.val())
 	}
 	p.flushField()
 	return DialectAX
@@ -208,9 +208,9 @@ func (p *parser) readGenericJSON() Dialect {
 	} else if m.IsArray() { // NestJS: a list of validation messages
 		for it := m.iter(); it.next(); {
 			if e.Message == "" {
-				e.Message = it.val.Str()
+				e.Message = it.val().Str()
 			}
-			p.addIssue(Issue{Message: it.val.Str()})
+			p.addIssue(Issue{Message: it.val().Str()})
 		}
 		found = e.Message != ""
 	}
@@ -230,8 +230,8 @@ func (p *parser) readGenericJSON() Dialect {
 	if errs := t.errors; errs.IsObject() { // Rails / Laravel: {"field": ["message", ...]}
 		for it := errs.iter(); it.next(); {
 			k := it.Key()
-			for m := it.val.iter(); m.next(); {
-				msg := m.val.Text()
+			for m := it.val().iter(); m.next(); {
+				msg := m.val().Text()
 				p.addIssue(Issue{Path: toPointer(k), Message: msg})
 				if e.Message == "" && p.full {
 					e.Message = k + " " + msg

@@ -21,11 +21,11 @@ func (p *parser) readMCP() Dialect {
 	}
 	var text strings.Builder
 	for it := res.member("content").iter(); it.next(); {
-		if it.val.member("type").Str() == "text" {
+		if it.val().member("type").Str() == "text" {
 			if text.Len() > 0 {
 				text.WriteByte('\n')
 			}
-			text.WriteString(it.val.member("text").Str())
+			text.WriteString(it.val().member("text").Str())
 		}
 	}
 	t := strings.TrimSpace(text.String())
@@ -93,7 +93,7 @@ func (p *parser) readJSONRPC() Dialect {
 			switch k := it.Key(); k {
 			case "retryable", "is_retriable", "retry_after_ms", "retry_after_seconds", "hint", "issues",
 				"next_operation", "next_operation_args", "trace_id", "request_id", "docs_url":
-				p.agentField(k, it.val)
+				p.agentField(k, it.val())
 			}
 		}
 	} else if data.IsString() && e.Hint == "" {
@@ -115,7 +115,7 @@ func (p *parser) readKubernetes() Dialect {
 		p.facts.k8s = waitFromJSON(after, 1e9)
 	}
 	for it := details.member("causes").iter(); it.next(); {
-		c := it.val
+		c := it.val()
 		field := c.member("field").Str()
 		if field == "" {
 			continue // a cause without a field restates the message
@@ -141,7 +141,7 @@ func (p *parser) readSlack() Dialect {
 		}
 	}
 	for it := p.top.metadata.member("messages").iter(); it.next(); {
-		msg := strings.TrimSpace(strings.TrimPrefix(it.val.Str(), "[ERROR]"))
+		msg := strings.TrimSpace(strings.TrimPrefix(it.val().Str(), "[ERROR]"))
 		if e.Message == "" {
 			e.Message = msg
 		}
@@ -174,9 +174,9 @@ func (c *parser) readCloudflareError(x val) {
 		c.addIssue(Issue{Path: toPointer(ptr), Code: c.e.Code, Message: c.e.Message})
 	}
 	for it := x.member("error_chain").iter(); it.next(); {
-		c.related(it.val.member("code").Text(), false)
+		c.related(it.val().member("code").Text(), false)
 		if c.e.Hint == "" {
-			c.e.Hint = it.val.member("message").Str()
+			c.e.Hint = it.val().member("message").Str()
 		}
 	}
 }
@@ -199,7 +199,7 @@ func (p *parser) readGraphQL() Dialect {
 	}
 	graphql, any := p.top.data.Exists() || p.top.extensions.Exists(), false
 	for it := errs.iter(); it.next(); {
-		x := it.val
+		x := it.val()
 		any = true
 		if !x.member("message").Exists() || x.member("detail").Exists() || x.member("source").Exists() {
 			return ""
@@ -227,7 +227,7 @@ func (c *parser) readGraphQLError(x val) {
 		switch k := it.Key(); k {
 		case "retryable", "is_retriable", "retry_after_ms", "retry_after_seconds", "hint",
 			"next_operation", "next_operation_args", "trace_id", "request_id", "docs_url", "issues":
-			c.agentField(k, it.val)
+			c.agentField(k, it.val())
 		}
 	}
 	if path := x.member("path"); path.IsArray() {

@@ -182,16 +182,19 @@ func Parse(status int, header http.Header, body []byte) (*Envelope, bool) {
 	if truncated {
 		body = body[:DefaultMaxBody]
 	}
-	return parse(status, header, string(body), truncated)
+	return parse(status, header, body, truncated)
 }
 
-func parse(status int, header http.Header, body string, truncated bool) (*Envelope, bool) {
-	p := parser{status: status, header: header, body: body, full: true, truncated: truncated}
+// parse reads body in place and detaches the envelope from it before returning.
+func parse(status int, header http.Header, body []byte, truncated bool) (*Envelope, bool) {
+	s := unsafe.String(unsafe.SliceData(body), len(body))
+	p := parser{status: status, header: header, body: s, full: true, truncated: truncated}
 	if !p.run() {
 		return nil, false
 	}
 	e := new(Envelope)
 	*e = p.e
+	detach(e, s)
 	return e, true
 }
 
@@ -271,7 +274,7 @@ func ParseResponse(resp *http.Response, opts ...ParseOption) (*Envelope, bool) {
 			body = body[:cfg.maxBody]
 		}
 	}
-	return parse(resp.StatusCode, resp.Header, string(body), truncated)
+	return parse(resp.StatusCode, resp.Header, body, truncated)
 }
 
 // replayBody gives back what ParseResponse read, then the unread rest of the original body.

@@ -47,8 +47,6 @@ type tok struct {
 type tape struct {
 	s    string
 	toks []tok
-	i    int   // scan position
-	h    uint8 // height of the value scanned last
 }
 
 var tapes = sync.Pool{New: func() any { return &tape{toks: make([]tok, 0, 256)} }}
@@ -72,104 +70,86 @@ func validJSON(s string) bool {
 	return ok
 }
 
-// parse scans s onto the tape and reports whether it is valid (see validJSON).
+// parse scans s onto the tape and reports whether it is valid (see validJSON). Positions are
+// passed and returned in locals rather than kept on the tape, so that they stay in registers.
 func (t *tape) parse(s string) bool {
-	t.s, t.toks, t.i = s, t.toks[:0], 0
+	t.s, t.toks = s, t.toks[:0]
 	if len(s) >= 1<<31-1 {
 		return false
 	}
-	t.ws()
-	if !t.value(0) {
-		return false
-	}
-	t.ws()
-	return t.i == len(t.s)
+	i, _, ok := t.value(s, skipWS(s, 0), 0)
+	return ok && skipWS(s, i) == len(s)
 }
 
-func (t *tape) ws() {
-	for t.i < len(t.s) {
-		switch t.s[t.i] {
-		case ' ', '\t', '\n', '\r':
-			t.i++
-		default:
-			return
+func skipWS(s string, i int) int {
+	for i < len(s) {
+		if c := s[i]; c > ' ' || (c != ' ' && c != '\t' && c != '\n' && c != '\r') {
+			return i
 		}
+		i++
 	}
+	return i
 }
 
-func (t *tape) push(k kind, start int) int {
-	n := len(t.toks)
-	if n == cap(t.toks) {
-		t.toks = append(t.toks, tok{})
-	} else {
-		t.toks = t.toks[:n+1]
+// value scans the value at s[i:] and returns the position after it and its height.
+func (t *tape) value(s string, i, depth int) (int, uint8, bool) {
+	if i >= len(s) {
+		return i, 0, false
 	}
-	t.toks[n] = tok{kind: k, start: int32(start)}
-	return n
-}
-
-func (t *tape) close(idx int) {
-	t.toks[idx].end = int32(t.i)
-	t.toks[idx].next = int32(len(t.toks))
-}
-
-func (t *tape) closeContainer(idx int, h uint8) {
-	t.close(idx)
-	t.toks[idx].height = h
-	t.h = h
-}
-
-func (t *tape) value(depth int) bool {
-	if t.i >= len(t.s) {
-		return false
-	}
-	t.h = 0
-	start := t.i
-	switch c := t.s[t.i]; {
-	case c == '{':
-		return depth < maxDepth && t.object(depth+1)
-	case c == '[':
-		return depth < maxDepth && t.array(depth+1)
+	start := i
+	var k kind
+	switch c := s[i]; {
 	case c == '"':
-		idx := t.push(kString, start)
-		esc, ok := t.str()
-		t.toks[idx].esc = esc
-		t.close(idx)
-		return ok
+		end, esc, ok := scanString(s, i+1)
+		t.toks = append(t.toks, tok{kind: kString, start: int32(start), end: int32(end), next: int32(len(t.toks) + 1), esc: esc})
+		return end, 0, ok
+	case c == '{':
+		if depth >= maxDepth {
+			return i, 0, false
+		}
+		return t.object(s, i, depth+1)
+	case c == '[':
+		if depth >= maxDepth {
+			return i, 0, false
+		}
+		return t.array(s, i, depth+1)
 	case c == '-' || (c >= '0' && c <= '9'):
-		idx := t.push(kNumber, start)
-		ok := t.number()
-		t.close(idx)
-		return ok
-	case c == 't':
-		return t.lit("true", kTrue)
-	case c == 'f':
-		return t.lit("false", kFalse)
-	case c == 'n':
-		return t.lit("null", kNull)
+		var ok bool
+		if i, ok = scanNumber(s, i); !ok {
+			return i, 0, false
+		}
+		k = kNumber
+	case c == 't' && strings.HasPrefix(s[i:], "true"):
+		i, k = i+4, kTrue
+	case c == 'f' && strings.HasPrefix(s[i:], "false"):
+		i, k = i+5, kFalse
+	case c == 'n' && strings.HasPrefix(s[i:], "null"):
+		i, k = i+4, kNull
+	default:
+		return i, 0, false
 	}
-	return false
+	t.toks = append(t.toks, tok{kind: k, start: int32(start), end: int32(i), next: int32(len(t.toks) + 1)})
+	return i, 0, true
 }
 
-func (t *tape) lit(w string, k kind) bool {
-	if len(t.s)-t.i < len(w) || t.s[t.i:t.i+len(w)] != w {
-		return false
-	}
-	idx := t.push(k, t.i)
-	t.i += len(w)
-	t.close(idx)
-	return true
+// open pushes a container's token; closeAt completes it once its last member is read.
+func (t *tape) open(k kind, start int) int {
+	t.toks = append(t.toks, tok{kind: k, start: int32(start)})
+	return len(t.toks) - 1
 }
 
-func (t *tape) object(depth int) bool {
-	obj := t.push(kObject, t.i)
-	t.i++ // {
-	t.ws()
+func (t *tape) closeAt(idx, end int, h uint8) {
+	tk := &t.toks[idx]
+	tk.end, tk.next, tk.height = int32(end), int32(len(t.toks)), h
+}
+
+func (t *tape) object(s string, i, depth int) (int, uint8, bool) {
+	obj := t.open(kObject, i)
+	i = skipWS(s, i+1)
 	height := uint8(1)
-	if t.i < len(t.s) && t.s[t.i] == '}' {
-		t.i++
-		t.closeContainer(obj, height)
-		return true
+	if i < len(s) && s[i] == '}' {
+		t.closeAt(obj, i+1, height)
+		return i + 1, height, true
 	}
 	// Duplicate keys: a cheap hash filters the comparisons in small objects; large ones
 	// fall back to a map.
@@ -180,29 +160,26 @@ func (t *tape) object(depth int) bool {
 		n    int
 	)
 	for {
-		if t.i >= len(t.s) || t.s[t.i] != '"' {
-			return false
+		if i >= len(s) || s[i] != '"' {
+			return i, 0, false
 		}
-		key := t.push(kString, t.i)
-		esc, ok := t.str()
+		end, esc, ok := scanString(s, i+1)
 		if !ok {
-			return false
+			return end, 0, false
 		}
-		t.toks[key].esc = esc
-		t.close(key)
+		t.toks = append(t.toks, tok{kind: kString, start: int32(i), end: int32(end), next: int32(len(t.toks) + 1), esc: esc})
 		// Keys are compared as written; two spellings of one key through escapes are rare
 		// enough that the first one read is accepted.
-		k := t.s[t.toks[key].start+1 : t.i-1]
+		k := s[i+1 : end-1]
 		h := keyHash(k)
-		switch {
-		case n < smallObject:
+		if n < smallObject {
 			for j := 0; j < n; j++ {
 				if hs[j] == h && ks[j] == k {
-					return false
+					return end, 0, false
 				}
 			}
 			hs[n], ks[n] = h, k
-		default:
+		} else {
 			if seen == nil {
 				seen = make(map[string]struct{}, 2*smallObject)
 				for _, prev := range ks {
@@ -210,64 +187,63 @@ func (t *tape) object(depth int) bool {
 				}
 			}
 			if _, dup := seen[k]; dup {
-				return false
+				return end, 0, false
 			}
 			seen[k] = struct{}{}
 		}
 		n++
-		t.ws()
-		if t.i >= len(t.s) || t.s[t.i] != ':' {
-			return false
+		i = skipWS(s, end)
+		if i >= len(s) || s[i] != ':' {
+			return i, 0, false
 		}
-		t.i++
-		t.ws()
-		if !t.value(depth) {
-			return false
+		var vh uint8
+		if i, vh, ok = t.value(s, skipWS(s, i+1), depth); !ok {
+			return i, 0, false
 		}
-		height = max(height, t.h+1)
-		if closed, ok := t.after('}', obj, height); closed || !ok {
-			return ok
+		height = max(height, vh+1)
+		if i = skipWS(s, i); i >= len(s) {
+			return i, 0, false
+		}
+		switch s[i] {
+		case ',':
+			i = skipWS(s, i+1)
+		case '}':
+			t.closeAt(obj, i+1, height)
+			return i + 1, height, true
+		default:
+			return i, 0, false
 		}
 	}
 }
 
-// after reads what follows a member or element: a comma (ok, not closed) or the container's
-// closer (closed). Anything else is invalid.
-func (t *tape) after(closer byte, idx int, height uint8) (closed, ok bool) {
-	t.ws()
-	if t.i >= len(t.s) {
-		return false, false
-	}
-	switch t.s[t.i] {
-	case ',':
-		t.i++
-		t.ws()
-		return false, true
-	case closer:
-		t.i++
-		t.closeContainer(idx, height)
-		return true, true
-	}
-	return false, false
-}
-
-func (t *tape) array(depth int) bool {
-	arr := t.push(kArray, t.i)
-	t.i++ // [
-	t.ws()
-	h := uint8(1)
-	if t.i < len(t.s) && t.s[t.i] == ']' {
-		t.i++
-		t.closeContainer(arr, h)
-		return true
+func (t *tape) array(s string, i, depth int) (int, uint8, bool) {
+	arr := t.open(kArray, i)
+	i = skipWS(s, i+1)
+	height := uint8(1)
+	if i < len(s) && s[i] == ']' {
+		t.closeAt(arr, i+1, height)
+		return i + 1, height, true
 	}
 	for {
-		if !t.value(depth) {
-			return false
+		var (
+			vh uint8
+			ok bool
+		)
+		if i, vh, ok = t.value(s, i, depth); !ok {
+			return i, 0, false
 		}
-		h = max(h, t.h+1)
-		if closed, ok := t.after(']', arr, h); closed || !ok {
-			return ok
+		height = max(height, vh+1)
+		if i = skipWS(s, i); i >= len(s) {
+			return i, 0, false
+		}
+		switch s[i] {
+		case ',':
+			i = skipWS(s, i+1)
+		case ']':
+			t.closeAt(arr, i+1, height)
+			return i + 1, height, true
+		default:
+			return i, 0, false
 		}
 	}
 }
@@ -281,54 +257,45 @@ var plainByte = func() (t [256]bool) {
 	return t
 }()
 
-// str consumes a string literal; esc reports whether it holds escapes.
-func (t *tape) str() (esc, ok bool) {
-	t.i++ // "
-	s := t.s
-	for t.i < len(s) {
-		i := t.i
+// scanString reads a string literal whose opening quote is just before s[i] and returns the
+// position after its closing quote; esc reports whether it holds escapes.
+func scanString(s string, i int) (end int, esc, ok bool) {
+	for {
 		for i < len(s) && plainByte[s[i]] {
 			i++
 		}
-		t.i = i
 		if i >= len(s) {
-			break
+			return i, esc, false
 		}
-		c := s[i]
-		switch {
+		switch c := s[i]; {
 		case c == '"':
-			t.i++
-			return esc, true
+			return i + 1, esc, true
 		case c == '\\':
 			esc = true
-			t.i++
-			if t.i >= len(t.s) {
-				return esc, false
+			if i+1 >= len(s) {
+				return i, esc, false
 			}
-			switch t.s[t.i] {
+			switch s[i+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				t.i++
+				i += 2
 			case 'u':
-				if len(t.s)-t.i < 5 || !isHex4(t.s[t.i+1:t.i+5]) {
-					return esc, false
+				if len(s)-i < 6 || !isHex4(s[i+2:i+6]) {
+					return i, esc, false
 				}
-				t.i += 5
+				i += 6
 			default:
-				return esc, false
+				return i, esc, false
 			}
 		case c < 0x20:
-			return esc, false
-		case c < utf8.RuneSelf:
-			t.i++
+			return i, esc, false
 		default:
-			r, size := utf8.DecodeRuneInString(t.s[t.i:])
+			r, size := utf8.DecodeRuneInString(s[i:])
 			if r == utf8.RuneError && size <= 1 {
-				return esc, false
+				return i, esc, false
 			}
-			t.i += size
+			i += size
 		}
 	}
-	return esc, false
 }
 
 func keyHash(k string) uint32 {
@@ -348,43 +315,46 @@ func isHex4(s string) bool {
 	return true
 }
 
-func (t *tape) number() bool {
-	start := t.i
-	if t.s[t.i] == '-' {
-		t.i++
+// scanNumber reads the number literal at s[i:] and returns the position after it.
+func scanNumber(s string, i int) (int, bool) {
+	start := i
+	if s[i] == '-' {
+		i++
 	}
-	if t.i >= len(t.s) {
-		return false
+	if i >= len(s) {
+		return i, false
 	}
-	if t.s[t.i] == '0' {
-		t.i++
-	} else if !t.digits() {
-		return false
+	if s[i] == '0' {
+		i++
+	} else if i = digits(s, i); i == start || s[i-1] == '-' {
+		return i, false
 	}
-	if t.i < len(t.s) && t.s[t.i] == '.' {
-		t.i++
-		if !t.digits() {
-			return false
+	if i < len(s) && s[i] == '.' {
+		j := digits(s, i+1)
+		if j == i+1 {
+			return j, false
 		}
+		i = j
 	}
-	if t.i < len(t.s) && (t.s[t.i] == 'e' || t.s[t.i] == 'E') {
-		t.i++
-		if t.i < len(t.s) && (t.s[t.i] == '+' || t.s[t.i] == '-') {
-			t.i++
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
 		}
-		if !t.digits() {
-			return false
+		j := digits(s, i)
+		if j == i {
+			return j, false
 		}
+		i = j
 	}
-	return t.i-start <= maxNumberLen
+	return i, i-start <= maxNumberLen
 }
 
-func (t *tape) digits() bool {
-	start := t.i
-	for t.i < len(t.s) && t.s[t.i] >= '0' && t.s[t.i] <= '9' {
-		t.i++
+func digits(s string, i int) int {
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
 	}
-	return t.i > start
+	return i
 }
 
 // --- reading the tape ---
@@ -498,7 +468,7 @@ func (v val) member(name string) val {
 	case kObject:
 		for it := v.iter(); it.next(); {
 			if it.keyIs(name) {
-				return it.val
+				return it.val()
 			}
 		}
 	case kArray:
@@ -508,7 +478,7 @@ func (v val) member(name string) val {
 		}
 		for it := v.iter(); it.next(); n-- {
 			if n == 0 {
-				return it.val
+				return it.val()
 			}
 		}
 	}
@@ -519,17 +489,19 @@ func (v val) member(name string) val {
 type iter struct {
 	t        *tape
 	pos, end int32 // token indexes
+	cur      int32 // the current value's token index + 1 (a val's i)
 	obj      bool
-	key, val val
 }
 
-func (v val) iter() iter {
-	k := v.kind()
-	if k != kObject && k != kArray {
-		return iter{}
+func (v val) iter() (it iter) {
+	if v.i == 0 {
+		return
 	}
 	tk := v.tok()
-	return iter{t: v.t, pos: v.i, end: tk.next, obj: k == kObject}
+	if tk.kind == kObject || tk.kind == kArray {
+		it.t, it.pos, it.end, it.obj = v.t, v.i, tk.next, tk.kind == kObject
+	}
+	return
 }
 
 func (it *iter) next() bool {
@@ -537,18 +509,23 @@ func (it *iter) next() bool {
 		return false
 	}
 	if it.obj {
-		it.key = val{t: it.t, i: it.pos + 1}
-		it.pos++
+		it.pos++ // the key
 	}
-	it.val = val{t: it.t, i: it.pos + 1}
+	it.cur = it.pos + 1
 	it.pos = it.t.toks[it.pos].next
 	return true
 }
 
+// val is the current element or member value.
+func (it *iter) val() val { return val{t: it.t, i: it.cur} }
+
+// keyTok is the current member's key.
+func (it *iter) keyTok() *tok { return &it.t.toks[it.cur-2] }
+
 // keyIs compares the current key with name without unescaping (keys with escapes are
 // compared after unescaping).
 func (it *iter) keyIs(name string) bool {
-	tk := it.key.tok()
+	tk := it.keyTok()
 	raw := it.t.s[tk.start+1 : tk.end-1]
 	if tk.esc {
 		return unescape(raw) == name
@@ -557,7 +534,7 @@ func (it *iter) keyIs(name string) bool {
 }
 
 // Key is the current member's name.
-func (it *iter) Key() string { return it.key.Str() }
+func (it *iter) Key() string { return val{t: it.t, i: it.cur - 1}.Str() }
 
 // unescape decodes a JSON string's escapes (the text was validated by the scanner).
 func unescape(s string) string {

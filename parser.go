@@ -139,9 +139,19 @@ type topMembers struct {
 
 func (t *topMembers) read(root val) {
 	*t = topMembers{root: root}
-	for it := root.iter(); it.next(); {
+	if root.kind() != kObject {
+		return
+	}
+	tp := root.t
+	for pos, end := root.i, root.tok().next; pos < end; {
+		kt, v := &tp.toks[pos], val{t: tp, i: pos + 2}
+		pos = tp.toks[pos+1].next
+		name := tp.s[kt.start+1 : kt.end-1]
+		if kt.esc {
+			name = unescape(name)
+		}
 		var dst *val
-		switch it.key.Str() {
+		switch name {
 		case "error":
 			dst = &t.error
 		case "errors":
@@ -210,7 +220,7 @@ func (t *topMembers) read(root val) {
 			continue
 		}
 		if !dst.Exists() {
-			*dst = it.val
+			*dst = v
 		}
 	}
 }
@@ -457,7 +467,7 @@ func (p *parser) keep(raw string) json.RawMessage { return p.arenaFor().compact(
 // their values pack into it too.
 func (p *parser) arenaFor() *arena {
 	if p.arena == nil {
-		p.arena = &arena{hint: len(p.body)}
+		p.arena = &arena{hint: max(256, len(p.body)/4)}
 	}
 	return p.arena
 }
@@ -509,7 +519,7 @@ func (p *parser) rawList(v val) []json.RawMessage {
 	}
 	out := make([]json.RawMessage, 0, v.len())
 	for it := v.iter(); it.next(); {
-		out = append(out, p.keep(it.val.Raw()))
+		out = append(out, p.keep(it.val().Raw()))
 	}
 	return out
 }
@@ -526,7 +536,7 @@ func (p *parser) strList(v val) []string {
 	}
 	var out []string
 	for it := v.iter(); it.next(); {
-		if s := it.val.Text(); s != "" {
+		if s := it.val().Text(); s != "" {
 			out = append(out, s)
 		}
 	}

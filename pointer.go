@@ -94,7 +94,7 @@ func (b *pointerBuilder) add(seg string, more bool) {
 func arrayPointer(arr val) string {
 	b := pointerBuilder{first: true, dropBody: true}
 	for it := arr.iter(); it.next(); {
-		b.add(it.val.Text(), it.pos < it.end)
+		b.add(it.val().Text(), it.pos < it.end)
 	}
 	return b.String()
 }

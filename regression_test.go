@@ -65,3 +65,11 @@ func TestRelatedCodesDecideCategory(t *testing.T) {
 	assert.Equal(t, []string{"rate_limited"}, e.RelatedCodes)
 	assert.Equal(t, remedy.CategoryRateLimit, remedy.Classify(400, nil, body).Category)
 }
+
+// A marker spelled with escapes is still the marker.
+func TestEscapedMarkerKey(t *testing.T) {
+	e, ok := remedy.Parse(400, nil, []byte(`{"\u0065rror":{"code":"invalid_body","message":"bad"}}`))
+	if !ok || e.Code != "invalid_body" {
+		t.Fatalf("got %+v, %v", e, ok)
+	}
+}

@@ -1,6 +1,7 @@
 package remedy_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"testing"
@@ -84,5 +85,24 @@ func TestPromptBounded(t *testing.T) {
 		p := e.Prompt()
 		assert.LessOrEqual(t, len(p), 1024, "%s/%s", s.dialect, s.name)
 		assert.Contains(t, p, e.Code, "%s/%s", s.dialect, s.name)
+	}
+}
+
+// The envelope owns its strings: overwriting the caller's buffer after Parse (as a client
+// reusing a read buffer does) changes nothing in it, on every file of the corpus.
+func TestEnvelopeDoesNotAliasBody(t *testing.T) {
+	t.Parallel()
+	for _, s := range loadCorpus(t) {
+		want, _ := remedy.Parse(s.status, s.header, s.body)
+		buf := bytes.Clone(s.body)
+		got, _ := remedy.Parse(s.status, s.header, buf)
+		for i := range buf {
+			buf[i] = '#'
+		}
+		wantJSON, _ := json.Marshal(toView(want))
+		gotJSON, _ := json.Marshal(toView(got))
+		if !bytes.Equal(wantJSON, gotJSON) {
+			t.Errorf("%s: envelope changed when the body buffer was reused:\n got %s\nwant %s", s.path, gotJSON, wantJSON)
+		}
 	}
 }
