@@ -1,0 +1,33 @@
+package remedy
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Challenge is a server's request for confirmation before a dangerous operation runs: what
+// would be executed, what the server said, and the token that approves exactly this payload.
+type Challenge struct {
+	Operation string          // the operation waiting for confirmation
+	Args      json.RawMessage // the exact payload the token is bound to
+	Message   string          // the server's explanation
+	Token     string          // the confirmation token to send back with the same payload
+	Envelope  *Envelope       // the whole challenge as the server sent it
+}
+
+// ConfirmPolicy decides whether the loop may confirm an operation on the caller's behalf.
+// Approving makes the loop send the byte-identical payload once more with the token;
+// refusing (the default) ends the call with an error carrying the challenge, so that an agent
+// or a person can decide and call again with the token.
+type ConfirmPolicy interface {
+	Approve(ctx context.Context, c *Challenge) (bool, error)
+}
+
+// ConfirmFunc adapts a function to a ConfirmPolicy.
+type ConfirmFunc func(ctx context.Context, c *Challenge) (bool, error)
+
+// Approve calls f.
+func (f ConfirmFunc) Approve(ctx context.Context, c *Challenge) (bool, error) { return f(ctx, c) }
+
+// RefuseAll is the default policy: nothing is confirmed on the caller's behalf.
+var RefuseAll ConfirmPolicy = ConfirmFunc(func(context.Context, *Challenge) (bool, error) { return false, nil })
