@@ -1,0 +1,580 @@
+package remedy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+)
+
+// Headers the loop sends.
+const (
+	HeaderIdempotencyKey    = "Idempotency-Key"
+	HeaderConfirmationToken = "X-Confirmation-Token"
+	HeaderReplayed          = "Idempotency-Replayed"
+)
+
+// DefaultMaxResult bounds the success body Client.Call reads into Response.Body.
+const DefaultMaxResult = 64 << 20
+
+// Operation is an HTTP operation registered with a Client, callable by name.
+type Operation struct {
+	Name   string // what Call and next_operation name it by
+	Method string // default POST
+	// Path is the path under the client's base URL; {name} takes the argument of that name
+	// (which then leaves the body): "/v1/orders/{id}".
+	Path string
+	// Query names the arguments sent in the query string. For GET, HEAD, DELETE and OPTIONS
+	// every argument not in the path goes there anyway.
+	Query []string
+}
+
+// idempotent reports whether the method may run twice with the same effect (RFC 9110 9.2.2).
+func (op *Operation) idempotent() bool {
+	switch op.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodPut, http.MethodDelete, http.MethodTrace:
+		return true
+	}
+	return false
+}
+
+func (op *Operation) bodyless() bool {
+	switch op.Method {
+	case http.MethodGet, http.MethodHead, http.MethodDelete, http.MethodOptions:
+		return true
+	}
+	return false
+}
+
+// Client runs calls over HTTP through the loop: Call for registered operations, Do for raw
+// requests. It is safe for concurrent use.
+type Client struct {
+	loop      Loop
+	hc        *http.Client
+	base      *url.URL
+	maxResult int64
+
+	mu  sync.RWMutex
+	ops map[string]Operation
+}
+
+// Option configures a Client (and NewRoundTripper).
+type Option func(*clientConfig) error
+
+type clientConfig struct {
+	hc        *http.Client
+	base      string
+	ops       []Operation
+	loop      Loop
+	maxResult int64
+}
+
+// WithHTTPClient sends through hc (default http.DefaultClient). The client is copied, not
+// changed: its redirect policy is wrapped so that idempotency keys and confirmation tokens
+// never follow a redirect to another host.
+func WithHTTPClient(hc *http.Client) Option {
+	return func(c *clientConfig) error {
+		if hc == nil {
+			return errors.New("WithHTTPClient: nil client")
+		}
+		c.hc = hc
+		return nil
+	}
+}
+
+// WithBaseURL is the URL registered operations' paths are under.
+func WithBaseURL(u string) Option { return func(c *clientConfig) error { c.base = u; return nil } }
+
+// WithOperations registers operations, as Register does.
+func WithOperations(ops ...Operation) Option {
+	return func(c *clientConfig) error { c.ops = append(c.ops, ops...); return nil }
+}
+
+// WithRewriter repairs arguments when a failure names the fix (e.g. DefaultRewriter).
+func WithRewriter(r Rewriter) Option { return func(c *clientConfig) error { c.loop.Rewriter = r; return nil } }
+
+// WithConfirmPolicy decides confirmation challenges (default RefuseAll).
+func WithConfirmPolicy(p ConfirmPolicy) Option {
+	return func(c *clientConfig) error { c.loop.Confirm = p; return nil }
+}
+
+// WithLimits bounds every call (zero fields keep their defaults).
+func WithLimits(l Limits) Option { return func(c *clientConfig) error { c.loop.Limits = l; return nil } }
+
+// WithBackoff makes each call's backoff between transient retries.
+func WithBackoff(f func() backoff.BackOff) Option {
+	return func(c *clientConfig) error { c.loop.Backoff = f; return nil }
+}
+
+// WithRetryBudget shares b among the client's calls (default: 100 tokens, 0.1 refunded per
+// success). nil turns the client-wide budget off.
+func WithRetryBudget(b *RetryBudget) Option {
+	return func(c *clientConfig) error { c.loop.Budget = b; return nil }
+}
+
+// WithOnAttempt calls f after every attempt.
+func WithOnAttempt(f func(*Attempt)) Option {
+	return func(c *clientConfig) error { c.loop.OnAttempt = f; return nil }
+}
+
+// WithLogger logs every attempt at debug level.
+func WithLogger(l *slog.Logger) Option { return func(c *clientConfig) error { c.loop.Logger = l; return nil } }
+
+// WithMaxResult bounds the success body Call reads (default DefaultMaxResult).
+func WithMaxResult(n int64) Option { return func(c *clientConfig) error { c.maxResult = n; return nil } }
+
+func configure(opts []Option) (*clientConfig, error) {
+	cfg := &clientConfig{loop: Loop{Budget: NewRetryBudget(100, 0.1)}, maxResult: DefaultMaxResult}
+	for _, o := range opts {
+		if err := o(cfg); err != nil {
+			return nil, fmt.Errorf("remedy: %w", err)
+		}
+	}
+	return cfg, nil
+}
+
+// NewClient returns a client configured by opts.
+func NewClient(opts ...Option) (*Client, error) {
+	cfg, err := configure(opts)
+	if err != nil {
+		return nil, err
+	}
+	c := &Client{loop: cfg.loop, hc: guardRedirects(cfg.hc), maxResult: cfg.maxResult, ops: map[string]Operation{}}
+	if cfg.base != "" {
+		u, err := url.Parse(cfg.base)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("remedy: base URL %q is not an absolute http(s) URL", cfg.base)
+		}
+		c.base = u
+	}
+	for _, op := range cfg.ops {
+		if err := c.Register(op); err != nil {
+			return nil, err
+		}
+	}
+	c.loop.Transport = opTransport{c}
+	c.loop.Registered = c.registered
+	return c, nil
+}
+
+// Register adds an operation. Registered operations are also the only ones a failure's
+// next_operation can run.
+func (c *Client) Register(op Operation) error {
+	if op.Name == "" {
+		return errors.New("remedy: an operation needs a name")
+	}
+	if op.Method == "" {
+		op.Method = http.MethodPost
+	}
+	op.Method = strings.ToUpper(op.Method)
+	if _, err := pathParams(op.Path); err != nil {
+		return fmt.Errorf("remedy: operation %q: %w", op.Name, err)
+	}
+	if !strings.HasPrefix(op.Path, "/") {
+		return fmt.Errorf("remedy: operation %q: path %q must start with /", op.Name, op.Path)
+	}
+	c.mu.Lock()
+	c.ops[op.Name] = op
+	c.mu.Unlock()
+	return nil
+}
+
+func (c *Client) op(name string) (Operation, bool) {
+	c.mu.RLock()
+	op, ok := c.ops[name]
+	c.mu.RUnlock()
+	return op, ok
+}
+
+func (c *Client) registered(name string) (ok, idempotent bool) {
+	op, ok := c.op(name)
+	return ok, ok && op.idempotent()
+}
+
+// CallOption adjusts one call.
+type CallOption func(*Call)
+
+// WithIdempotencyKey sends key, as is, instead of a minted one.
+func WithIdempotencyKey(key string) CallOption { return func(c *Call) { c.IdempotencyKey = key } }
+
+// WithConfirmationToken sends a token the caller approved (CallError.Challenge.Token) with
+// the first attempt. The arguments must be the ones the challenge was for.
+func WithConfirmationToken(token string) CallOption {
+	return func(c *Call) { c.ConfirmationToken = token }
+}
+
+// Call runs the registered operation name with args: nil, a JSON object as json.RawMessage or
+// []byte, or any value that encodes to a JSON object. It returns the success (Body is the
+// result as sent), or a *CallError saying why it stopped.
+func (c *Client) Call(ctx context.Context, name string, args any, opts ...CallOption) (*Response, error) {
+	op, ok := c.op(name)
+	if !ok {
+		return nil, &CallError{Operation: name, Cause: ErrNotRetryable, Detail: "operation not registered with the client"}
+	}
+	raw, err := encodeArgs(args)
+	if err != nil {
+		return nil, &CallError{Operation: name, Cause: ErrNotRetryable, Detail: "the arguments are not a JSON object", Err: err}
+	}
+	call := Call{Operation: name, Args: raw, Idempotent: op.idempotent()}
+	for _, o := range opts {
+		o(&call)
+	}
+	return c.loop.Do(ctx, call)
+}
+
+func encodeArgs(args any) (json.RawMessage, error) {
+	var raw []byte
+	switch a := args.(type) {
+	case nil:
+		return nil, nil
+	case json.RawMessage:
+		raw = a
+	case []byte:
+		raw = a
+	default:
+		b, err := json.Marshal(args)
+		if err != nil {
+			return nil, err
+		}
+		raw = b
+	}
+	if !isJSONObject(raw) {
+		return nil, errors.New("want a JSON object")
+	}
+	return raw, nil
+}
+
+// Do runs a raw request through the loop. A JSON object body is what a rewrite edits; any
+// other body is resent as is. The request's own Idempotency-Key is kept; otherwise one is
+// minted for methods that are not idempotent. The success is returned with its body unread;
+// a failure is a *CallError.
+func (c *Client) Do(ctx context.Context, req *http.Request) (*http.Response, error) {
+	t, call, err := newRawTransport(c.hc, req, c.loop.Limits.withDefaults().MaxBody, false)
+	if err != nil {
+		return nil, err
+	}
+	r := run{loop: &c.loop, start: time.Now()}
+	resp, err := r.call(ctx, t, call, 0)
+	if err != nil {
+		return nil, err
+	}
+	return resp.http, nil
+}
+
+// opTransport sends registered operations.
+type opTransport struct{ c *Client }
+
+func (t opTransport) RoundTrip(ctx context.Context, req *Request) (*Response, error) {
+	c := t.c
+	op, ok := c.op(req.Operation)
+	if !ok {
+		return nil, fmt.Errorf("operation %q is not registered", req.Operation)
+	}
+	if c.base == nil {
+		return nil, errors.New("the client has no base URL (WithBaseURL)")
+	}
+	hreq, err := buildRequest(ctx, c.base, &op, req.Args)
+	if err != nil {
+		return nil, err
+	}
+	req.Summary = op.Method + " " + hreq.URL.Path
+	setAttemptHeaders(hreq.Header, req)
+	hresp, err := c.hc.Do(hreq)
+	if err != nil {
+		return nil, err
+	}
+	return readResponse(hresp, c.loop.Limits.withDefaults().MaxBody, c.maxResult)
+}
+
+func setAttemptHeaders(h http.Header, req *Request) {
+	if h.Get("Accept") == "" {
+		h["Accept"] = acceptJSON
+	}
+	if req.IdempotencyKey != "" {
+		h[HeaderIdempotencyKey] = []string{req.IdempotencyKey}
+	}
+	if req.ConfirmationToken != "" {
+		h[HeaderConfirmationToken] = []string{req.ConfirmationToken}
+	} else {
+		delete(h, HeaderConfirmationToken)
+	}
+}
+
+var acceptJSON = []string{"application/json, application/problem+json"}
+
+// readResponse turns an HTTP response into the loop's: a failure's body is read with a bound
+// and closed; a success's body is read whole (up to maxResult) and checked for a failure
+// carried inside it.
+func readResponse(hresp *http.Response, maxBody, maxResult int64) (*Response, error) {
+	resp := &Response{Status: hresp.StatusCode, Header: hresp.Header, Replayed: replayed(hresp.Header)}
+	if hresp.StatusCode >= 400 || hresp.StatusCode < 200 {
+		resp.Envelope, _ = ParseResponse(hresp, MaxBody(maxBody))
+		discard(hresp.Body)
+		return resp, nil
+	}
+	body, err := io.ReadAll(io.LimitReader(hresp.Body, maxResult+1))
+	hresp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(body)) > maxResult {
+		return nil, fmt.Errorf("the result is larger than %d bytes", maxResult)
+	}
+	resp.Body = body
+	if isJSONType(hresp.Header) {
+		if env, ok := Parse(hresp.StatusCode, hresp.Header, body); ok {
+			resp.Envelope = env
+		}
+	}
+	return resp, nil
+}
+
+// discard closes a body after reading a little of what is left, so that a small remainder
+// does not cost the connection, and a large one is not read at all.
+func discard(body io.ReadCloser) {
+	io.CopyN(io.Discard, body, 4<<10)
+	body.Close()
+}
+
+func replayed(h http.Header) bool {
+	v := h.Get(HeaderReplayed)
+	return strings.EqualFold(v, "true") || v == "?1"
+}
+
+func isJSONType(h http.Header) bool {
+	ct := h.Get("Content-Type")
+	if i := strings.IndexByte(ct, ';'); i >= 0 {
+		ct = ct[:i]
+	}
+	ct = strings.TrimSpace(strings.ToLower(ct))
+	return ct == "application/json" || strings.HasSuffix(ct, "+json") || ct == "text/json"
+}
+
+// guardRedirects copies hc with a redirect policy that drops the idempotency key and the
+// confirmation token when a redirect leaves the original host (scheme, host and port).
+func guardRedirects(hc *http.Client) *http.Client {
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	cp := *hc
+	inner := hc.CheckRedirect
+	cp.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if len(via) > 0 && !sameOrigin(req.URL, via[0].URL) {
+			req.Header.Del(HeaderIdempotencyKey)
+			req.Header.Del(HeaderConfirmationToken)
+		}
+		if inner != nil {
+			return inner(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+	return &cp
+}
+
+func sameOrigin(a, b *url.URL) bool {
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Host, b.Host)
+}
+
+// buildRequest places an operation's arguments: path parameters into the path, query ones
+// into the query, the rest into a JSON body. The body keeps the arguments' bytes: when no
+// argument leaves it, it is exactly args.
+func buildRequest(ctx context.Context, base *url.URL, op *Operation, args json.RawMessage) (*http.Request, error) {
+	names, _ := pathParams(op.Path)
+	inQuery := func(name string) bool {
+		if op.bodyless() {
+			return true
+		}
+		for _, q := range op.Query {
+			if q == name {
+				return true
+			}
+		}
+		return false
+	}
+	var (
+		pathVals = map[string]string{}
+		query    url.Values
+		body     []byte
+		moved    bool
+	)
+	if len(args) > 0 {
+		t := getTape()
+		defer putTape(t)
+		if !t.parse(string(args)) || t.root().kind() != kObject {
+			return nil, errors.New("the arguments are not a JSON object")
+		}
+		var kept bytes.Buffer
+		for it := t.root().iter(); it.next(); {
+			name, v := it.Key(), it.val()
+			switch {
+			case contains(names, name):
+				s, err := paramText(v)
+				if err != nil {
+					return nil, fmt.Errorf("path parameter %q: %w", name, err)
+				}
+				pathVals[name] = s
+				moved = true
+			case inQuery(name):
+				if query == nil {
+					query = url.Values{}
+				}
+				if err := addQuery(query, name, v); err != nil {
+					return nil, fmt.Errorf("query parameter %q: %w", name, err)
+				}
+				moved = true
+			default:
+				if kept.Len() == 0 {
+					kept.WriteByte('{')
+				} else {
+					kept.WriteByte(',')
+				}
+				kept.WriteString(v.t.s[it.keyTok().start:it.keyTok().end])
+				kept.WriteByte(':')
+				kept.WriteString(v.Raw())
+			}
+		}
+		switch {
+		case op.bodyless():
+		case !moved:
+			body = args
+		case kept.Len() == 0:
+			body = []byte("{}")
+		default:
+			kept.WriteByte('}')
+			body = kept.Bytes()
+		}
+	} else if !op.bodyless() {
+		body = []byte("{}")
+	}
+	path, err := expandPath(op.Path, pathVals)
+	if err != nil {
+		return nil, err
+	}
+	u := *base
+	u.RawPath = strings.TrimSuffix(base.EscapedPath(), "/") + path
+	if u.Path, err = url.PathUnescape(u.RawPath); err != nil {
+		return nil, err
+	}
+	u.RawQuery = query.Encode()
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	hreq, err := http.NewRequestWithContext(ctx, op.Method, u.String(), rd)
+	if err != nil {
+		return nil, err
+	}
+	if body != nil {
+		hreq.Header["Content-Type"] = []string{"application/json"}
+	}
+	return hreq, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// pathParams lists the {name} parameters of a path template.
+func pathParams(tmpl string) ([]string, error) {
+	var names []string
+	for rest := tmpl; ; {
+		i := strings.IndexAny(rest, "{}")
+		if i < 0 {
+			return names, nil
+		}
+		if rest[i] == '}' {
+			return nil, fmt.Errorf("path %q: unmatched }", tmpl)
+		}
+		j := strings.IndexAny(rest[i+1:], "{}")
+		if j < 0 || rest[i+1+j] == '{' {
+			return nil, fmt.Errorf("path %q: unclosed {", tmpl)
+		}
+		name := rest[i+1 : i+1+j]
+		if name == "" {
+			return nil, fmt.Errorf("path %q: empty parameter name", tmpl)
+		}
+		names = append(names, name)
+		rest = rest[i+j+2:]
+	}
+}
+
+func expandPath(tmpl string, vals map[string]string) (string, error) {
+	var b strings.Builder
+	for rest := tmpl; ; {
+		i := strings.IndexByte(rest, '{')
+		if i < 0 {
+			b.WriteString(rest)
+			return b.String(), nil
+		}
+		j := strings.IndexByte(rest, '}')
+		name := rest[i+1 : j]
+		v, ok := vals[name]
+		if !ok {
+			return "", fmt.Errorf("missing path parameter %q", name)
+		}
+		b.WriteString(rest[:i])
+		b.WriteString(url.PathEscape(v))
+		rest = rest[j+1:]
+	}
+}
+
+// paramText is an argument as a path segment: a string's text, a number or boolean as written.
+func paramText(v val) (string, error) {
+	switch v.kind() {
+	case kString:
+		s := v.Str()
+		if s == "" {
+			return "", errors.New("empty")
+		}
+		return s, nil
+	case kNumber, kTrue, kFalse:
+		return v.Raw(), nil
+	}
+	return "", errors.New("must be a string, number or boolean")
+}
+
+// addQuery adds an argument to the query: scalars as text, an array of scalars as repeated
+// parameters, null as nothing, anything else as its JSON text.
+func addQuery(q url.Values, name string, v val) error {
+	switch v.kind() {
+	case kNull:
+		return nil
+	case kArray:
+		for it := v.iter(); it.next(); {
+			s, err := paramText(it.val())
+			if err != nil && it.val().kind() != kString {
+				q.Add(name, it.val().Raw())
+				continue
+			}
+			q.Add(name, s)
+		}
+		return nil
+	case kObject:
+		q.Add(name, v.Raw())
+		return nil
+	case kString:
+		q.Add(name, v.Str())
+		return nil
+	}
+	s, err := paramText(v)
+	q.Add(name, s)
+	return err
+}

@@ -1,0 +1,581 @@
+package remedy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+)
+
+// Action is what the loop does after an attempt.
+type Action uint8
+
+const (
+	ActReturn        Action = iota + 1 // the call succeeded: return the response
+	ActRetry                           // send the same request again after Decision.Wait
+	ActRewrite                         // ask the Rewriter for new arguments, then send them
+	ActNextOperation                   // run the failure's next_operation, then the call again
+	ActConfirm                         // ask the ConfirmPolicy; approved, send again with the token
+	ActStop                            // give up: Decision.Cause says why
+)
+
+var actionNames = [...]string{"", "return", "retry", "rewrite", "next_operation", "confirm", "stop"}
+
+func (a Action) String() string {
+	if int(a) < len(actionNames) && a != 0 {
+		return actionNames[a]
+	}
+	return "action(" + string(rune('0'+a%10)) + ")"
+}
+
+// Limits bound one call. A zero field takes its default.
+type Limits struct {
+	MaxAttempts int           // attempts per call, the first included (default 5)
+	MaxElapsed  time.Duration // from the first attempt to the last, next operations included (default 2 min)
+	MaxWait     time.Duration // the longest single wait, whatever the server asks (default 30 s)
+	MaxDepth    int           // nesting of next operations (default 2)
+	MaxBody     int64         // bytes of an error body read (default DefaultMaxBody)
+}
+
+// Default limits.
+const (
+	DefaultMaxAttempts = 5
+	DefaultMaxElapsed  = 2 * time.Minute
+	DefaultMaxWait     = 30 * time.Second
+	DefaultMaxDepth    = 2
+)
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxAttempts <= 0 {
+		l.MaxAttempts = DefaultMaxAttempts
+	}
+	if l.MaxElapsed <= 0 {
+		l.MaxElapsed = DefaultMaxElapsed
+	}
+	if l.MaxWait <= 0 {
+		l.MaxWait = DefaultMaxWait
+	}
+	if l.MaxDepth <= 0 {
+		l.MaxDepth = DefaultMaxDepth
+	}
+	if l.MaxBody <= 0 {
+		l.MaxBody = DefaultMaxBody
+	}
+	return l
+}
+
+// State is what the decision knows about the call besides the attempt's outcome. The loop
+// fills it; it is exported so that other executors (and tests) can ask the same question.
+type State struct {
+	Attempt      int           // attempts made in this call, the one decided on included
+	Elapsed      time.Duration // since the call began
+	Done         bool          // the context is done
+	HasDeadline  bool          // the context has a deadline...
+	Remaining    time.Duration // ...this far away
+	Depth        int           // nesting of next operations; 0 for the caller's own call
+	Confirmed    bool          // a confirmation token was sent already
+	SafeToRepeat bool          // an idempotent operation, or an idempotency key is attached
+	CanRewrite   bool          // a Rewriter is configured
+	BudgetLeft   bool          // the client-wide retry budget has a token
+	Backoff      time.Duration // the next backoff delay; negative when the BackOff says stop
+	Limits       Limits        // zero fields take their defaults
+}
+
+// Decision is the loop's next step.
+type Decision struct {
+	Action Action
+	Wait   time.Duration // before the next attempt (ActRetry)
+	Asked  time.Duration // what the server asked to wait, before the cap
+	Cause  error         // ActStop: one of the Err* sentinels
+	Why    string        // the rule that decided, in words
+}
+
+// Decide is the loop's decision after one attempt: a pure function of the outcome (env is the
+// failure the server sent, nil on success; err is a transport error, when no response came)
+// and the state. It does no I/O and allocates nothing. Rules, first match wins:
+//
+//  1. No transport error and no failure (or a failure whose severity is info or warning):
+//     return. A success beats a context that ended meanwhile.
+//  2. The context is done: stop (ErrDeadline).
+//  3. A transport error: retry unchanged when it is transient (connection refused or reset,
+//     EOF, a timeout) and the request is safe to repeat; otherwise stop (ErrNotRetryable).
+//  4. Severity fatal: stop (ErrNotRetryable), whatever the retryable flag says.
+//  5. The idempotency key is held for another payload: stop (ErrIdempotencyKeyReused).
+//  6. A confirmation challenge with a token: confirm, once per call; a second challenge, or
+//     confirmation_invalid, stops (ErrConfirmationRejected); a challenge without a token
+//     stops (ErrConfirmationRequired).
+//  7. next_operation: run it, unless the nesting is at Limits.MaxDepth (ErrNextOperation).
+//  8. A validation failure that names a fix (issues, an example request) and that the body
+//     does not declare unretryable: rewrite, when a Rewriter is configured (else
+//     ErrRewriteGaveUp).
+//  9. Retryable: retry unchanged after the server's wait, else the backoff. A failure that is
+//     retryable only by its status (no word from the body or a header) is retried only when
+//     the request is safe to repeat.
+//  10. Otherwise: stop (ErrNotRetryable).
+//
+// Every step that sends again is bounded, in this order: Limits.MaxAttempts
+// (ErrAttemptsExhausted); for unchanged retries, the backoff giving up (ErrAttemptsExhausted)
+// and the retry budget (ErrRetryBudget); then the wait, capped at Limits.MaxWait, must end
+// within Limits.MaxElapsed (ErrElapsedBudget) and before the context's deadline
+// (ErrDeadline) — a server's wait is clamped, never obeyed past the budget: the loop stops at
+// once, with Asked saying how long the server wanted.
+func Decide(env *Envelope, err error, s *State) Decision {
+	lim := s.Limits.withDefaults()
+	switch {
+	case err == nil && (env == nil || env.Severity == SeverityInfo || env.Severity == SeverityWarning):
+		return Decision{Action: ActReturn, Why: "success"}
+	case s.Done:
+		return stop(ErrDeadline, "the context is done")
+	case err != nil:
+		if !transientTransportError(err) {
+			return stop(ErrNotRetryable, "the transport failed for good")
+		}
+		if !s.SafeToRepeat {
+			return stop(ErrNotRetryable, "the transport failed and the request is not safe to send twice")
+		}
+		return retry(0, s, lim, "transient transport error")
+	case env.Severity == SeverityFatal:
+		return stop(ErrNotRetryable, "the failure is fatal")
+	}
+	switch {
+	case isCode(env.Code, "idempotencykeyreused"):
+		return stop(ErrIdempotencyKeyReused, "the server holds this idempotency key for another payload")
+	case isCode(env.Code, "confirmationinvalid"):
+		return stop(ErrConfirmationRejected, "the server refused the confirmation token")
+	case env.ConfirmationToken != "":
+		if s.Confirmed {
+			return stop(ErrConfirmationRejected, "the server asked for confirmation again after the token was sent")
+		}
+		return resend(ActConfirm, s, lim, "confirmation challenge")
+	case isCode(env.Code, "confirmationrequired"):
+		return stop(ErrConfirmationRequired, "the server asks for confirmation but sent no token")
+	case env.NextOperation != "":
+		if s.Depth >= lim.MaxDepth {
+			return stop(ErrNextOperation, "next operations nest deeper than the limit")
+		}
+		return resend(ActNextOperation, s, lim, "the failure names the operation to run first")
+	case namesFix(env) && (env.Retryable || env.RetrySource != RetryFromBody):
+		if !s.CanRewrite {
+			return stop(ErrRewriteGaveUp, "the failure names a fix and no rewriter is configured")
+		}
+		return resend(ActRewrite, s, lim, "the failure names a fix")
+	case env.Retryable:
+		if env.RetrySource == RetryFromStatus && !s.SafeToRepeat {
+			return stop(ErrNotRetryable, "only the status says retryable and the request is not safe to send twice")
+		}
+		return retry(env.RetryAfter, s, lim, "retryable")
+	}
+	return stop(ErrNotRetryable, "the failure is not retryable")
+}
+
+func stop(cause error, why string) Decision {
+	return Decision{Action: ActStop, Cause: cause, Why: why}
+}
+
+// resend bounds the steps that send again without waiting.
+func resend(a Action, s *State, lim Limits, why string) Decision {
+	switch {
+	case s.Attempt >= lim.MaxAttempts:
+		return stop(ErrAttemptsExhausted, "no attempts left")
+	case s.Elapsed >= lim.MaxElapsed:
+		return stop(ErrElapsedBudget, "no time left in the call's budget")
+	}
+	return Decision{Action: a, Why: why}
+}
+
+// retry bounds an unchanged retry; asked is the server's wait (0: none, use the backoff).
+func retry(asked time.Duration, s *State, lim Limits, why string) Decision {
+	d := Decision{Action: ActRetry, Asked: asked, Why: why}
+	switch {
+	case s.Attempt >= lim.MaxAttempts:
+		return stop(ErrAttemptsExhausted, "no attempts left")
+	case asked <= 0 && s.Backoff < 0:
+		return stop(ErrAttemptsExhausted, "the backoff gave up")
+	case !s.BudgetLeft:
+		return stop(ErrRetryBudget, "the client-wide retry budget is empty")
+	}
+	d.Wait = asked
+	if asked <= 0 {
+		d.Wait = s.Backoff
+	}
+	d.Wait = min(d.Wait, lim.MaxWait)
+	switch {
+	case s.Elapsed+d.Wait > lim.MaxElapsed:
+		d = stop(ErrElapsedBudget, "the wait would end after the call's elapsed budget")
+	case s.HasDeadline && d.Wait >= s.Remaining:
+		d = stop(ErrDeadline, "the wait would end after the context's deadline")
+	}
+	d.Asked = asked
+	return d
+}
+
+// namesFix reports whether a failure says what to change in the request: a validation failure
+// (by its category, or a 400/422 nothing categorizes) with issues or an example request.
+func namesFix(e *Envelope) bool {
+	if len(e.Issues) == 0 && len(e.ExampleRequest) == 0 {
+		return false
+	}
+	return e.Category == CategoryValidation || (e.Category == "" && (e.Status == 400 || e.Status == 422))
+}
+
+// isCode compares a code with a normalized name (lowercase, only letters and digits), so
+// that IDEMPOTENCY_KEY_REUSED and idempotency-key-reused are one code. It allocates nothing.
+func isCode(code, norm string) bool {
+	j := 0
+	for i := 0; i < len(code); i++ {
+		c := code[i]
+		switch {
+		case c >= 'A' && c <= 'Z':
+			c += 'a' - 'A'
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+		default:
+			continue
+		}
+		if j >= len(norm) || norm[j] != c {
+			return false
+		}
+		j++
+	}
+	return j == len(norm)
+}
+
+// transientTransportError reports whether a failure to get any response is worth one more
+// try: the connection was refused or reset, it ended before a response, or it timed out. A
+// canceled context, a bad URL or certificate, or a redirect loop are not.
+func transientTransportError(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// Transport sends one attempt: over HTTP (Client), MCP (package mcp), or the caller's own.
+// It returns the response — with Envelope set when the attempt failed, including a failure
+// carried in a 2xx — or an error when no response came at all.
+type Transport interface {
+	RoundTrip(ctx context.Context, req *Request) (*Response, error)
+}
+
+// TransportFunc adapts a function to a Transport.
+type TransportFunc func(ctx context.Context, req *Request) (*Response, error)
+
+// RoundTrip calls f.
+func (f TransportFunc) RoundTrip(ctx context.Context, req *Request) (*Response, error) {
+	return f(ctx, req)
+}
+
+// Call is one logical operation: what the caller asks for once, whatever the attempts.
+type Call struct {
+	Operation string          // the operation (tool, operationId) to run
+	Args      json.RawMessage // its arguments: a JSON object, or nil
+	// Idempotent says the operation can run twice with the same effect (GET, PUT, DELETE):
+	// it is then sent without an idempotency key.
+	Idempotent bool
+	// IdempotencyKey is the caller's key, sent as is for these arguments. Empty: the loop
+	// mints one for each distinct payload of a non-idempotent operation.
+	IdempotencyKey string
+	// ConfirmationToken is a token the caller approved (from a CallError's Challenge), sent
+	// with the first attempt only.
+	ConfirmationToken string
+}
+
+// Request is one attempt, as the transport sends it.
+type Request struct {
+	Operation         string
+	Args              json.RawMessage // exactly the bytes to send; never rewritten by a transport
+	IdempotencyKey    string          // send as the Idempotency-Key header (or its MCP argument); may be empty
+	ConfirmationToken string          // send as X-Confirmation-Token (or its MCP argument); may be empty
+	Attempt           int             // from 1, within its call
+	Depth             int             // nesting of next operations
+	// Summary describes the attempt for records and logs ("POST /v1/orders"); the transport
+	// may set it.
+	Summary string
+}
+
+// Response is what an attempt got back, and what a successful call returns.
+type Response struct {
+	Status int         // the HTTP status, or the transport's equivalent
+	Header http.Header // nil when the transport has none
+	Body   []byte      // the result as the server sent it
+	// Envelope is the failure, when the attempt failed. On a returned success it is a warning
+	// the server attached (severity info or warning), or nil.
+	Envelope *Envelope
+	Replayed bool      // the server replayed a stored result (Idempotency-Replayed: true)
+	Attempts []Attempt // on a returned success: every attempt of the call
+
+	http *http.Response // Client.Do's response, with its body unread
+}
+
+// Attempt records one attempt and what the loop decided after it; hooks receive it.
+type Attempt struct {
+	Operation      string
+	Number         int    // within its call, from 1
+	Depth          int    // nesting of next operations
+	Summary        string // the transport's description of the request
+	IdempotencyKey string
+	Confirmed      bool // the attempt carried a confirmation token
+	Status         int  // 0 when no response came
+	Envelope       *Envelope
+	Err            error // the transport error, when no response came
+	Replayed       bool
+	Decision       Decision
+	Elapsed        time.Duration // the attempt's round trip
+}
+
+// Loop runs calls: it sends each through the Transport and, after every attempt, follows
+// Decide — retrying what is transient, repairing what the failure names, running the
+// operation it names first, confirming when the policy approves — within the Limits. A Loop
+// is safe for concurrent use once configured; Client configures one for HTTP.
+type Loop struct {
+	Transport Transport
+	Rewriter  Rewriter      // nil: failures that name a fix stop the call (ErrRewriteGaveUp)
+	Confirm   ConfirmPolicy // nil: RefuseAll
+	// Registered reports whether name may run as a failure's next_operation, and whether it
+	// is idempotent. The loop runs nothing this does not approve; nil approves nothing.
+	Registered func(name string) (ok, idempotent bool)
+	// Backoff makes the backoff for one call's transient retries (nil: exponential with
+	// jitter from 100 ms). Only NextBackOff and Reset are used; the loop enforces its own
+	// limits, and a server's wait takes precedence.
+	Backoff func() backoff.BackOff
+	Limits  Limits
+	Budget  *RetryBudget // shared by every call; nil: no client-wide budget
+	// OnAttempt is called after every attempt, with the decision taken; it must not retain
+	// the record's pointers past the call.
+	OnAttempt func(*Attempt)
+	Logger    *slog.Logger // nil: nothing is logged
+}
+
+// Do runs one call to its end: the success (with every attempt in Response.Attempts), or a
+// *CallError saying why it stopped.
+func (l *Loop) Do(ctx context.Context, c Call) (*Response, error) {
+	if l.Transport == nil {
+		return nil, errors.New("remedy: Loop.Transport is nil")
+	}
+	r := run{loop: l, start: time.Now()}
+	return r.call(ctx, l.Transport, c, 0)
+}
+
+// run is one caller's call, with the next operations it runs on the way.
+type run struct {
+	loop     *Loop
+	start    time.Time
+	attempts []Attempt
+}
+
+func (r *run) call(ctx context.Context, t Transport, c Call, depth int) (*Response, error) {
+	l := r.loop
+	lim := l.Limits.withDefaults()
+	if len(c.Args) > 0 && !validJSON(string(c.Args)) {
+		return nil, &CallError{Operation: c.Operation, Cause: ErrNotRetryable, Detail: "the arguments are not valid JSON", Attempts: r.attempts}
+	}
+	bo := l.newBackoff()
+	keys := keyring{caller: c.IdempotencyKey}
+	args := c.Args
+	token := c.ConfirmationToken
+	confirmed := token != ""
+	var last *Envelope
+	for n := 1; ; n++ {
+		req := &Request{Operation: c.Operation, Args: args, ConfirmationToken: token, Attempt: n, Depth: depth}
+		if !c.Idempotent {
+			key, err := keys.key(args)
+			if err != nil {
+				return nil, r.fail(c, ErrNotRetryable, "cannot mint an idempotency key", last, err)
+			}
+			req.IdempotencyKey = key
+		}
+		token = "" // a token goes with one attempt, with the payload it was issued for
+		began := time.Now()
+		resp, err := t.RoundTrip(ctx, req)
+		elapsed := time.Since(began)
+		var env *Envelope
+		if resp != nil && err == nil {
+			env = resp.Envelope
+		} else {
+			resp = nil
+		}
+		if env != nil && (env.Severity != SeverityInfo && env.Severity != SeverityWarning) {
+			last = env
+		}
+		s := State{
+			Attempt: n, Elapsed: time.Since(r.start), Depth: depth, Confirmed: confirmed,
+			SafeToRepeat: c.Idempotent || req.IdempotencyKey != "", CanRewrite: l.Rewriter != nil,
+			BudgetLeft: l.Budget.available(), Limits: lim, Done: ctx.Err() != nil,
+		}
+		if dl, ok := ctx.Deadline(); ok {
+			s.HasDeadline, s.Remaining = true, time.Until(dl)
+		}
+		if err != nil || (env != nil && env.RetryAfter <= 0) {
+			s.Backoff = bo.NextBackOff()
+		}
+		d := Decide(env, err, &s)
+		a := Attempt{
+			Operation: c.Operation, Number: n, Depth: depth, Summary: req.Summary,
+			IdempotencyKey: req.IdempotencyKey, Confirmed: req.ConfirmationToken != "",
+			Envelope: env, Err: err, Decision: d, Elapsed: elapsed,
+		}
+		if resp != nil {
+			a.Status, a.Replayed = resp.Status, resp.Replayed
+		}
+		r.record(ctx, &a)
+
+		switch d.Action {
+		case ActReturn:
+			l.Budget.succeed()
+			resp.Attempts = r.attempts
+			return resp, nil
+		case ActStop:
+			e := r.fail(c, d.Cause, d.Why, last, err)
+			e.Asked = d.Asked
+			if d.Asked > 0 {
+				e.Detail += " (the server asked to wait " + d.Asked.String() + ")"
+			}
+			return nil, e
+		case ActRetry:
+			if !l.Budget.spend() {
+				return nil, r.fail(c, ErrRetryBudget, "the client-wide retry budget is empty", last, err)
+			}
+			if !sleep(ctx, d.Wait) {
+				return nil, r.fail(c, ErrDeadline, "the context ended during the wait", last, ctx.Err())
+			}
+		case ActRewrite:
+			next, rerr := l.Rewriter.Rewrite(ctx, &Rewrite{Operation: c.Operation, Args: args, Envelope: env, Attempt: n})
+			switch {
+			case rerr != nil:
+				return nil, r.fail(c, ErrRewriteGaveUp, "the rewriter failed", last, rerr)
+			case next == nil:
+				return nil, r.fail(c, ErrRewriteGaveUp, "no rewriter could address every issue", last, nil)
+			case !isJSONObject(next):
+				return nil, r.fail(c, ErrRewriteGaveUp, "the rewriter returned something other than a JSON object", last, nil)
+			case sameJSON(next, args):
+				return nil, r.fail(c, ErrRewriteGaveUp, "the rewriter returned the arguments unchanged", last, nil)
+			}
+			args = next
+			keys.caller = "" // the caller's key was for the caller's payload
+			bo.Reset()
+		case ActConfirm:
+			ch := &Challenge{Operation: c.Operation, Args: args, Message: env.Message, Token: env.ConfirmationToken, Envelope: env}
+			policy := l.Confirm
+			if policy == nil {
+				policy = RefuseAll
+			}
+			ok, perr := policy.Approve(ctx, ch)
+			if perr != nil || !ok {
+				e := r.fail(c, ErrConfirmationRequired, "the confirm policy did not approve", last, perr)
+				e.Challenge = ch
+				return nil, e
+			}
+			token, confirmed = env.ConfirmationToken, true
+		case ActNextOperation:
+			if err := r.next(ctx, env, depth); err != nil {
+				return nil, r.fail(c, ErrNextOperation, "next operation "+strconv.Quote(env.NextOperation)+": "+nextWhy(err), last, err)
+			}
+		}
+	}
+}
+
+// next runs a failure's next_operation through the loop, one level deeper.
+func (r *run) next(ctx context.Context, env *Envelope, depth int) error {
+	l := r.loop
+	ok, idem := false, false
+	if l.Registered != nil {
+		ok, idem = l.Registered(env.NextOperation)
+	}
+	if !ok {
+		return errUnregistered
+	}
+	_, err := r.call(ctx, l.Transport, Call{Operation: env.NextOperation, Args: env.NextOperationArgs, Idempotent: idem}, depth+1)
+	return err
+}
+
+var errUnregistered = errors.New("not registered with the client")
+
+func nextWhy(err error) string {
+	if errors.Is(err, errUnregistered) {
+		return "not registered with the client, so not run"
+	}
+	return "failed"
+}
+
+func (r *run) record(ctx context.Context, a *Attempt) {
+	r.attempts = append(r.attempts, *a)
+	if r.loop.OnAttempt != nil {
+		r.loop.OnAttempt(a)
+	}
+	if lg := r.loop.Logger; lg != nil {
+		attrs := []slog.Attr{
+			slog.String("operation", a.Operation), slog.Int("attempt", a.Number),
+			slog.Int("status", a.Status), slog.String("action", a.Decision.Action.String()),
+			slog.String("why", a.Decision.Why), slog.Duration("elapsed", a.Elapsed),
+		}
+		if a.Decision.Wait > 0 {
+			attrs = append(attrs, slog.Duration("wait", a.Decision.Wait))
+		}
+		if a.Envelope != nil {
+			attrs = append(attrs, slog.String("code", a.Envelope.Code))
+		}
+		if a.Err != nil {
+			attrs = append(attrs, slog.String("error", a.Err.Error()))
+		}
+		lg.LogAttrs(ctx, slog.LevelDebug, "remedy attempt", attrs...)
+	}
+}
+
+func (r *run) fail(c Call, cause error, why string, last *Envelope, err error) *CallError {
+	return &CallError{Operation: c.Operation, Cause: cause, Detail: why, Attempts: r.attempts, Envelope: last, Err: err}
+}
+
+func (l *Loop) newBackoff() backoff.BackOff {
+	var b backoff.BackOff
+	if l.Backoff != nil {
+		b = l.Backoff()
+	}
+	if b == nil {
+		e := backoff.NewExponentialBackOff()
+		e.InitialInterval = 100 * time.Millisecond
+		e.MaxInterval = l.Limits.withDefaults().MaxWait
+		e.MaxElapsedTime = 0 // the loop's own budget decides
+		b = e
+	}
+	b.Reset()
+	return b
+}
+
+// sleep waits d, or until the context ends (false).
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func isJSONObject(b json.RawMessage) bool {
+	for _, c := range b {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		}
+		return c == '{' && validJSON(string(b))
+	}
+	return false
+}

@@ -1,0 +1,143 @@
+package remedy
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+)
+
+// rawTransport sends one caller-built request, again and again: the body is buffered once,
+// and each attempt is a clone carrying the current arguments (a rewrite edits a JSON body).
+type rawTransport struct {
+	send    func(*http.Request) (*http.Response, error)
+	req     *http.Request
+	body    []byte // a body that is not a JSON object, resent as is
+	maxBody int64
+	// keepFailure leaves a failure's body readable (the RoundTripper form returns the last
+	// failure as a response); last is that response, closed when another attempt starts.
+	keepFailure bool
+	last        *http.Response
+}
+
+func newRawTransport(hc *http.Client, req *http.Request, maxBody int64, keepFailure bool) (*rawTransport, Call, error) {
+	t := &rawTransport{req: req, maxBody: maxBody, keepFailure: keepFailure}
+	if hc != nil {
+		t.send = hc.Do
+	}
+	call := Call{
+		Operation:      req.Method + " " + req.URL.Path,
+		Idempotent:     (&Operation{Method: req.Method}).idempotent(),
+		IdempotencyKey: req.Header.Get(HeaderIdempotencyKey),
+	}
+	if req.Body != nil && req.Body != http.NoBody {
+		b, err := io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, call, fmt.Errorf("remedy: reading the request body: %w", err)
+		}
+		if isJSONType(req.Header) && isJSONObject(b) {
+			call.Args = b
+		} else {
+			t.body = b
+		}
+	}
+	return t, call, nil
+}
+
+func (t *rawTransport) RoundTrip(ctx context.Context, req *Request) (*Response, error) {
+	t.closeLast()
+	hreq := t.req.Clone(ctx)
+	body := t.body
+	if req.Args != nil {
+		body = req.Args
+	}
+	if body != nil {
+		hreq.Body = io.NopCloser(bytes.NewReader(body))
+		hreq.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+		hreq.ContentLength = int64(len(body))
+	} else {
+		hreq.Body, hreq.GetBody, hreq.ContentLength = nil, nil, 0
+	}
+	req.Summary = hreq.Method + " " + hreq.URL.Path
+	setAttemptHeaders(hreq.Header, req)
+	hresp, err := t.send(hreq)
+	if err != nil {
+		return nil, err
+	}
+	resp := &Response{Status: hresp.StatusCode, Header: hresp.Header, Replayed: replayed(hresp.Header), http: hresp}
+	failure := hresp.StatusCode >= 400 || hresp.StatusCode < 200
+	if failure || isJSONType(hresp.Header) {
+		// ParseResponse reads a bounded prefix and leaves the body readable from the start.
+		if env, ok := ParseResponse(hresp, MaxBody(t.maxBody)); ok {
+			resp.Envelope = env
+			failure = true
+		}
+	}
+	if failure {
+		if t.keepFailure {
+			t.last = hresp
+		} else {
+			discard(hresp.Body)
+		}
+	}
+	return resp, nil
+}
+
+func (t *rawTransport) closeLast() {
+	if t.last != nil {
+		discard(t.last.Body)
+		t.last = nil
+	}
+}
+
+// NewRoundTripper wraps base (nil: http.DefaultTransport) for code that cannot change its call
+// sites: every request runs through the loop, with idempotency keys attached to requests
+// whose method is not idempotent, and transient failures retried unchanged within the limits.
+// Nothing is rewritten, confirmed or run first. When the loop gives up on a failure the server
+// sent, that last response is returned as is (its body readable), as a RoundTripper should;
+// an error is returned only when no response came.
+//
+// A redirect is followed by the http.Client above, not here; use NewClient's Do to have keys
+// and tokens dropped on redirects to another host.
+func NewRoundTripper(base http.RoundTripper, opts ...Option) (http.RoundTripper, error) {
+	cfg, err := configure(opts)
+	if err != nil {
+		return nil, err
+	}
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	loop := cfg.loop
+	loop.Rewriter, loop.Confirm, loop.Registered = nil, RefuseAll, nil
+	return &roundTripper{base: base, loop: loop}, nil
+}
+
+type roundTripper struct {
+	base http.RoundTripper
+	loop Loop
+}
+
+func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	t, call, err := newRawTransport(nil, req, rt.loop.Limits.withDefaults().MaxBody, true)
+	if err != nil {
+		return nil, err
+	}
+	t.send = rt.base.RoundTrip
+	r := run{loop: &rt.loop, start: time.Now()}
+	resp, err := r.call(req.Context(), t, call, 0)
+	if err == nil {
+		return resp.http, nil
+	}
+	if t.last != nil {
+		return t.last, nil
+	}
+	var ce *CallError
+	if errors.As(err, &ce) && ce.Err != nil {
+		return nil, ce.Err
+	}
+	return nil, err
+}
