@@ -101,7 +101,9 @@ func WithOperations(ops ...Operation) Option {
 }
 
 // WithRewriter repairs arguments when a failure names the fix (e.g. DefaultRewriter).
-func WithRewriter(r Rewriter) Option { return func(c *clientConfig) error { c.loop.Rewriter = r; return nil } }
+func WithRewriter(r Rewriter) Option {
+	return func(c *clientConfig) error { c.loop.Rewriter = r; return nil }
+}
 
 // WithConfirmPolicy decides confirmation challenges (default RefuseAll).
 func WithConfirmPolicy(p ConfirmPolicy) Option {
@@ -109,7 +111,9 @@ func WithConfirmPolicy(p ConfirmPolicy) Option {
 }
 
 // WithLimits bounds every call (zero fields keep their defaults).
-func WithLimits(l Limits) Option { return func(c *clientConfig) error { c.loop.Limits = l; return nil } }
+func WithLimits(l Limits) Option {
+	return func(c *clientConfig) error { c.loop.Limits = l; return nil }
+}
 
 // WithBackoff makes each call's backoff between transient retries.
 func WithBackoff(f func() backoff.BackOff) Option {
@@ -128,10 +132,14 @@ func WithOnAttempt(f func(*Attempt)) Option {
 }
 
 // WithLogger logs every attempt at debug level.
-func WithLogger(l *slog.Logger) Option { return func(c *clientConfig) error { c.loop.Logger = l; return nil } }
+func WithLogger(l *slog.Logger) Option {
+	return func(c *clientConfig) error { c.loop.Logger = l; return nil }
+}
 
 // WithMaxResult bounds the success body Call reads (default DefaultMaxResult).
-func WithMaxResult(n int64) Option { return func(c *clientConfig) error { c.maxResult = n; return nil } }
+func WithMaxResult(n int64) Option {
+	return func(c *clientConfig) error { c.maxResult = n; return nil }
+}
 
 func configure(opts []Option) (*clientConfig, error) {
 	cfg := &clientConfig{loop: Loop{Budget: NewRetryBudget(100, 0.1)}, maxResult: DefaultMaxResult}
