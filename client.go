@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/cenkalti/backoff/v4"
 )
@@ -62,10 +61,17 @@ type Client struct {
 	loop      Loop
 	hc        *http.Client
 	base      *url.URL
+	baseStr   string // base without a trailing slash, to which paths are appended
 	maxResult int64
 
 	mu  sync.RWMutex
-	ops map[string]Operation
+	ops map[string]registered
+}
+
+// registered is an operation with its path parameters listed once.
+type registered struct {
+	Operation
+	params []string
 }
 
 // Option configures a Client (and NewRoundTripper).
@@ -157,13 +163,14 @@ func NewClient(opts ...Option) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{loop: cfg.loop, hc: guardRedirects(cfg.hc), maxResult: cfg.maxResult, ops: map[string]Operation{}}
+	c := &Client{loop: cfg.loop, hc: guardRedirects(cfg.hc), maxResult: cfg.maxResult, ops: map[string]registered{}}
 	if cfg.base != "" {
 		u, err := url.Parse(cfg.base)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return nil, fmt.Errorf("remedy: base URL %q is not an absolute http(s) URL", cfg.base)
 		}
 		c.base = u
+		c.baseStr = strings.TrimSuffix(u.String(), "/")
 	}
 	for _, op := range cfg.ops {
 		if err := c.Register(op); err != nil {
@@ -185,19 +192,20 @@ func (c *Client) Register(op Operation) error {
 		op.Method = http.MethodPost
 	}
 	op.Method = strings.ToUpper(op.Method)
-	if _, err := pathParams(op.Path); err != nil {
+	params, err := pathParams(op.Path)
+	if err != nil {
 		return fmt.Errorf("remedy: operation %q: %w", op.Name, err)
 	}
 	if !strings.HasPrefix(op.Path, "/") {
 		return fmt.Errorf("remedy: operation %q: path %q must start with /", op.Name, op.Path)
 	}
 	c.mu.Lock()
-	c.ops[op.Name] = op
+	c.ops[op.Name] = registered{Operation: op, params: params}
 	c.mu.Unlock()
 	return nil
 }
 
-func (c *Client) op(name string) (Operation, bool) {
+func (c *Client) op(name string) (registered, bool) {
 	c.mu.RLock()
 	op, ok := c.ops[name]
 	c.mu.RUnlock()
@@ -209,17 +217,18 @@ func (c *Client) registered(name string) (ok, idempotent bool) {
 	return ok, ok && op.idempotent()
 }
 
-// CallOption adjusts one call.
-type CallOption func(*Call)
+// CallOption adjusts one call. (A value, not a function, so that a call's options cost no
+// allocation.)
+type CallOption struct {
+	key, token string
+}
 
 // WithIdempotencyKey sends key, as is, instead of a minted one.
-func WithIdempotencyKey(key string) CallOption { return func(c *Call) { c.IdempotencyKey = key } }
+func WithIdempotencyKey(key string) CallOption { return CallOption{key: key} }
 
 // WithConfirmationToken sends a token the caller approved (CallError.Challenge.Token) with
 // the first attempt. The arguments must be the ones the challenge was for.
-func WithConfirmationToken(token string) CallOption {
-	return func(c *Call) { c.ConfirmationToken = token }
-}
+func WithConfirmationToken(token string) CallOption { return CallOption{token: token} }
 
 // Call runs the registered operation name with args: nil, a JSON object as json.RawMessage or
 // []byte, or any value that encodes to a JSON object. It returns the success (Body is the
@@ -235,7 +244,12 @@ func (c *Client) Call(ctx context.Context, name string, args any, opts ...CallOp
 	}
 	call := Call{Operation: name, Args: raw, Idempotent: op.idempotent()}
 	for _, o := range opts {
-		o(&call)
+		if o.key != "" {
+			call.IdempotencyKey = o.key
+		}
+		if o.token != "" {
+			call.ConfirmationToken = o.token
+		}
 	}
 	return c.loop.Do(ctx, call)
 }
@@ -271,8 +285,7 @@ func (c *Client) Do(ctx context.Context, req *http.Request) (*http.Response, err
 	if err != nil {
 		return nil, err
 	}
-	r := run{loop: &c.loop, start: time.Now()}
-	resp, err := r.call(ctx, t, call, 0)
+	resp, err := newRun(&c.loop).call(ctx, t, call, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -291,11 +304,11 @@ func (t opTransport) RoundTrip(ctx context.Context, req *Request) (*Response, er
 	if c.base == nil {
 		return nil, errors.New("the client has no base URL (WithBaseURL)")
 	}
-	hreq, err := buildRequest(ctx, c.base, &op, req.Args)
+	hreq, err := buildRequest(ctx, c.baseStr, &op, req.Args)
 	if err != nil {
 		return nil, err
 	}
-	req.Summary = op.Method + " " + hreq.URL.Path
+	req.Method, req.Target = op.Method, hreq.URL.Path
 	setAttemptHeaders(hreq.Header, req)
 	hresp, err := c.hc.Do(hreq)
 	if err != nil {
@@ -304,10 +317,13 @@ func (t opTransport) RoundTrip(ctx context.Context, req *Request) (*Response, er
 	return readResponse(hresp, c.loop.Limits.withDefaults().MaxBody, c.maxResult)
 }
 
+// setAttemptHeaders sets what the loop adds to a registered operation's request.
 func setAttemptHeaders(h http.Header, req *Request) {
-	if h.Get("Accept") == "" {
-		h["Accept"] = acceptJSON
-	}
+	h["Accept"] = acceptJSON
+	setKeyAndToken(h, req)
+}
+
+func setKeyAndToken(h http.Header, req *Request) {
 	if req.IdempotencyKey != "" {
 		h[HeaderIdempotencyKey] = []string{req.IdempotencyKey}
 	}
@@ -318,7 +334,11 @@ func setAttemptHeaders(h http.Header, req *Request) {
 	}
 }
 
-var acceptJSON = []string{"application/json, application/problem+json"}
+// Header values shared by every request; net/http only reads them.
+var (
+	acceptJSON      = []string{"application/json, application/problem+json"}
+	jsonContentType = []string{"application/json"}
+)
 
 // readResponse turns an HTTP response into the loop's: a failure's body is read with a bound
 // and closed; a success's body is read whole (up to maxResult) and checked for a failure
@@ -326,11 +346,11 @@ var acceptJSON = []string{"application/json, application/problem+json"}
 func readResponse(hresp *http.Response, maxBody, maxResult int64) (*Response, error) {
 	resp := &Response{Status: hresp.StatusCode, Header: hresp.Header, Replayed: replayed(hresp.Header)}
 	if hresp.StatusCode >= 400 || hresp.StatusCode < 200 {
-		resp.Envelope, _ = ParseResponse(hresp, MaxBody(maxBody))
+		resp.Envelope, _ = parseResponse(hresp, maxBody)
 		discard(hresp.Body)
 		return resp, nil
 	}
-	body, err := io.ReadAll(io.LimitReader(hresp.Body, maxResult+1))
+	body, err := readBounded(hresp.Body, maxResult+1, hresp.ContentLength)
 	hresp.Body.Close()
 	if err != nil {
 		return nil, err
@@ -399,43 +419,39 @@ func sameOrigin(a, b *url.URL) bool {
 // buildRequest places an operation's arguments: path parameters into the path, query ones
 // into the query, the rest into a JSON body. The body keeps the arguments' bytes: when no
 // argument leaves it, it is exactly args.
-func buildRequest(ctx context.Context, base *url.URL, op *Operation, args json.RawMessage) (*http.Request, error) {
-	names, _ := pathParams(op.Path)
-	inQuery := func(name string) bool {
-		if op.bodyless() {
-			return true
-		}
-		for _, q := range op.Query {
-			if q == name {
-				return true
-			}
-		}
-		return false
-	}
+func buildRequest(ctx context.Context, base string, op *registered, args json.RawMessage) (*http.Request, error) {
+	names := op.params
 	var (
-		pathVals = map[string]string{}
+		pathBuf  [4]string
+		pathVals = pathBuf[:0]
 		query    url.Values
 		body     []byte
-		moved    bool
 	)
-	if len(args) > 0 {
+	if len(names) <= len(pathBuf) {
+		pathVals = pathBuf[:len(names)]
+	} else {
+		pathVals = make([]string, len(names))
+	}
+	switch {
+	case len(args) > 0 && (len(names) > 0 || len(op.Query) > 0 || op.bodyless()):
 		t := getTape()
 		defer putTape(t)
-		if !t.parse(string(args)) || t.root().kind() != kObject {
+		if !t.parse(view(args)) || t.root().kind() != kObject {
 			return nil, errors.New("the arguments are not a JSON object")
 		}
 		var kept bytes.Buffer
+		moved := false
 		for it := t.root().iter(); it.next(); {
 			name, v := it.Key(), it.val()
 			switch {
-			case contains(names, name):
+			case index(names, name) >= 0:
 				s, err := paramText(v)
 				if err != nil {
 					return nil, fmt.Errorf("path parameter %q: %w", name, err)
 				}
-				pathVals[name] = s
+				pathVals[index(names, name)] = s
 				moved = true
-			case inQuery(name):
+			case op.bodyless() || index(op.Query, name) >= 0:
 				if query == nil {
 					query = url.Values{}
 				}
@@ -449,7 +465,8 @@ func buildRequest(ctx context.Context, base *url.URL, op *Operation, args json.R
 				} else {
 					kept.WriteByte(',')
 				}
-				kept.WriteString(v.t.s[it.keyTok().start:it.keyTok().end])
+				kt := it.keyTok()
+				kept.WriteString(t.s[kt.start:kt.end])
 				kept.WriteByte(':')
 				kept.WriteString(v.Raw())
 			}
@@ -464,40 +481,41 @@ func buildRequest(ctx context.Context, base *url.URL, op *Operation, args json.R
 			kept.WriteByte('}')
 			body = kept.Bytes()
 		}
-	} else if !op.bodyless() {
+	case op.bodyless():
+	case len(args) > 0:
+		body = args
+	default:
 		body = []byte("{}")
 	}
-	path, err := expandPath(op.Path, pathVals)
+	path, err := expandPath(op.Path, names, pathVals)
 	if err != nil {
 		return nil, err
 	}
-	u := *base
-	u.RawPath = strings.TrimSuffix(base.EscapedPath(), "/") + path
-	if u.Path, err = url.PathUnescape(u.RawPath); err != nil {
-		return nil, err
+	target := base + path
+	if len(query) > 0 {
+		target += "?" + query.Encode()
 	}
-	u.RawQuery = query.Encode()
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
-	hreq, err := http.NewRequestWithContext(ctx, op.Method, u.String(), rd)
+	hreq, err := http.NewRequestWithContext(ctx, op.Method, target, rd)
 	if err != nil {
 		return nil, err
 	}
 	if body != nil {
-		hreq.Header["Content-Type"] = []string{"application/json"}
+		hreq.Header["Content-Type"] = jsonContentType
 	}
 	return hreq, nil
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
+func index(list []string, s string) int {
+	for i, x := range list {
 		if x == s {
-			return true
+			return i
 		}
 	}
-	return false
+	return -1
 }
 
 // pathParams lists the {name} parameters of a path template.
@@ -524,19 +542,22 @@ func pathParams(tmpl string) ([]string, error) {
 	}
 }
 
-func expandPath(tmpl string, vals map[string]string) (string, error) {
+// expandPath fills a template's parameters (names, in order) with vals, escaped.
+func expandPath(tmpl string, names, vals []string) (string, error) {
+	if len(names) == 0 {
+		return tmpl, nil
+	}
 	var b strings.Builder
-	for rest := tmpl; ; {
+	for n, rest := 0, tmpl; ; n++ {
 		i := strings.IndexByte(rest, '{')
 		if i < 0 {
 			b.WriteString(rest)
 			return b.String(), nil
 		}
 		j := strings.IndexByte(rest, '}')
-		name := rest[i+1 : j]
-		v, ok := vals[name]
-		if !ok {
-			return "", fmt.Errorf("missing path parameter %q", name)
+		v := vals[n]
+		if v == "" {
+			return "", fmt.Errorf("missing path parameter %q", names[n])
 		}
 		b.WriteString(rest[:i])
 		b.WriteString(url.PathEscape(v))

@@ -261,20 +261,48 @@ func ParseResponse(resp *http.Response, opts ...ParseOption) (*Envelope, bool) {
 	for _, o := range opts {
 		o(&cfg)
 	}
+	return parseResponse(resp, cfg.maxBody)
+}
+
+func parseResponse(resp *http.Response, maxBody int64) (*Envelope, bool) {
 	var body []byte
 	truncated := false
 	if resp.Body != nil && resp.Body != http.NoBody {
 		var err error
-		body, err = io.ReadAll(io.LimitReader(resp.Body, cfg.maxBody+1))
-		if int64(len(body)) > cfg.maxBody {
+		body, err = readBounded(resp.Body, maxBody+1, resp.ContentLength)
+		if int64(len(body)) > maxBody {
 			truncated = true
 		}
 		resp.Body = &replayBody{prefix: body, rest: resp.Body, err: err}
 		if truncated {
-			body = body[:cfg.maxBody]
+			body = body[:maxBody]
 		}
 	}
 	return parse(resp.StatusCode, resp.Header, body, truncated)
+}
+
+// readBounded reads r to its end or to limit bytes, whichever comes first. A known length
+// (hint, -1 when unknown) sizes the buffer once.
+func readBounded(r io.Reader, limit, hint int64) ([]byte, error) {
+	size := int64(512)
+	if hint >= 0 {
+		size = hint + 1 // room to see the end without growing
+	}
+	buf := make([]byte, 0, min(size, limit))
+	for int64(len(buf)) < limit {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := r.Read(buf[len(buf):min(int64(cap(buf)), limit)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+	return buf, nil
 }
 
 // replayBody gives back what ParseResponse read, then the unread rest of the original body.

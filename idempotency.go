@@ -4,41 +4,61 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/json"
+	"unsafe"
 )
 
-// keyring mints the idempotency keys of one call: one per distinct payload (by its canonical
-// form), so that unchanged retries carry the same key — the server replays instead of running
-// twice — and a rewritten payload gets its own.
+// keyring mints the idempotency keys of one call, one per distinct payload: unchanged
+// retries carry the same key — the server replays instead of running twice — and a rewritten
+// payload gets its own. Payloads are told apart by their canonical form (key order and
+// whitespace do not matter), computed only once a rewrite makes a second payload, so that the
+// common call pays for one random key and nothing else.
 type keyring struct {
-	caller string // the caller's key, used as is for the caller's payload
-	keys   map[[32]byte]string
+	caller  string // the caller's key, used as is for the caller's payload
+	args    json.RawMessage
+	current string
+	seen    map[[32]byte]string // every payload's key, once there is more than one
 }
 
-func (k *keyring) key(args json.RawMessage) (string, error) {
-	if k.caller != "" {
-		return k.caller, nil
+// key is the key for args.
+func (k *keyring) key(args json.RawMessage) string {
+	if k.current != "" && bytesEqual(args, k.args) {
+		return k.current
+	}
+	if k.current == "" {
+		k.args = args
+		k.current = k.caller
+		if k.current == "" {
+			k.current = newKey()
+		}
+		return k.current
+	}
+	// A second payload: the caller's key was for the caller's payload.
+	if k.seen == nil {
+		k.seen = map[[32]byte]string{fingerprint(k.args): k.current}
 	}
 	fp := fingerprint(args)
-	if key, ok := k.keys[fp]; ok {
-		return key, nil
+	key, ok := k.seen[fp]
+	if !ok {
+		key = newKey()
+		k.seen[fp] = key
 	}
-	key := newKey()
-	if k.keys == nil {
-		k.keys = make(map[[32]byte]string, 2)
-	}
-	k.keys[fp] = key
-	return key, nil
+	k.args, k.current = args, key
+	return key
 }
 
-// newKey is 128 random bits, as 26 characters of base32 (what the Idempotency-Key draft and
-// common servers accept: printable ASCII well under 255 bytes).
+func bytesEqual(a, b []byte) bool { return string(a) == string(b) }
+
+// newKey is 128 random bits as 26 base32 characters: printable ASCII well under the 255
+// bytes servers accept.
 func newKey() string { return rand.Text() }
 
-// fingerprint identifies a payload by its canonical form: key order and whitespace do not
-// matter, any changed value does.
+// fingerprint identifies a payload by its canonical form.
 func fingerprint(args json.RawMessage) [32]byte {
 	return sha256.Sum256(compact(string(args)))
 }
 
 // sameJSON reports whether two payloads are the same document.
 func sameJSON(a, b json.RawMessage) bool { return fingerprint(a) == fingerprint(b) }
+
+// view reads b as a string without copying; the string must not outlive b's contents.
+func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }

@@ -301,9 +301,9 @@ type Request struct {
 	ConfirmationToken string          // send as X-Confirmation-Token (or its MCP argument); may be empty
 	Attempt           int             // from 1, within its call
 	Depth             int             // nesting of next operations
-	// Summary describes the attempt for records and logs ("POST /v1/orders"); the transport
-	// may set it.
-	Summary string
+	// Method and Target describe the attempt for records and logs ("POST", "/v1/orders";
+	// "tools/call", a tool's name); the transport sets them.
+	Method, Target string
 }
 
 // Response is what an attempt got back, and what a successful call returns.
@@ -325,7 +325,8 @@ type Attempt struct {
 	Operation      string
 	Number         int    // within its call, from 1
 	Depth          int    // nesting of next operations
-	Summary        string // the transport's description of the request
+	Method         string // as the transport described the request: "POST"
+	Target         string // "/v1/orders"
 	IdempotencyKey string
 	Confirmed      bool // the attempt carried a confirmation token
 	Status         int  // 0 when no response came
@@ -365,8 +366,7 @@ func (l *Loop) Do(ctx context.Context, c Call) (*Response, error) {
 	if l.Transport == nil {
 		return nil, errors.New("remedy: Loop.Transport is nil")
 	}
-	r := run{loop: l, start: time.Now()}
-	return r.call(ctx, l.Transport, c, 0)
+	return newRun(l).call(ctx, l.Transport, c, 0)
 }
 
 // run is one caller's call, with the next operations it runs on the way.
@@ -374,28 +374,34 @@ type run struct {
 	loop     *Loop
 	start    time.Time
 	attempts []Attempt
+	// req and first back the common call (one attempt) without allocations of their own.
+	req   Request
+	first [1]Attempt
+}
+
+func newRun(l *Loop) *run {
+	r := &run{loop: l, start: time.Now()}
+	r.attempts = r.first[:0]
+	return r
 }
 
 func (r *run) call(ctx context.Context, t Transport, c Call, depth int) (*Response, error) {
 	l := r.loop
 	lim := l.Limits.withDefaults()
-	if len(c.Args) > 0 && !validJSON(string(c.Args)) {
+	if len(c.Args) > 0 && !validJSON(view(c.Args)) {
 		return nil, &CallError{Operation: c.Operation, Cause: ErrNotRetryable, Detail: "the arguments are not valid JSON", Attempts: r.attempts}
 	}
-	bo := l.newBackoff()
+	var bo backoff.BackOff // made when a retry first needs it
 	keys := keyring{caller: c.IdempotencyKey}
 	args := c.Args
 	token := c.ConfirmationToken
 	confirmed := token != ""
 	var last *Envelope
 	for n := 1; ; n++ {
-		req := &Request{Operation: c.Operation, Args: args, ConfirmationToken: token, Attempt: n, Depth: depth}
+		r.req = Request{Operation: c.Operation, Args: args, ConfirmationToken: token, Attempt: n, Depth: depth}
+		req := &r.req
 		if !c.Idempotent {
-			key, err := keys.key(args)
-			if err != nil {
-				return nil, r.fail(c, ErrNotRetryable, "cannot mint an idempotency key", last, err)
-			}
-			req.IdempotencyKey = key
+			req.IdempotencyKey = keys.key(args)
 		}
 		token = "" // a token goes with one attempt, with the payload it was issued for
 		began := time.Now()
@@ -419,18 +425,18 @@ func (r *run) call(ctx context.Context, t Transport, c Call, depth int) (*Respon
 			s.HasDeadline, s.Remaining = true, time.Until(dl)
 		}
 		if err != nil || (env != nil && env.RetryAfter <= 0) {
+			if bo == nil {
+				bo = l.newBackoff()
+			}
 			s.Backoff = bo.NextBackOff()
 		}
 		d := Decide(env, err, &s)
-		a := Attempt{
-			Operation: c.Operation, Number: n, Depth: depth, Summary: req.Summary,
+		a := r.record(Attempt{
+			Operation: c.Operation, Number: n, Depth: depth, Method: req.Method, Target: req.Target,
 			IdempotencyKey: req.IdempotencyKey, Confirmed: req.ConfirmationToken != "",
 			Envelope: env, Err: err, Decision: d, Elapsed: elapsed,
-		}
-		if resp != nil {
-			a.Status, a.Replayed = resp.Status, resp.Replayed
-		}
-		r.record(ctx, &a)
+		}, resp)
+		r.report(ctx, a)
 
 		switch d.Action {
 		case ActReturn:
@@ -464,8 +470,9 @@ func (r *run) call(ctx context.Context, t Transport, c Call, depth int) (*Respon
 				return nil, r.fail(c, ErrRewriteGaveUp, "the rewriter returned the arguments unchanged", last, nil)
 			}
 			args = next
-			keys.caller = "" // the caller's key was for the caller's payload
-			bo.Reset()
+			if bo != nil {
+				bo.Reset()
+			}
 		case ActConfirm:
 			ch := &Challenge{Operation: c.Operation, Args: args, Message: env.Message, Token: env.ConfirmationToken, Envelope: env}
 			policy := l.Confirm
@@ -510,14 +517,24 @@ func nextWhy(err error) string {
 	return "failed"
 }
 
-func (r *run) record(ctx context.Context, a *Attempt) {
-	r.attempts = append(r.attempts, *a)
+// record keeps an attempt and returns it in place.
+func (r *run) record(a Attempt, resp *Response) *Attempt {
+	if resp != nil {
+		a.Status, a.Replayed = resp.Status, resp.Replayed
+	}
+	r.attempts = append(r.attempts, a)
+	return &r.attempts[len(r.attempts)-1]
+}
+
+// report hands an attempt to the hook and the logger.
+func (r *run) report(ctx context.Context, a *Attempt) {
 	if r.loop.OnAttempt != nil {
 		r.loop.OnAttempt(a)
 	}
 	if lg := r.loop.Logger; lg != nil {
 		attrs := []slog.Attr{
 			slog.String("operation", a.Operation), slog.Int("attempt", a.Number),
+			slog.String("method", a.Method), slog.String("target", a.Target),
 			slog.Int("status", a.Status), slog.String("action", a.Decision.Action.String()),
 			slog.String("why", a.Decision.Why), slog.Duration("elapsed", a.Elapsed),
 		}
@@ -575,7 +592,7 @@ func isJSONObject(b json.RawMessage) bool {
 		case ' ', '\t', '\n', '\r':
 			continue
 		}
-		return c == '{' && validJSON(string(b))
+		return c == '{' && validJSON(view(b))
 	}
 	return false
 }

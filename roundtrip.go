@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"time"
 )
 
 // rawTransport sends one caller-built request, again and again: the body is buffered once,
 // and each attempt is a clone carrying the current arguments (a rewrite edits a JSON body).
 type rawTransport struct {
-	send    func(*http.Request) (*http.Response, error)
+	hc      *http.Client      // sends through a client (Client.Do)...
+	rt      http.RoundTripper // ...or a round tripper (NewRoundTripper)
 	req     *http.Request
 	body    []byte // a body that is not a JSON object, resent as is
 	maxBody int64
@@ -25,11 +25,9 @@ type rawTransport struct {
 
 func newRawTransport(hc *http.Client, req *http.Request, maxBody int64, keepFailure bool) (*rawTransport, Call, error) {
 	t := &rawTransport{req: req, maxBody: maxBody, keepFailure: keepFailure}
-	if hc != nil {
-		t.send = hc.Do
-	}
+	t.hc = hc
 	call := Call{
-		Operation:      req.Method + " " + req.URL.Path,
+		Operation:      req.URL.Path,
 		Idempotent:     (&Operation{Method: req.Method}).idempotent(),
 		IdempotencyKey: req.Header.Get(HeaderIdempotencyKey),
 	}
@@ -50,7 +48,17 @@ func newRawTransport(hc *http.Client, req *http.Request, maxBody int64, keepFail
 
 func (t *rawTransport) RoundTrip(ctx context.Context, req *Request) (*Response, error) {
 	t.closeLast()
-	hreq := t.req.Clone(ctx)
+	// A shallow copy with its own header map: the caller's request is never changed.
+	hreq := t.req.WithContext(ctx)
+	if req.IdempotencyKey != t.req.Header.Get(HeaderIdempotencyKey) || req.ConfirmationToken != "" {
+		// A header map of its own, so that the caller's request is never changed; the values
+		// are shared, as headers are only ever replaced in the copy, never edited.
+		hreq.Header = make(http.Header, len(t.req.Header)+2)
+		for k, v := range t.req.Header {
+			hreq.Header[k] = v
+		}
+		setKeyAndToken(hreq.Header, req)
+	}
 	body := t.body
 	if req.Args != nil {
 		body = req.Args
@@ -62,9 +70,14 @@ func (t *rawTransport) RoundTrip(ctx context.Context, req *Request) (*Response, 
 	} else {
 		hreq.Body, hreq.GetBody, hreq.ContentLength = nil, nil, 0
 	}
-	req.Summary = hreq.Method + " " + hreq.URL.Path
-	setAttemptHeaders(hreq.Header, req)
-	hresp, err := t.send(hreq)
+	req.Method, req.Target = hreq.Method, hreq.URL.Path
+	var hresp *http.Response
+	var err error
+	if t.hc != nil {
+		hresp, err = t.hc.Do(hreq)
+	} else {
+		hresp, err = t.rt.RoundTrip(hreq)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +85,7 @@ func (t *rawTransport) RoundTrip(ctx context.Context, req *Request) (*Response, 
 	failure := hresp.StatusCode >= 400 || hresp.StatusCode < 200
 	if failure || isJSONType(hresp.Header) {
 		// ParseResponse reads a bounded prefix and leaves the body readable from the start.
-		if env, ok := ParseResponse(hresp, MaxBody(t.maxBody)); ok {
+		if env, ok := parseResponse(hresp, t.maxBody); ok {
 			resp.Envelope = env
 			failure = true
 		}
@@ -126,9 +139,8 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.send = rt.base.RoundTrip
-	r := run{loop: &rt.loop, start: time.Now()}
-	resp, err := r.call(req.Context(), t, call, 0)
+	t.rt = rt.base
+	resp, err := newRun(&rt.loop).call(req.Context(), t, call, 0)
 	if err == nil {
 		return resp.http, nil
 	}
