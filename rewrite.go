@@ -1,8 +1,11 @@
 package remedy
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 )
 
 // Rewriter repairs a call's arguments from the envelope that refused them. It returns the new
@@ -41,5 +44,77 @@ func Chain(rs ...Rewriter) Rewriter {
 			}
 		}
 		return nil, nil
+	})
+}
+
+// DefaultRewriter repairs arguments deterministically, from what the envelope states, without
+// a model. Each issue is repaired by the first of these rules that changes the arguments:
+//
+//  1. the issue's SuggestedValue is set at its Path;
+//  2. the only one of its AllowedValues is set;
+//  3. the value the envelope's ExampleRequest holds at the Path is set (an example of a whole
+//     HTTP request, {"method", "path", "body"}, is read from its body);
+//  4. a property refused as unknown (additional_properties, unknown_field, unknown_parameter,
+//     unrecognized_keys, extra_forbidden, in any spelling) is deleted: the property at Path,
+//     or, when Path holds an object and the message quotes names it contains, those names;
+//  5. a missing required field (required, missing, missing_field, parameter_missing, ...) is
+//     set to its schema default;
+//  6. a number outside the schema's minimum/maximum is moved onto the bound it violated
+//     (exclusive bounds one past it, for integers); a string over maxLength is cut to
+//     maxLength characters;
+//  7. a value of the wrong type is converted when nothing is lost: "5" to 5 for integer or
+//     number, "true" to true for boolean, 5 or true to a string for string.
+//
+// The schema of rules 5 to 7 is the issue's Expected when it is a schema object (or, for the
+// type, a bare type name such as "integer"), else the envelope's Schema, followed through
+// properties and items to the field from the root or from the object holding the field; a
+// Schema without properties belongs to the field when there is one issue.
+//
+// It gives up (nil, nil) unless every issue is repaired: a partial repair would be refused
+// again. An issue about a value an earlier issue already replaced counts as repaired. It also
+// gives up without issues or with more than 256, when Args is not a JSON object (or holds a key
+// twice, which makes an edit ambiguous), and when the repair equals the arguments. Setting a
+// value creates the objects missing on its path, never arrays: an index past the end of an
+// array, or a path through a string, number, boolean or null, gives up. It never returns an
+// error.
+var DefaultRewriter Rewriter = RewriterFunc(func(_ context.Context, r *Rewrite) (json.RawMessage, error) {
+	return rewriteDefault(r), nil
+})
+
+// ErrRewriteReply is wrapped by the error LLMRewriter returns when the model's reply is not one
+// JSON object of arguments.
+var ErrRewriteReply = errors.New("remedy: the model's reply is not a JSON object of arguments")
+
+// LLMRewriter asks a model to repair the arguments. complete sends a prompt to the model and
+// returns its reply; any vendor's client fits behind it. The prompt is the envelope's Prompt,
+// the operation, the arguments as sent, and the instruction to answer with the corrected
+// arguments as one JSON object and nothing else.
+//
+// The reply is trusted only as far as it is an object: surrounding space and one Markdown code
+// fence are removed, and a reply over 1 MiB, not valid JSON, or not an object is an error
+// wrapping ErrRewriteReply. An empty reply, null, or the arguments unchanged give up (nil,
+// nil); so do a Rewrite without an envelope and Args that are not a JSON object, without
+// calling the model. An error from complete is returned wrapped.
+func LLMRewriter(complete func(ctx context.Context, prompt string) (string, error)) Rewriter {
+	return RewriterFunc(func(ctx context.Context, r *Rewrite) (json.RawMessage, error) {
+		if complete == nil {
+			return nil, errNoCompletion
+		}
+		if r == nil || r.Envelope == nil {
+			return nil, nil
+		}
+		args := bytes.TrimSpace(r.Args)
+		if len(args) == 0 || args[0] != '{' || !validJSON(string(args)) {
+			return nil, nil
+		}
+		reply, err := complete(ctx, rewritePrompt(r.Envelope, r.Operation, args))
+		if err != nil {
+			return nil, fmt.Errorf("remedy: rewrite completion: %w", err)
+		}
+		out, err := readRewriteReply(reply)
+		if out == nil || err != nil || bytes.Equal(out, compact(string(args))) {
+			return nil, err
+		}
+		return out, nil
 	})
 }

@@ -1,0 +1,846 @@
+package remedy_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/tidwall/sjson"
+
+	"github.com/remedy-go/remedy"
+)
+
+func TestSJSONPath(t *testing.T) {
+	tests := []struct {
+		name, doc, pointer string
+		path               string // "" when the pointer has no sjson path
+		cur                string // the value there, "" when absent
+		set                string // doc after setting "X" at path
+	}{
+		{"member", `{"a":1}`, "/a", "a", "1", `{"a":"X"}`},
+		{"new member", `{"a":1}`, "/b", "b", "", `{"a":1,"b":"X"}`},
+		{"array index", `{"items":[{},{},{"quantity":250}]}`, "/items/2/quantity", "items.2.quantity", "250",
+			`{"items":[{},{},{"quantity":"X"}]}`},
+		{"numeric key in an object", `{"m":{"2":"x"}}`, "/m/2", "m.:2", `"x"`, `{"m":{"2":"X"}}`},
+		{"numeric key is added to an object", `{"m":{}}`, "/m/0", "m.:0", "", `{"m":{"0":"X"}}`},
+		{"missing containers are objects", `{}`, "/a/0/b", "a.:0.b", "", `{"a":{"0":{"b":"X"}}}`},
+		{"-1 is a key, not the last element", `{"m":{"-1":true}}`, "/m/-1", "m.:-1", "true", `{"m":{"-1":"X"}}`},
+		{"~1 is a slash", `{"a/b":1}`, "/a~1b", `a\/b`, "1", `{"a/b":"X"}`},
+		{"~0 is a tilde", `{"a~b":1}`, "/a~0b", `a\~b`, "1", `{"a~b":"X"}`},
+		{"~01 is a tilde and a 1", `{"~1":1}`, "/~01", `\~1`, "1", `{"~1":"X"}`},
+		{"dot", `{"a.b":1,"a":{"b":2}}`, "/a.b", `a\.b`, "1", `{"a.b":"X","a":{"b":2}}`},
+		{"wildcards", `{"*":1,"a?":2}`, "/a?", `a\?`, "2", `{"*":1,"a?":"X"}`},
+		{"star", `{"*":1,"b":2}`, "/*", `\*`, "1", `{"*":"X","b":2}`},
+		{"pipe, hash, at", `{"a|b":{"#":{"@this":1}}}`, "/a|b/#/@this", `a\|b.\#.\@this`, "1",
+			`{"a|b":{"#":{"@this":"X"}}}`},
+		{"backslash", `{"a\\b":1}`, `/a\b`, `a\\b`, "1", `{"a\\b":"X"}`},
+		{"leading colon", `{":x":1}`, "/:x", `\:x`, "1", `{":x":"X"}`},
+		{"inner colon", `{"a:b":1}`, "/a:b", "a:b", "1", `{"a:b":"X"}`},
+		{"quote and space", `{"say \"hi\"":1}`, `/say "hi"`, `say \"hi\"`, "1", `{"say \"hi\"":"X"}`},
+		{"non-ASCII", `{"prénom":"x"}`, "/prénom", "prénom", `"x"`, `{"prénom":"X"}`},
+		{"brackets and braces", `{"[0]":1,"{a}":2}`, "/{a}", `\{a\}`, "2", `{"[0]":1,"{a}":"X"}`},
+		{"modifier-like", `{"a":{"@reverse":1}}`, "/a/@reverse", `a.\@reverse`, "1", `{"a":{"@reverse":"X"}}`},
+		{"nested arrays", `{"a":[[1,2],[3]]}`, "/a/0/1", "a.0.1", "2", `{"a":[[1,"X"],[3]]}`},
+
+		{"index past the end", `{"items":[1]}`, "/items/1", "", "", ""},
+		{"append", `{"items":[1]}`, "/items/-", "", "", ""},
+		{"leading zero", `{"items":[1,2]}`, "/items/01", "", "", ""},
+		{"key into an array", `{"items":[1]}`, "/items/a", "", "", ""},
+		{"through a string", `{"a":"s"}`, "/a/b", "", "", ""},
+		{"through null", `{"a":null}`, "/a/b", "", "", ""},
+		{"bad escape", `{"a":1}`, "/a~2", "", "", ""},
+		{"dangling tilde", `{"a":1}`, "/a~", "", "", ""},
+		{"empty key", `{"a":{"":1}}`, "/a/", "", "", ""},
+		{"whole document", `{"a":1}`, "", "", "", ""},
+		{"not a pointer", `{"a":1}`, "a", "", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path, cur, ok := remedy.SJSONPath(tt.doc, tt.pointer)
+			if tt.path == "" {
+				assert.False(t, ok, "path %q", path)
+				return
+			}
+			require.True(t, ok)
+			assert.Equal(t, tt.path, path)
+			if tt.cur == "" {
+				assert.False(t, cur.Exists(), "value %s", cur.Raw)
+			} else {
+				assert.Equal(t, tt.cur, cur.Raw)
+			}
+			out, err := sjson.SetRaw(tt.doc, path, `"X"`)
+			require.NoError(t, err)
+			assert.JSONEq(t, tt.set, out)
+			if tt.cur != "" {
+				del, err := sjson.Delete(tt.doc, path)
+				require.NoError(t, err)
+				_, after, _ := remedy.SJSONPath(del, tt.pointer)
+				assert.False(t, after.Exists(), "deleted: %s", del)
+			}
+		})
+	}
+}
+
+// rewriteCase is one failure, as the server wrote it, and the repair expected for args.
+type rewriteCase struct {
+	name   string
+	status int
+	body   string
+	args   string
+	want   string // "" when the rewriter must give up
+}
+
+func runRewriteCases(t *testing.T, tests []rewriteCase) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, ok := remedy.Parse(tt.status, http.Header{"Content-Type": {"application/json"}}, []byte(tt.body))
+			require.True(t, ok)
+			require.NotEqual(t, remedy.DialectUnstructured, e.Dialect, "the body must be read")
+			out, err := remedy.DefaultRewriter.Rewrite(context.Background(),
+				&remedy.Rewrite{Operation: "op", Args: json.RawMessage(tt.args), Envelope: e, Attempt: 1})
+			require.NoError(t, err)
+			if tt.want == "" {
+				assert.Nil(t, out, "issues %+v", e.Issues)
+				return
+			}
+			require.NotNil(t, out, "issues %+v", e.Issues)
+			assert.JSONEq(t, tt.want, string(out))
+		})
+	}
+}
+
+func TestDefaultRewriterSuggestedAndAllowed(t *testing.T) {
+	runRewriteCases(t, []rewriteCase{{
+		name:   "agent error spec suggested value",
+		status: 400,
+		body: `{"error":{"code":"invalid_currency","message":"Currency 'US$' is not supported for this account.",
+			"field":"currency","allowed_values":["usd","eur","gbp","cad"],"suggested_value":"usd",
+			"retryable":true,"category":"validation"}}`,
+		args: `{"amount":2500,"currency":"US$","customer":"cus_Q8rT2xYb"}`,
+		want: `{"amount":2500,"currency":"usd","customer":"cus_Q8rT2xYb"}`,
+	}, {
+		name:   "agent envelope suggested values, nested and numeric",
+		status: 422,
+		body: `{"error":{"statusCode":422,"code":"invalid_body","message":"2 issues","issues":[
+			{"path":["items",0,"sku"],"code":"pattern","expected":{"pattern":"^[A-Z]{3}-[0-9]+$"},"received":"abc","suggested_value":"ABC-123"},
+			{"path":["items",2,"quantity"],"code":"maximum","expected":{"maximum":100},"received":250,"suggested_value":100}]}}`,
+		args: `{"items":[{"sku":"abc"},{"sku":"DEF-1"},{"sku":"GHI-2","quantity":250}]}`,
+		want: `{"items":[{"sku":"ABC-123"},{"sku":"DEF-1"},{"sku":"GHI-2","quantity":100}]}`,
+	}, {
+		name:   "a single allowed value",
+		status: 422,
+		body: `{"error":{"statusCode":422,"code":"invalid_body","message":"currency must be usd",
+			"issues":[{"path":["currency"],"code":"enum","allowed_values":["usd"]}],"retryable":false}}`,
+		args: `{"amount":100,"currency":"eur"}`,
+		want: `{"amount":100,"currency":"usd"}`,
+	}, {
+		name:   "a single allowed value in RFC 9457 invalid_fields, dotted path",
+		status: 400,
+		body: `{"type":"https://api.example.com/problems/invalid-request-body","title":"Request body failed validation",
+			"status":400,"invalid_fields":[{"field":"body.items[3].tags","reason":"must be gift_wrap","valid_values":["gift_wrap"]}]}`,
+		args: `{"items":[{},{},{},{"tags":"Gift-Wrap"}]}`,
+		want: `{"items":[{},{},{},{"tags":"gift_wrap"}]}`,
+	}, {
+		name:   "a suggested object is set whole",
+		status: 422,
+		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["shipping"],"code":"invalid",
+			"suggested_value":{"country":"FR","postal_code":"75001"}}]}}`,
+		args: `{"shipping":"Paris"}`,
+		want: `{"shipping":{"country":"FR","postal_code":"75001"}}`,
+	}, {
+		name:   "a suggestion for a missing field creates the objects on its path",
+		status: 400,
+		body: `{"error":{"code":"missing_field","message":"metadata.source is required",
+			"field":"metadata.source","suggested_value":"api"}}`,
+		args: `{"amount":1}`,
+		want: `{"amount":1,"metadata":{"source":"api"}}`,
+	}, {
+		name:   "the same suggestion twice still repairs",
+		status: 422,
+		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[
+			{"path":["unit"],"code":"enum","suggested_value":"box"},
+			{"path":["unit"],"code":"enum","allowed_values":["box"]}]}}`,
+		args: `{"unit":"boxes"}`,
+		want: `{"unit":"box"}`,
+	}})
+}
+
+func TestDefaultRewriterExampleRequest(t *testing.T) {
+	runRewriteCases(t, []rewriteCase{{
+		name:   "the body of an example HTTP request",
+		status: 400,
+		body: `{"error":{"code":"invalid_customer","message":"Customer 'Ada' does not exist.","field":"customer",
+			"category":"validation","example_request":{"method":"POST","path":"/v1/payments",
+			"body":{"amount":2500,"currency":"usd","customer":"cus_Q8rT2xYb"}}}}`,
+		args: `{"amount":2500,"currency":"usd","customer":"Ada"}`,
+		want: `{"amount":2500,"currency":"usd","customer":"cus_Q8rT2xYb"}`,
+	}, {
+		name:   "an example of the arguments themselves, nested",
+		status: 422,
+		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["schedule","cron"],"code":"invalid_format",
+			"message":"not a cron expression"}],"example_request":{"schedule":{"cron":"0 9 * * 1"}}}}`,
+		args: `{"schedule":{"cron":"every monday"}}`,
+		want: `{"schedule":{"cron":"0 9 * * 1"}}`,
+	}, {
+		name:   "the example has nothing at the path",
+		status: 400,
+		body: `{"error":{"code":"invalid_customer","field":"customer","example_request":{"method":"POST",
+			"body":{"amount":2500}}}}`,
+		args: `{"customer":"Ada"}`,
+	}, {
+		name:   "the example holds the value already sent",
+		status: 400,
+		body: `{"error":{"code":"invalid_customer","field":"customer","example_request":{"body":{"customer":"Ada"},
+			"method":"POST"}}}`,
+		args: `{"customer":"Ada"}`,
+	}})
+}
+
+func TestDefaultRewriterAdditionalProperties(t *testing.T) {
+	runRewriteCases(t, []rewriteCase{{
+		name:   "pydantic extra_forbidden names the property",
+		status: 422,
+		body: `{"detail":[{"type":"extra_forbidden","loc":["body","nickname"],"msg":"Extra inputs are not permitted",
+			"input":"Ada"}]}`,
+		args: `{"name":"Ada Lovelace","nickname":"Ada"}`,
+		want: `{"name":"Ada Lovelace"}`,
+	}, {
+		name:   "Stripe parameter_unknown, bracketed param",
+		status: 400,
+		body: `{"error":{"type":"invalid_request_error","code":"parameter_unknown",
+			"message":"Received unknown parameter: card[colour]","param":"card[colour]",
+			"doc_url":"https://stripe.com/docs/error-codes/parameter-unknown"}}`,
+		args: `{"amount":100,"card":{"number":"4242","colour":"blue"}}`,
+		want: `{"amount":100,"card":{"number":"4242"}}`,
+	}, {
+		name:   "OpenAI unknown_parameter quotes the property it names",
+		status: 400,
+		body: `{"error":{"message":"Unknown parameter: 'temprature'.","type":"invalid_request_error",
+			"param":"temprature","code":"unknown_parameter"}}`,
+		args: `{"model":"gpt-4o","temprature":0.2}`,
+		want: `{"model":"gpt-4o"}`,
+	}, {
+		name:   "zod unrecognized_keys names the keys of the object at the path",
+		status: 400,
+		body: `{"error":{"statusCode":400,"code":"invalid_body","message":"Invalid request body","issues":[
+			{"path":["shipping"],"code":"unrecognized_keys","message":"Unrecognized key(s) in object: 'zip', 'county'"}]}}`,
+		args: `{"shipping":{"postal_code":"75001","zip":"75001","county":"Paris"},"zip":"keep"}`,
+		want: `{"shipping":{"postal_code":"75001"},"zip":"keep"}`,
+	}, {
+		name:   "zod v4 unrecognized keys at the root",
+		status: 400,
+		body: `{"error":{"statusCode":400,"code":"invalid_body","issues":[
+			{"path":[],"code":"unrecognized_keys","message":"Unrecognized key: \"verbose\""}]}}`,
+		args: `{"query":"x","verbose":true}`,
+		want: `{"query":"x"}`,
+	}, {
+		name:   "JSON Schema additionalProperties, camel case, RFC 9457 errors with pointers",
+		status: 422,
+		body: `{"type":"https://example.net/validation-error","title":"Your request is not valid.","status":422,
+			"errors":[{"detail":"must NOT have additional properties","pointer":"#/profile/colour","code":"additionalProperties"}]}`,
+		args: `{"profile":{"color":"red","colour":"red"}}`,
+		want: `{"profile":{"color":"red"}}`,
+	}, {
+		name:   "a numeric key is a property, not an index",
+		status: 422,
+		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["labels","2024"],
+			"code":"unknown_field"}]}}`,
+		args: `{"labels":{"2024":"x","env":"prod"}}`,
+		want: `{"labels":{"env":"prod"}}`,
+	}, {
+		name:   "the property is not in the arguments",
+		status: 422,
+		body:   `{"detail":[{"type":"extra_forbidden","loc":["body","nickname"],"msg":"Extra inputs are not permitted"}]}`,
+		args:   `{"name":"Ada"}`,
+	}, {
+		name:   "the schema declares the property: the path is its parent",
+		status: 400,
+		body: `{"error":{"statusCode":400,"code":"invalid_body","issues":[{"path":["shipping"],"code":"unrecognized_keys",
+			"message":"Unrecognized keys in object"}],"schema":{"type":"object","properties":{"shipping":{"type":"object"}}}}}`,
+		args: `{"shipping":{"zip":"75001"}}`,
+	}, {
+		name:   "an array element is not a property",
+		status: 422,
+		body:   `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["tags",1],"code":"additional_properties"}]}}`,
+		args:   `{"tags":["a","b"]}`,
+	}, {
+		name:   "the whole document",
+		status: 422,
+		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":[],"code":"additional_properties",
+			"message":"must NOT have additional properties"}]}}`,
+		args: `{"a":1}`,
+	}})
+}
+
+func TestDefaultRewriterRequiredDefault(t *testing.T) {
+	runRewriteCases(t, []rewriteCase{{
+		name:   "default in the issue's expected schema",
+		status: 422,
+		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["currency"],"code":"required",
+			"message":"currency is required","expected":{"type":"string","default":"usd"}}]}}`,
+		args: `{"amount":100}`,
+		want: `{"amount":100,"currency":"usd"}`,
+	}, {
+		name:   "default in the envelope's object schema",
+		status: 422,
+		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["options","page_size"],"code":"missing_field"}],
+			"schema":{"type":"object","properties":{"options":{"type":"object","properties":{
+				"page_size":{"type":"integer","default":20}}}}}}}`,
+		args: `{"query":"x"}`,
+		want: `{"query":"x","options":{"page_size":20}}`,
+	}, {
+		name:   "the schema is the array item's, rooted along the path",
+		status: 422,
+		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["items",1,"unit"],"code":"Required"}],
+			"schema":{"type":"object","properties":{"sku":{"type":"string"},"unit":{"type":"string","default":"each"}}}}}`,
+		args: `{"items":[{"sku":"A-1","unit":"box"},{"sku":"B-2"}]}`,
+		want: `{"items":[{"sku":"A-1","unit":"box"},{"sku":"B-2","unit":"each"}]}`,
+	}, {
+		name:   "a leaf schema belongs to the single issue",
+		status: 422,
+		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["limit"],"code":"missing"}],
+			"schema":{"type":"integer","minimum":1,"default":50}}}`,
+		args: `{}`,
+		want: `{"limit":50}`,
+	}, {
+		name:   "a required field sent as null",
+		status: 422,
+		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["limit"],"code":"value_required",
+			"expected":{"default":50}}]}}`,
+		args: `{"limit":null}`,
+		want: `{"limit":50}`,
+	}, {
+		name:   "the path names the object and the message the field",
+		status: 422,
+		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["customer"],"code":"required",
+			"message":"must have required property 'locale'"}],
+			"schema":{"type":"object","properties":{"customer":{"type":"object","properties":{"locale":{"type":"string","default":"en"}}}}}}}`,
+		args: `{"customer":{"name":"Ada"}}`,
+		want: `{"customer":{"name":"Ada","locale":"en"}}`,
+	}, {
+		name:   "no default: GitHub missing_field",
+		status: 422,
+		body: `{"message":"Validation Failed","errors":[{"resource":"Issue","code":"missing_field","field":"title"}],
+			"documentation_url":"https://docs.github.com/rest/issues/issues#create-an-issue"}`,
+		args: `{"body":"text"}`,
+	}, {
+		name:   "a leaf schema is not given to one of several issues",
+		status: 422,
+		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["limit"],"code":"missing"},
+			{"path":["currency"],"code":"enum","allowed_values":["usd"]}],"schema":{"type":"integer","default":50}}}`,
+		args: `{"currency":"eur"}`,
+	}, {
+		name:   "the field is present: not missing",
+		status: 422,
+		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["limit"],"code":"required",
+			"expected":{"default":50}}]}}`,
+		args: `{"limit":"abc"}`,
+	}})
+}
+
+func TestDefaultRewriterClamp(t *testing.T) {
+	runRewriteCases(t, []rewriteCase{{
+		name:   "RFC 9457 invalid_fields minimum",
+		status: 400,
+		body: `{"type":"https://api.example.com/problems/invalid-request-body","title":"Request body failed validation",
+			"status":400,"invalid_fields":[{"field":"items[0].quantity","reason":"must be greater than or equal to 1",
+			"expected":{"type":"integer","minimum":1},"received":0}]}`,
+		args: `{"items":[{"quantity":0,"sku":"A-1"}]}`,
+		want: `{"items":[{"quantity":1,"sku":"A-1"}]}`,
+	}, {
+		name:   "maximum without a suggestion",
+		status: 422,
+		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["items",2,"quantity"],"code":"maximum",
+			"message":"quantity must be at most 100","expected":{"maximum":100},"received":250}]}}`,
+		args: `{"items":[{},{},{"quantity":250}]}`,
+		want: `{"items":[{},{},{"quantity":100}]}`,
+	}, {
+		name:   "exclusive minimum of an integer",
+		status: 422,
+		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["count"],"code":"exclusiveMinimum",
+			"expected":{"type":"integer","exclusiveMinimum":0}}]}}`,
+		args: `{"count":-3}`,
+		want: `{"count":1}`,
+	}, {
+		name:   "exclusive maximum from the envelope's schema",
+		status: 422,
+		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["retries"],"code":"exclusive_maximum"}],
+			"schema":{"type":"object","properties":{"retries":{"type":"integer","exclusiveMaximum":10}}}}}`,
+		args: `{"retries":12}`,
+		want: `{"retries":9}`,
+	}, {
+		name:   "draft 4 exclusive minimum",
+		status: 422,
+		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["n"],"code":"minimum",
+			"expected":{"type":"integer","minimum":5,"exclusiveMinimum":true}}]}}`,
+		args: `{"n":2}`,
+		want: `{"n":6}`,
+	}, {
+		name:   "integer bound rounded inward",
+		status: 422,
+		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["n"],"code":"minimum",
+			"expected":{"type":"integer","minimum":2.5}}]}}`,
+		args: `{"n":1}`,
+		want: `{"n":3}`,
+	}, {
+		name:   "number minimum kept as written",
+		status: 422,
+		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["temperature"],"code":"minimum",
+			"expected":{"type":"number","minimum":0.5}}]}}`,
+		args: `{"temperature":0.1}`,
+		want: `{"temperature":0.5}`,
+	}, {
+		name:   "maxLength cuts by characters",
+		status: 422,
+		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["title"],"code":"too_long",
+			"expected":{"type":"string","maxLength":5}}]}}`,
+		args: `{"title":"héllo wörld"}`,
+		want: `{"title":"héllo"}`,
+	}, {
+		name:   "exclusive bound of a number has no nearest value",
+		status: 422,
+		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["ratio"],"code":"exclusiveMinimum",
+			"expected":{"type":"number","exclusiveMinimum":0}}]}}`,
+		args: `{"ratio":0}`,
+	}, {
+		name:   "minLength cannot be repaired",
+		status: 400,
+		body: `{"error":{"statusCode":400,"code":"invalid_body","issues":[{"path":["shipping","address","postal_code"],
+			"code":"too_small","message":"String must contain at least 5 character(s)","expected":{"minLength":5}}]}}`,
+		args: `{"shipping":{"address":{"postal_code":"750"}}}`,
+	}, {
+		name:   "the value is in range: something else is wrong",
+		status: 422,
+		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["n"],"code":"multipleOf",
+			"expected":{"minimum":1,"maximum":10,"multipleOf":3}}]}}`,
+		args: `{"n":4}`,
+	}, {
+		name:   "contradictory bounds",
+		status: 422,
+		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["n"],"code":"range",
+			"expected":{"minimum":10,"maximum":1}}]}}`,
+		args: `{"n":20}`,
+	}})
+}
+
+func TestDefaultRewriterCoerce(t *testing.T) {
+	runRewriteCases(t, []rewriteCase{{
+		name:   "a string of digits to an integer, bare type name",
+		status: 422,
+		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["quantity"],"code":"invalid_type",
+			"message":"Expected integer, received string","expected":"integer","received":"5"}]}}`,
+		args: `{"quantity":"5"}`,
+		want: `{"quantity":5}`,
+	}, {
+		name:   "a numeric string to a number, type from the item schema",
+		status: 400,
+		body: `{"error":{"statusCode":400,"code":"invalid_body","issues":[{"path":["items",1,"price"],"code":"invalid_type",
+			"message":"Expected number, received string"}],
+			"schema":{"type":"object","properties":{"price":{"type":"number"}}}}}`,
+		args: `{"items":[{"price":1},{"price":"-12.50"}]}`,
+		want: `{"items":[{"price":1},{"price":-12.50}]}`,
+	}, {
+		name:   "a boolean string",
+		status: 422,
+		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["notify"],"code":"invalid_type",
+			"expected":{"type":"boolean"}}]}}`,
+		args: `{"notify":"false"}`,
+		want: `{"notify":false}`,
+	}, {
+		name:   "a number to a string",
+		status: 422,
+		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["zip"],"code":"invalid_type",
+			"expected":"string","received":75001}]}}`,
+		args: `{"zip":75001}`,
+		want: `{"zip":"75001"}`,
+	}, {
+		name:   "a nullable integer type",
+		status: 422,
+		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["limit"],"code":"type",
+			"expected":{"type":["integer","null"]}}]}}`,
+		args: `{"limit":"20"}`,
+		want: `{"limit":20}`,
+	}, {
+		name:   "an integral float to an integer",
+		status: 422,
+		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["limit"],"code":"type",
+			"expected":"int"}]}}`,
+		args: `{"limit":20.0}`,
+		want: `{"limit":20}`,
+	}, {
+		name:   "a fraction is not an integer",
+		status: 422,
+		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["quantity"],"code":"invalid_type",
+			"expected":"integer"}]}}`,
+		args: `{"quantity":"5.5"}`,
+	}, {
+		name:   "only exact numbers parse",
+		status: 422,
+		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["quantity"],"code":"invalid_type",
+			"expected":"number"}]}}`,
+		args: `{"quantity":" 5"}`,
+	}, {
+		name:   "only exact booleans parse",
+		status: 422,
+		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["notify"],"code":"invalid_type",
+			"expected":"boolean"}]}}`,
+		args: `{"notify":"yes"}`,
+	}, {
+		name:   "no type to aim at: OpenAI invalid_type",
+		status: 400,
+		body: `{"error":{"message":"Invalid type for 'messages[1].content': expected one of a string or array of objects, but got an integer instead.",
+			"type":"invalid_request_error","param":"messages[1].content","code":"invalid_type"}}`,
+		args: `{"messages":[{"role":"system","content":"x"},{"role":"user","content":42}]}`,
+	}})
+}
+
+func TestDefaultRewriterGivesUp(t *testing.T) {
+	runRewriteCases(t, []rewriteCase{{
+		name:   "one issue of three has no repair",
+		status: 422,
+		body: `{"error":{"statusCode":422,"code":"invalid_body","message":"3 issues","issues":[
+			{"path":["customer_id"],"code":"required","message":"customer_id is required","expected":{"type":"string","pattern":"^cus_[A-Za-z0-9]{14}$"}},
+			{"path":["currency"],"code":"enum","received":"USD$","allowed_values":["usd","eur","gbp"],"suggested_value":"usd"},
+			{"path":["items",2,"quantity"],"code":"maximum","expected":{"maximum":100},"received":250,"suggested_value":100}]}}`,
+		args: `{"currency":"USD$","items":[{},{},{"quantity":250}]}`,
+	}, {
+		name:   "several allowed values and no suggestion",
+		status: 400,
+		body: `{"type":"about:blank","title":"Bad Request","status":400,"invalid_fields":[{"field":"sort",
+			"reason":"must be asc or desc","valid_values":["asc","desc"]}]}`,
+		args: `{"sort":"ascending"}`,
+	}, {
+		name:   "no issues: a rate limit",
+		status: 429,
+		body:   `{"error":{"type":"rate_limit_error","message":"Too many requests"},"type":"error"}`,
+		args:   `{"a":1}`,
+	}, {
+		name:   "no issues: a state conflict",
+		status: 409,
+		body: `{"type":"https://example.com/probs/invalid-state","status":409,"detail":"Invoice in_1 is a draft.",
+			"next_operation":"finalize_invoice","next_operation_args":{"id":"in_1"}}`,
+		args: `{"id":"in_1"}`,
+	}, {
+		name:   "the suggestion is what was sent",
+		status: 400,
+		body:   `{"error":{"code":"invalid_currency","field":"currency","suggested_value":"usd"}}`,
+		args:   `{"currency":"usd"}`,
+	}, {
+		name:   "an index past the end of the array",
+		status: 422,
+		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["items",5,"quantity"],"code":"maximum",
+			"suggested_value":100}]}}`,
+		args: `{"items":[{"quantity":250}]}`,
+	}, {
+		name:   "a path through a string",
+		status: 422,
+		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["shipping","country"],"code":"enum",
+			"allowed_values":["FR"]}]}}`,
+		args: `{"shipping":"Paris"}`,
+	}, {
+		name:   "the whole document with no rule",
+		status: 422,
+		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":[],"code":"type",
+			"message":"must be object","expected":"object"}]}}`,
+		args: `{"a":1}`,
+	}, {
+		name:   "a suggestion for the whole document that is not an object",
+		status: 422,
+		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":[],"code":"type",
+			"suggested_value":[1]}]}}`,
+		args: `{"a":1}`,
+	}, {
+		name:   "arguments that are an array",
+		status: 422,
+		body:   `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["0"],"code":"enum","allowed_values":["x"]}]}}`,
+		args:   `["y"]`,
+	}, {
+		name:   "arguments that are not JSON",
+		status: 422,
+		body:   `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["a"],"code":"enum","allowed_values":["x"]}]}}`,
+		args:   `{"a":`,
+	}, {
+		name:   "arguments with a key twice",
+		status: 422,
+		body:   `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["a"],"code":"enum","allowed_values":["x"]}]}}`,
+		args:   `{"a":"y","a":"z"}`,
+	}, {
+		name:   "no arguments",
+		status: 422,
+		body:   `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["a"],"code":"enum","allowed_values":["x"]}]}}`,
+		args:   ``,
+	}})
+
+	// A failure listing hundreds of issues rejects the request as a whole; repairing it would
+	// cost issues times arguments.
+	var many strings.Builder
+	many.WriteString(`{"error":{"statusCode":422,"code":"invalid_body","issues":[`)
+	for i := range 257 {
+		if i > 0 {
+			many.WriteByte(',')
+		}
+		fmt.Fprintf(&many, `{"path":["f%d"],"code":"enum","suggested_value":"v"}`, i)
+	}
+	many.WriteString(`]}}`)
+	manyIssues, _ := remedy.Parse(422, nil, []byte(many.String()))
+	require.Len(t, manyIssues.Issues, 257)
+
+	ctx := context.Background()
+	for name, r := range map[string]*remedy.Rewrite{
+		"more than 256 issues": {Args: json.RawMessage(`{"f0":"x"}`), Envelope: manyIssues},
+		"nil rewrite":          nil,
+		"nil envelope":         {Args: json.RawMessage(`{"a":1}`)},
+		"hand-built envelope with invalid JSON values": {Args: json.RawMessage(`{"a":1}`), Envelope: &remedy.Envelope{
+			Issues: []remedy.Issue{{Path: "/a", SuggestedValue: json.RawMessage(`{`), AllowedValues: []json.RawMessage{[]byte(`nope`)},
+				Expected: json.RawMessage(`{"default":`)}},
+			Schema: json.RawMessage(`[`), ExampleRequest: json.RawMessage(`{"a":`),
+		}},
+		"hand-built envelope with an invalid pointer": {Args: json.RawMessage(`{"a":1}`), Envelope: &remedy.Envelope{
+			Issues: []remedy.Issue{{Path: "a~9", SuggestedValue: json.RawMessage(`2`)}},
+		}},
+	} {
+		out, err := remedy.DefaultRewriter.Rewrite(ctx, r)
+		assert.NoError(t, err, name)
+		assert.Nil(t, out, name)
+	}
+}
+
+// argsReaching builds arguments that hold a value at each pointer, so that the rewriter's rules
+// find something to work on: objects for keys, arrays long enough for indexes.
+func argsReaching(pointers []string, leaf any) []byte {
+	root := map[string]any{}
+	for _, p := range pointers {
+		if p == "" || p[0] != '/' {
+			continue
+		}
+		segs := strings.Split(p[1:], "/")
+		var cur any = root
+		for i, s := range segs {
+			s = strings.ReplaceAll(strings.ReplaceAll(s, "~1", "/"), "~0", "~")
+			last := i == len(segs)-1
+			var next any = map[string]any{}
+			if last {
+				next = leaf
+			}
+			switch c := cur.(type) {
+			case map[string]any:
+				if existing, ok := c[s]; ok && !last {
+					next = existing
+				} else {
+					c[s] = next
+				}
+			default:
+				next = nil
+			}
+			if next == nil {
+				break
+			}
+			cur = next
+		}
+	}
+	out, _ := json.Marshal(root)
+	return out
+}
+
+// TestDefaultRewriterCorpus runs the rewriter over every envelope of the corpus, nested ones too,
+// with arguments of several shapes: it must never panic, and what it returns must be a JSON
+// object that differs from the arguments.
+func TestDefaultRewriterCorpus(t *testing.T) {
+	ctx := context.Background()
+	for _, s := range loadCorpus(t) {
+		e, ok := remedy.Parse(s.status, s.header, s.body)
+		if !ok {
+			continue
+		}
+		envs := []*remedy.Envelope{e}
+		for i := range e.Errors {
+			envs = append(envs, &e.Errors[i])
+		}
+		for _, env := range envs {
+			var pointers []string
+			for _, is := range env.Issues {
+				pointers = append(pointers, is.Path)
+			}
+			argSets := [][]byte{
+				[]byte(`{}`),
+				[]byte(`{"a":1,"items":[{"quantity":250,"sku":"abc"}],"currency":"USD$"}`),
+				[]byte(`{"nested":{"deep":[[{"x":"5"}]]},"flag":"true","n":-1e308}`),
+				argsReaching(pointers, "5"),
+				argsReaching(pointers, 1e9),
+				argsReaching(pointers, map[string]any{"extra": true}),
+				argsReaching(pointers, nil),
+			}
+			for _, args := range argSets {
+				r := &remedy.Rewrite{Operation: "op", Args: args, Envelope: env, Attempt: 1}
+				var out json.RawMessage
+				require.NotPanics(t, func() {
+					var err error
+					out, err = remedy.DefaultRewriter.Rewrite(ctx, r)
+					require.NoError(t, err)
+				}, "%s/%s args %s", s.dialect, s.name, args)
+				if out == nil {
+					continue
+				}
+				assert.True(t, json.Valid(out) && out[0] == '{', "%s/%s: %s", s.dialect, s.name, out)
+				assert.NotEqual(t, string(args), string(out), "%s/%s", s.dialect, s.name)
+				again, _ := remedy.DefaultRewriter.Rewrite(ctx, r)
+				assert.Equal(t, string(out), string(again), "deterministic: %s/%s", s.dialect, s.name)
+			}
+		}
+	}
+}
+
+// FuzzDefaultRewriter feeds any body and any arguments through Parse and the rewriter.
+func FuzzDefaultRewriter(f *testing.F) {
+	f.Add([]byte(`{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["items",0,"q"],"code":"maximum","expected":{"maximum":3}}]}}`),
+		[]byte(`{"items":[{"q":9}]}`))
+	f.Add([]byte(`{"error":{"code":"x","field":"a.b","suggested_value":{"c":[1]},"example_request":{"a":{"b":2}}}}`),
+		[]byte(`{"a":{"b":"x"}}`))
+	f.Add([]byte(`{"detail":[{"type":"extra_forbidden","loc":["body","a~b","0"],"msg":"Extra 'x'"}]}`),
+		[]byte(`{"a~b":{"0":{"x":1}}}`))
+	f.Add([]byte(`{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["s"],"code":"required","message":"'t'"}],"schema":{"type":"object","properties":{"s":{"properties":{"t":{"default":1}}}}}}}`),
+		[]byte(`{"s":{}}`))
+	f.Fuzz(func(t *testing.T, body, args []byte) {
+		e, ok := remedy.Parse(422, nil, body)
+		if !ok {
+			return
+		}
+		out, err := remedy.DefaultRewriter.Rewrite(context.Background(), &remedy.Rewrite{Args: args, Envelope: e})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out != nil && (!json.Valid(out) || out[0] != '{') {
+			t.Fatalf("not a JSON object: %s", out)
+		}
+	})
+}
+
+func TestLLMRewriter(t *testing.T) {
+	body := []byte(`{"error":{"statusCode":422,"code":"invalid_body","message":"The request body failed validation.",
+		"issues":[{"path":["currency"],"code":"enum","allowed_values":["usd","eur"],"received":"US$"}]}}`)
+	e, ok := remedy.Parse(422, nil, body)
+	require.True(t, ok)
+	args := json.RawMessage(`{"amount": 2500, "currency": "US$"}`)
+	huge := `{"a":"` + strings.Repeat("x", 1<<20) + `"}`
+
+	tests := []struct {
+		name    string
+		reply   string
+		err     error
+		want    string // "" when the rewriter gives up
+		wantErr error
+	}{
+		{name: "bare object", reply: `{"amount":2500,"currency":"usd"}`, want: `{"amount":2500,"currency":"usd"}`},
+		{name: "surrounding space", reply: "\n  {\"amount\": 2500, \"currency\": \"eur\"}\n\n", want: `{"amount":2500,"currency":"eur"}`},
+		{name: "json fence", reply: "```json\n{\"amount\":2500,\"currency\":\"usd\"}\n```", want: `{"amount":2500,"currency":"usd"}`},
+		{name: "plain fence", reply: "```\n{\"amount\":2500,\"currency\":\"usd\"}\n```\n", want: `{"amount":2500,"currency":"usd"}`},
+		{name: "empty", reply: "  \n"},
+		{name: "null", reply: "null"},
+		{name: "fenced null", reply: "```json\nnull\n```"},
+		{name: "unchanged arguments", reply: `{"amount":2500,"currency":"US$"}`},
+		{name: "prose", reply: `Sure! Here are the corrected arguments: {"amount":2500,"currency":"usd"}`, wantErr: remedy.ErrRewriteReply},
+		{name: "prose after the fence", reply: "```json\n{\"currency\":\"usd\"}\n```\nI changed the currency.", wantErr: remedy.ErrRewriteReply},
+		{name: "two fences", reply: "```json\n{\"currency\":\"usd\"}\n```\n```json\n{}\n```", wantErr: remedy.ErrRewriteReply},
+		{name: "another language", reply: "```python\n{\"currency\":\"usd\"}\n```", wantErr: remedy.ErrRewriteReply},
+		{name: "array", reply: `[{"amount":2500,"currency":"usd"}]`, wantErr: remedy.ErrRewriteReply},
+		{name: "string", reply: `"usd"`, wantErr: remedy.ErrRewriteReply},
+		{name: "invalid JSON", reply: `{"amount":2500,`, wantErr: remedy.ErrRewriteReply},
+		{name: "duplicate keys", reply: `{"currency":"usd","currency":"eur"}`, wantErr: remedy.ErrRewriteReply},
+		{name: "huge", reply: huge, wantErr: remedy.ErrRewriteReply},
+		{name: "completion error", err: context.DeadlineExceeded, wantErr: context.DeadlineExceeded},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var prompt string
+			rw := remedy.LLMRewriter(func(_ context.Context, p string) (string, error) {
+				prompt = p
+				return tt.reply, tt.err
+			})
+			out, err := rw.Rewrite(context.Background(), &remedy.Rewrite{Operation: "create_payment", Args: args, Envelope: e, Attempt: 1})
+			assert.True(t, strings.HasPrefix(prompt, e.Prompt()), "prompt starts with the envelope's:\n%s", prompt)
+			assert.Contains(t, prompt, "create_payment")
+			assert.Contains(t, prompt, `{"amount":2500,"currency":"US$"}`)
+			assert.Contains(t, prompt, "one JSON object and nothing else")
+			if tt.wantErr != nil {
+				assert.ErrorIs(t, err, tt.wantErr)
+				assert.Nil(t, out)
+				return
+			}
+			require.NoError(t, err)
+			if tt.want == "" {
+				assert.Nil(t, out)
+				return
+			}
+			assert.JSONEq(t, tt.want, string(out))
+		})
+	}
+}
+
+func TestLLMRewriterDoesNotCallTheModel(t *testing.T) {
+	e, _ := remedy.Parse(400, nil, []byte(`{"error":{"code":"invalid_currency","field":"currency"}}`))
+	calls := 0
+	rw := remedy.LLMRewriter(func(context.Context, string) (string, error) {
+		calls++
+		return `{"currency":"usd"}`, nil
+	})
+	for name, r := range map[string]*remedy.Rewrite{
+		"nil rewrite":       nil,
+		"nil envelope":      {Args: json.RawMessage(`{"currency":"US$"}`)},
+		"array arguments":   {Args: json.RawMessage(`["US$"]`), Envelope: e},
+		"invalid JSON":      {Args: json.RawMessage(`{"currency":`), Envelope: e},
+		"no arguments":      {Envelope: e},
+		"a key given twice": {Args: json.RawMessage(`{"currency":"a","currency":"b"}`), Envelope: e},
+	} {
+		out, err := rw.Rewrite(context.Background(), r)
+		assert.NoError(t, err, name)
+		assert.Nil(t, out, name)
+	}
+	assert.Zero(t, calls)
+
+	out, err := remedy.LLMRewriter(nil).Rewrite(context.Background(), &remedy.Rewrite{Args: json.RawMessage(`{}`), Envelope: e})
+	assert.Error(t, err)
+	assert.Nil(t, out)
+}
+
+func TestLLMRewriterErrorWrapped(t *testing.T) {
+	e, _ := remedy.Parse(400, nil, []byte(`{"error":{"code":"invalid_currency","field":"currency"}}`))
+	boom := errors.New("upstream 503")
+	_, err := remedy.LLMRewriter(func(context.Context, string) (string, error) { return "", boom }).
+		Rewrite(context.Background(), &remedy.Rewrite{Args: json.RawMessage(`{"currency":"x"}`), Envelope: e})
+	require.ErrorIs(t, err, boom)
+	assert.NotEqual(t, boom.Error(), err.Error(), "wrapped with context")
+
+	_, err = remedy.LLMRewriter(func(context.Context, string) (string, error) { return "I cannot help with that.", nil }).
+		Rewrite(context.Background(), &remedy.Rewrite{Args: json.RawMessage(`{"currency":"x"}`), Envelope: e})
+	require.ErrorIs(t, err, remedy.ErrRewriteReply)
+	assert.Contains(t, err.Error(), "I cannot help")
+}
+
+// The deterministic rewriter goes first; the model is asked only when it gives up.
+func TestChainDefaultThenLLM(t *testing.T) {
+	calls := 0
+	llm := remedy.LLMRewriter(func(context.Context, string) (string, error) {
+		calls++
+		return `{"sort":"asc"}`, nil
+	})
+	rw := remedy.Chain(remedy.DefaultRewriter, llm)
+
+	single, _ := remedy.Parse(400, nil, []byte(`{"error":{"code":"invalid_sort","field":"sort","allowed_values":["asc"]}}`))
+	out, err := rw.Rewrite(context.Background(), &remedy.Rewrite{Args: json.RawMessage(`{"sort":"up"}`), Envelope: single})
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"sort":"asc"}`, string(out))
+	assert.Zero(t, calls)
+
+	several, _ := remedy.Parse(400, nil, []byte(`{"error":{"code":"invalid_sort","field":"sort","allowed_values":["asc","desc"]}}`))
+	out, err = rw.Rewrite(context.Background(), &remedy.Rewrite{Args: json.RawMessage(`{"sort":"up"}`), Envelope: several})
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"sort":"asc"}`, string(out))
+	assert.Equal(t, 1, calls)
+}
