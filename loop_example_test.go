@@ -1,0 +1,56 @@
+package remedy_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/remedy-go/remedy"
+)
+
+// Decide is the loop's whole policy as one pure function: here a rate limit whose wait is
+// honored, and the same failure when the context's deadline comes first.
+func ExampleDecide() {
+	e, _ := remedy.Parse(429, nil, []byte(`{"error":{"code":"rate_limited","message":"slow down","retryable":true,"retry_after_ms":1500}}`))
+	s := remedy.State{Attempt: 1, SafeToRepeat: true, BudgetLeft: true}
+	d := remedy.Decide(e, nil, &s)
+	fmt.Println(d.Action, d.Wait)
+
+	s.HasDeadline, s.Remaining = true, time.Second
+	d = remedy.Decide(e, nil, &s)
+	fmt.Println(d.Action, d.Cause, "-", d.Why, "- asked", d.Asked)
+	// Output:
+	// retry 1.5s
+	// stop deadline - the wait would end after the context's deadline - asked 1.5s
+}
+
+// A Loop runs over any Transport: here a function standing in for a tool call that fails
+// once with a validation error, repaired by DefaultRewriter from the allowed value the failure
+// names.
+func ExampleLoop() {
+	tool := remedy.TransportFunc(func(ctx context.Context, req *remedy.Request) (*remedy.Response, error) {
+		var args struct{ Currency string }
+		json.Unmarshal(req.Args, &args)
+		if args.Currency != "usd" {
+			e, _ := remedy.Parse(422, nil, []byte(`{"error":{"code":"invalid_body","message":"currency must be usd","retryable":true,
+				"issues":[{"path":["currency"],"code":"enum","allowed_values":["usd"]}]}}`))
+			return &remedy.Response{Status: 422, Envelope: e}, nil
+		}
+		return &remedy.Response{Status: 200, Body: []byte(`{"id":"ord_1"}`)}, nil
+	})
+	loop := remedy.Loop{Transport: tool, Rewriter: remedy.DefaultRewriter}
+	resp, err := loop.Do(context.Background(), remedy.Call{Operation: "create_order", Args: json.RawMessage(`{"currency":"USD"}`)})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, a := range resp.Attempts {
+		fmt.Println(a.Number, a.Status, a.Decision.Action)
+	}
+	fmt.Println(string(resp.Body))
+	// Output:
+	// 1 422 rewrite
+	// 2 200 return
+	// {"id":"ord_1"}
+}
