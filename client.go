@@ -264,7 +264,8 @@ func encodeArgs(args any) (json.RawMessage, error) {
 
 // Do runs a raw request through the loop. A JSON object body is what a rewrite edits; any
 // other body is resent as is. The request's own Idempotency-Key is kept; otherwise one is
-// minted for methods that are not idempotent. The success is returned with its body unread;
+// minted for methods that are not idempotent. Its own X-Confirmation-Token is sent with the
+// first attempt. The success is returned with its body unread;
 // a failure is a *CallError.
 func (c *Client) Do(ctx context.Context, req *http.Request) (*http.Response, error) {
 	t, call, err := newRawTransport(c.hc, req, c.loop.Limits.withDefaults().MaxBody, false)

@@ -1029,3 +1029,40 @@ func TestClientArgumentPlacement(t *testing.T) {
 		assert.Empty(t, srv.requests())
 	})
 }
+
+// A raw request's own X-Confirmation-Token is the caller's approval: Client.Do and the
+// RoundTripper send it (with the first attempt), not strip it.
+func TestRawRequestKeepsCallersConfirmationToken(t *testing.T) {
+	t.Parallel()
+	newReq := func(t *testing.T, url string) *http.Request {
+		req, err := http.NewRequest("POST", url+"/v1/orders/delete", strings.NewReader(`{"ids":["o1"]}`))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(remedy.HeaderConfirmationToken, "tok_123")
+		return req
+	}
+	t.Run("Client.Do", func(t *testing.T) {
+		t.Parallel()
+		srv := newScripted(t, confirming)
+		resp, err := newClient(t, srv).Do(context.Background(), newReq(t, srv.URL))
+		require.NoError(t, err)
+		resp.Body.Close()
+		assert.Equal(t, 200, resp.StatusCode)
+		require.Len(t, srv.requests(), 1)
+		assert.Equal(t, "tok_123", srv.requests()[0].Token)
+	})
+	t.Run("RoundTripper", func(t *testing.T) {
+		t.Parallel()
+		srv := newScripted(t, confirming)
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		t.Cleanup(tr.CloseIdleConnections)
+		rt, err := remedy.NewRoundTripper(tr, remedy.WithBackoff(fast))
+		require.NoError(t, err)
+		resp, err := (&http.Client{Transport: rt}).Do(newReq(t, srv.URL))
+		require.NoError(t, err)
+		resp.Body.Close()
+		assert.Equal(t, 200, resp.StatusCode)
+		require.Len(t, srv.requests(), 1)
+		assert.Equal(t, "tok_123", srv.requests()[0].Token)
+	})
+}

@@ -32,6 +32,8 @@ func newRawTransport(hc *http.Client, req *http.Request, maxBody int64, keepFail
 		Operation:      req.Method + " " + req.URL.Path,
 		Idempotent:     (&Operation{Method: req.Method}).idempotent(),
 		IdempotencyKey: req.Header.Get(HeaderIdempotencyKey),
+		// The caller's own token goes with the first attempt, as WithConfirmationToken's.
+		ConfirmationToken: req.Header.Get(HeaderConfirmationToken),
 	}
 	if req.Body != nil && req.Body != http.NoBody {
 		b, err := io.ReadAll(req.Body)
