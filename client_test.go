@@ -1066,3 +1066,21 @@ func TestRawRequestKeepsCallersConfirmationToken(t *testing.T) {
 		assert.Equal(t, "tok_123", srv.requests()[0].Token)
 	})
 }
+
+// A success that carries a warning (an MCP result the server marks severity warning) is
+// returned by Client.Do with its body whole, not already drained.
+func TestClientDoSuccessWithWarningKeepsBody(t *testing.T) {
+	t.Parallel()
+	const body = `{"jsonrpc":"2.0","id":1,"result":{"isError":true,"content":[],` +
+		`"structuredContent":{"error":{"code":"deprecated","message":"use v2","severity":"warning"}}}}`
+	srv := newScripted(t, func(w http.ResponseWriter, r *http.Request, n int) { reply(w, 200, body) })
+	req, err := http.NewRequest("POST", srv.URL+"/mcp", strings.NewReader(`{"a":1}`))
+	require.NoError(t, err)
+	resp, err := newClient(t, srv).Do(context.Background(), req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	assert.Equal(t, body, string(b))
+	assert.Len(t, srv.requests(), 1)
+}

@@ -76,7 +76,8 @@ func (t *rawTransport) RoundTrip(ctx context.Context, req *Request) (*Response, 
 		// ParseResponse reads a bounded prefix and leaves the body readable from the start.
 		if env, ok := ParseResponse(hresp, MaxBody(t.maxBody)); ok {
 			resp.Envelope = env
-			failure = true
+			// A warning or notice is a success the loop returns: its body stays readable.
+			failure = env.Severity != SeverityInfo && env.Severity != SeverityWarning
 		}
 	}
 	if failure {
