@@ -539,6 +539,11 @@ func expandPath(tmpl string, vals map[string]string) (string, error) {
 		if !ok {
 			return "", fmt.Errorf("missing path parameter %q", name)
 		}
+		if v == "." || v == ".." {
+			// A dot segment is not escaped by PathEscape and would move the request to
+			// another resource once the path is normalized.
+			return "", fmt.Errorf("path parameter %q: %q is a dot segment", name, v)
+		}
 		b.WriteString(rest[:i])
 		b.WriteString(url.PathEscape(v))
 		rest = rest[j+1:]

@@ -1084,3 +1084,39 @@ func TestClientDoSuccessWithWarningKeepsBody(t *testing.T) {
 	assert.Equal(t, body, string(b))
 	assert.Len(t, srv.requests(), 1)
 }
+
+// A path parameter cannot climb out of its segment: "/" is escaped, and the dot segments "."
+// and ".." (which PathEscape leaves as they are, and which normalize to another resource) are
+// refused before anything is sent — also when a hostile server names them as a next
+// operation's arguments.
+func TestClientPathParameterDotSegments(t *testing.T) {
+	t.Parallel()
+	srv := newScripted(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		if r.URL.Path == "/v1/checkout" {
+			reply(w, 409, `{"error":{"code":"precondition_failed","message":"cancel first","retryable":true,`+
+				`"next_operation":"cancel_order","next_operation_args":{"id":".."}}}`)
+			return
+		}
+		reply(w, 200, `{}`)
+	})
+	c := newClient(t, srv, remedy.WithOperations(
+		remedy.Operation{Name: "cancel_order", Method: "POST", Path: "/v1/orders/{id}/cancel"},
+		remedy.Operation{Name: "checkout", Method: "POST", Path: "/v1/checkout"},
+	))
+	for _, id := range []string{"..", "."} {
+		_, err := c.Call(context.Background(), "cancel_order", map[string]string{"id": id})
+		callError(t, err, remedy.ErrNotRetryable)
+	}
+	_, err := c.Call(context.Background(), "checkout", json.RawMessage(`{}`))
+	callError(t, err, remedy.ErrNextOperation)
+
+	_, err = c.Call(context.Background(), "cancel_order", map[string]string{"id": "a/../b"})
+	require.NoError(t, err)
+	_, err = c.Call(context.Background(), "cancel_order", map[string]string{"id": "..."})
+	require.NoError(t, err)
+	reqs := srv.requests()
+	require.Len(t, reqs, 3, "only the checkout and the two harmless ids were sent")
+	assert.Equal(t, "/v1/checkout", reqs[0].Path)
+	assert.Equal(t, "/v1/orders/a%2F..%2Fb/cancel", reqs[1].RawPath)
+	assert.Equal(t, "/v1/orders/.../cancel", reqs[2].RawPath)
+}
