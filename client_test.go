@@ -1120,3 +1120,45 @@ func TestClientPathParameterDotSegments(t *testing.T) {
 	assert.Equal(t, "/v1/orders/a%2F..%2Fb/cancel", reqs[1].RawPath)
 	assert.Equal(t, "/v1/orders/.../cancel", reqs[2].RawPath)
 }
+
+// A caller's idempotency key is sent as is for the caller's payload, also on an idempotent
+// method, and never with a payload a rewrite changed.
+func TestCallersIdempotencyKeyOnIdempotentMethods(t *testing.T) {
+	t.Parallel()
+	script := func(w http.ResponseWriter, r *http.Request, n int) {
+		if n == 1 {
+			reply(w, 422, bodyInvalid)
+			return
+		}
+		reply(w, 200, `{}`)
+	}
+	check := func(t *testing.T, reqs []rec, key string) {
+		t.Helper()
+		require.Len(t, reqs, 2)
+		assert.Equal(t, key, reqs[0].Key, "the caller's key with the caller's payload")
+		assert.JSONEq(t, `{"currency":"usd"}`, string(reqs[1].Body))
+		assert.NotEqual(t, key, reqs[1].Key, "a rewritten payload never carries the caller's key")
+		assert.NotEmpty(t, reqs[1].Key)
+	}
+	t.Run("Client.Do", func(t *testing.T) {
+		t.Parallel()
+		srv := newScripted(t, script)
+		req, err := http.NewRequest("PUT", srv.URL+"/v1/prefs", strings.NewReader(`{"currency":"x"}`))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(remedy.HeaderIdempotencyKey, "k1")
+		resp, err := newClient(t, srv, remedy.WithRewriter(setAllowed)).Do(context.Background(), req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		check(t, srv.requests(), "k1")
+	})
+	t.Run("Client.Call", func(t *testing.T) {
+		t.Parallel()
+		srv := newScripted(t, script)
+		c := newClient(t, srv, remedy.WithRewriter(setAllowed),
+			remedy.WithOperations(remedy.Operation{Name: "put_prefs", Method: "PUT", Path: "/v1/prefs"}))
+		_, err := c.Call(context.Background(), "put_prefs", json.RawMessage(`{"currency":"x"}`), remedy.WithIdempotencyKey("k2"))
+		require.NoError(t, err)
+		check(t, srv.requests(), "k2")
+	})
+}
