@@ -328,8 +328,12 @@ func readResponse(hresp *http.Response, maxBody, maxResult int64) (*Response, er
 	resp := &Response{Status: hresp.StatusCode, Header: hresp.Header, Replayed: replayed(hresp.Header)}
 	if hresp.StatusCode >= 400 || hresp.StatusCode < 200 {
 		resp.Envelope, _ = ParseResponse(hresp, MaxBody(maxBody))
-		discard(hresp.Body)
-		return resp, nil
+		if sev := severity(resp.Envelope); sev != SeverityInfo && sev != SeverityWarning {
+			discard(hresp.Body)
+			return resp, nil
+		}
+		// A failure status the server calls a notice is returned by the loop: its body is
+		// read as a result's (ParseResponse left it readable from the start).
 	}
 	body, err := io.ReadAll(io.LimitReader(hresp.Body, maxResult+1))
 	hresp.Body.Close()
@@ -340,12 +344,19 @@ func readResponse(hresp *http.Response, maxBody, maxResult int64) (*Response, er
 		return nil, fmt.Errorf("the result is larger than %d bytes", maxResult)
 	}
 	resp.Body = body
-	if isJSONType(hresp.Header) {
+	if resp.Envelope == nil && isJSONType(hresp.Header) {
 		if env, ok := Parse(hresp.StatusCode, hresp.Header, body); ok {
 			resp.Envelope = env
 		}
 	}
 	return resp, nil
+}
+
+func severity(e *Envelope) Severity {
+	if e == nil {
+		return ""
+	}
+	return e.Severity
 }
 
 // discard closes a body after reading a little of what is left, so that a small remainder

@@ -1162,3 +1162,20 @@ func TestCallersIdempotencyKeyOnIdempotentMethods(t *testing.T) {
 		check(t, srv.requests(), "k2")
 	})
 }
+
+// A failure status the server marks as a notice (severity info or warning) is returned by the
+// loop as a success; Client.Call returns it with its body, as any result.
+func TestClientCallNoticeKeepsBody(t *testing.T) {
+	t.Parallel()
+	const body = `{"error":{"code":"partial","message":"some items were skipped","severity":"warning"}}`
+	srv := newScripted(t, func(w http.ResponseWriter, r *http.Request, n int) { reply(w, 400, body) })
+	c := newClient(t, srv, remedy.WithOperations(opCreateOrder))
+	resp, err := c.Call(context.Background(), "create_order", json.RawMessage(`{}`))
+	require.NoError(t, err)
+	assert.Equal(t, 400, resp.Status)
+	require.NotNil(t, resp.Envelope)
+	assert.Equal(t, remedy.SeverityWarning, resp.Envelope.Severity)
+	assert.Equal(t, "partial", resp.Envelope.Code)
+	assert.Equal(t, body, string(resp.Body))
+	assert.Len(t, srv.requests(), 1)
+}
