@@ -1179,3 +1179,74 @@ func TestClientCallNoticeKeepsBody(t *testing.T) {
 	assert.Equal(t, body, string(resp.Body))
 	assert.Len(t, srv.requests(), 1)
 }
+
+// Hostile next operations cannot make the loop run forever: nesting is bounded by MaxDepth,
+// and an original call that keeps asking is bounded by MaxAttempts.
+func TestClientHostileNextOperationLoops(t *testing.T) {
+	t.Parallel()
+	ops := remedy.WithOperations(
+		remedy.Operation{Name: "checkout", Method: "POST", Path: "/v1/checkout"},
+		remedy.Operation{Name: "add_item", Method: "POST", Path: "/v1/cart/items"},
+	)
+	t.Run("itself", func(t *testing.T) {
+		t.Parallel()
+		srv := newScripted(t, func(w http.ResponseWriter, r *http.Request, n int) {
+			reply(w, 409, `{"error":{"code":"precondition_failed","message":"again","retryable":true,"next_operation":"checkout"}}`)
+		})
+		_, err := newClient(t, srv, ops).Call(context.Background(), "checkout", json.RawMessage(`{}`))
+		ce := callError(t, err, remedy.ErrNextOperation)
+		reqs := srv.requests()
+		require.Len(t, reqs, remedy.DefaultMaxDepth+1)
+		require.Len(t, ce.Attempts, remedy.DefaultMaxDepth+1)
+		for i, a := range ce.Attempts {
+			assert.Equal(t, i, a.Depth)
+		}
+		assert.Equal(t, "{}", string(reqs[1].Body), "no next_operation_args: an empty object")
+	})
+	t.Run("ping-pong", func(t *testing.T) {
+		t.Parallel()
+		srv := newScripted(t, func(w http.ResponseWriter, r *http.Request, n int) {
+			if r.URL.Path == "/v1/cart/items" {
+				reply(w, 201, `{}`)
+				return
+			}
+			reply(w, 409, `{"error":{"code":"precondition_failed","message":"again","retryable":true,"next_operation":"add_item","next_operation_args":{"sku":"a"}}}`)
+		})
+		_, err := newClient(t, srv, ops).Call(context.Background(), "checkout", json.RawMessage(`{}`))
+		callError(t, err, remedy.ErrAttemptsExhausted)
+		n := 0
+		for _, r := range srv.requests() {
+			if r.Path == "/v1/checkout" {
+				n++
+			}
+		}
+		assert.Equal(t, remedy.DefaultMaxAttempts, n)
+		assert.Len(t, srv.requests(), 2*remedy.DefaultMaxAttempts-1)
+	})
+}
+
+// A redirect loop ends as the HTTP client's policy says, and is not retried.
+func TestClientHostileRedirectLoop(t *testing.T) {
+	t.Parallel()
+	srv := newScripted(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		http.Redirect(w, r, r.URL.Path, http.StatusTemporaryRedirect)
+	})
+	_, err := newClient(t, srv, remedy.WithOperations(opCreateOrder)).Call(context.Background(), "create_order", json.RawMessage(`{}`))
+	ce := callError(t, err, remedy.ErrNotRetryable)
+	assert.Len(t, ce.Attempts, 1)
+	assert.LessOrEqual(t, len(srv.requests()), 11)
+}
+
+// The context ending during a wait stops the call at once.
+func TestClientContextEndsDuringWait(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv := newScripted(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		cancel() // the client learns of it while waiting the server's 10 s
+		reply(w, 429, `{"error":{"code":"rate_limited","message":"slow down","retryable":true,"retry_after_ms":10000}}`)
+	})
+	_, err := newClient(t, srv, remedy.WithOperations(opCreateOrder)).Call(ctx, "create_order", json.RawMessage(`{}`))
+	callError(t, err, remedy.ErrDeadline)
+	assert.Len(t, srv.requests(), 1)
+}
