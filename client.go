@@ -278,7 +278,8 @@ func encodeArgs(args any) (json.RawMessage, error) {
 
 // Do runs a raw request through the loop. A JSON object body is what a rewrite edits; any
 // other body is resent as is. The request's own Idempotency-Key is kept; otherwise one is
-// minted for methods that are not idempotent. The success is returned with its body unread;
+// minted for methods that are not idempotent. Its own X-Confirmation-Token is sent with the
+// first attempt. The success is returned with its body unread;
 // a failure is a *CallError.
 func (c *Client) Do(ctx context.Context, req *http.Request) (*http.Response, error) {
 	t, call, err := newRawTransport(c.hc, req, c.loop.Limits.withDefaults().MaxBody, false)
@@ -347,8 +348,12 @@ func readResponse(hresp *http.Response, maxBody, maxResult int64) (*Response, er
 	resp := &Response{Status: hresp.StatusCode, Header: hresp.Header, Replayed: replayed(hresp.Header)}
 	if hresp.StatusCode >= 400 || hresp.StatusCode < 200 {
 		resp.Envelope, _ = parseResponse(hresp, maxBody)
-		discard(hresp.Body)
-		return resp, nil
+		if sev := severity(resp.Envelope); sev != SeverityInfo && sev != SeverityWarning {
+			discard(hresp.Body)
+			return resp, nil
+		}
+		// A failure status the server calls a notice is returned by the loop: its body is
+		// read as a result's (ParseResponse left it readable from the start).
 	}
 	body, err := readBounded(hresp.Body, maxResult+1, hresp.ContentLength)
 	hresp.Body.Close()
@@ -359,12 +364,19 @@ func readResponse(hresp *http.Response, maxBody, maxResult int64) (*Response, er
 		return nil, fmt.Errorf("the result is larger than %d bytes", maxResult)
 	}
 	resp.Body = body
-	if isJSONType(hresp.Header) {
+	if resp.Envelope == nil && isJSONType(hresp.Header) {
 		if env, ok := Parse(hresp.StatusCode, hresp.Header, body); ok {
 			resp.Envelope = env
 		}
 	}
 	return resp, nil
+}
+
+func severity(e *Envelope) Severity {
+	if e == nil {
+		return ""
+	}
+	return e.Severity
 }
 
 // discard closes a body after reading a little of what is left, so that a small remainder
@@ -558,6 +570,11 @@ func expandPath(tmpl string, names, vals []string) (string, error) {
 		v := vals[n]
 		if v == "" {
 			return "", fmt.Errorf("missing path parameter %q", names[n])
+		}
+		if v == "." || v == ".." {
+			// A dot segment is not escaped by PathEscape and would move the request to
+			// another resource once the path is normalized.
+			return "", fmt.Errorf("path parameter %q: %q is a dot segment", names[n], v)
 		}
 		b.WriteString(rest[:i])
 		b.WriteString(url.PathEscape(v))

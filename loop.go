@@ -283,10 +283,11 @@ type Call struct {
 	Operation string          // the operation (tool, operationId) to run
 	Args      json.RawMessage // its arguments: a JSON object, or nil
 	// Idempotent says the operation can run twice with the same effect (GET, PUT, DELETE):
-	// it is then sent without an idempotency key.
+	// it is then sent without an idempotency key, unless the caller gave one.
 	Idempotent bool
-	// IdempotencyKey is the caller's key, sent as is for these arguments. Empty: the loop
-	// mints one for each distinct payload of a non-idempotent operation.
+	// IdempotencyKey is the caller's key, sent as is for these arguments; a rewritten payload
+	// gets a key of its own (idempotent operations included). Empty: the loop mints one for
+	// each distinct payload of a non-idempotent operation.
 	IdempotencyKey string
 	// ConfirmationToken is a token the caller approved (from a CallError's Challenge), sent
 	// with the first attempt only.
@@ -400,7 +401,7 @@ func (r *run) call(ctx context.Context, t Transport, c Call, depth int) (*Respon
 	for n := 1; ; n++ {
 		r.req = Request{Operation: c.Operation, Args: args, ConfirmationToken: token, Attempt: n, Depth: depth}
 		req := &r.req
-		if !c.Idempotent {
+		if !c.Idempotent || c.IdempotencyKey != "" {
 			req.IdempotencyKey = keys.key(args)
 		}
 		token = "" // a token goes with one attempt, with the payload it was issued for

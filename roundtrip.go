@@ -30,6 +30,8 @@ func newRawTransport(hc *http.Client, req *http.Request, maxBody int64, keepFail
 		Operation:      req.URL.Path,
 		Idempotent:     (&Operation{Method: req.Method}).idempotent(),
 		IdempotencyKey: req.Header.Get(HeaderIdempotencyKey),
+		// The caller's own token goes with the first attempt, as WithConfirmationToken's.
+		ConfirmationToken: req.Header.Get(HeaderConfirmationToken),
 	}
 	if req.Body != nil && req.Body != http.NoBody {
 		b, err := io.ReadAll(req.Body)
@@ -50,7 +52,7 @@ func (t *rawTransport) RoundTrip(ctx context.Context, req *Request) (*Response, 
 	t.closeLast()
 	// A shallow copy with its own header map: the caller's request is never changed.
 	hreq := t.req.WithContext(ctx)
-	if req.IdempotencyKey != t.req.Header.Get(HeaderIdempotencyKey) || req.ConfirmationToken != "" {
+	if req.IdempotencyKey != t.req.Header.Get(HeaderIdempotencyKey) || req.ConfirmationToken != t.req.Header.Get(HeaderConfirmationToken) {
 		// A header map of its own, so that the caller's request is never changed; the values
 		// are shared, as headers are only ever replaced in the copy, never edited.
 		hreq.Header = make(http.Header, len(t.req.Header)+2)
@@ -87,7 +89,8 @@ func (t *rawTransport) RoundTrip(ctx context.Context, req *Request) (*Response, 
 		// ParseResponse reads a bounded prefix and leaves the body readable from the start.
 		if env, ok := parseResponse(hresp, t.maxBody); ok {
 			resp.Envelope = env
-			failure = true
+			// A warning or notice is a success the loop returns: its body stays readable.
+			failure = env.Severity != SeverityInfo && env.Severity != SeverityWarning
 		}
 	}
 	if failure {
