@@ -61,7 +61,8 @@ type Client struct {
 	loop      Loop
 	hc        *http.Client
 	base      *url.URL
-	baseStr   string // base without a trailing slash, to which paths are appended
+	baseStr   string // base without a trailing slash or query, to which paths are appended
+	baseQuery string // the base URL's query, kept on every request ("api-version=2024-06-01")
 	maxResult int64
 
 	mu  sync.RWMutex
@@ -170,6 +171,8 @@ func NewClient(opts ...Option) (*Client, error) {
 			return nil, fmt.Errorf("remedy: base URL %q is not an absolute http(s) URL", cfg.base)
 		}
 		c.base = u
+		c.baseQuery = u.RawQuery
+		u.RawQuery, u.Fragment, u.RawFragment = "", "", ""
 		c.baseStr = strings.TrimSuffix(u.String(), "/")
 	}
 	for _, op := range cfg.ops {
@@ -305,7 +308,7 @@ func (t opTransport) RoundTrip(ctx context.Context, req *Request) (*Response, er
 	if c.base == nil {
 		return nil, errors.New("the client has no base URL (WithBaseURL)")
 	}
-	hreq, err := buildRequest(ctx, c.baseStr, &op, req.Args)
+	hreq, err := buildRequest(ctx, c.baseStr, c.baseQuery, &op, req.Args)
 	if err != nil {
 		return nil, err
 	}
@@ -431,7 +434,7 @@ func sameOrigin(a, b *url.URL) bool {
 // buildRequest places an operation's arguments: path parameters into the path, query ones
 // into the query, the rest into a JSON body. The body keeps the arguments' bytes: when no
 // argument leaves it, it is exactly args.
-func buildRequest(ctx context.Context, base string, op *registered, args json.RawMessage) (*http.Request, error) {
+func buildRequest(ctx context.Context, base, baseQuery string, op *registered, args json.RawMessage) (*http.Request, error) {
 	names := op.params
 	var (
 		pathBuf  [4]string
@@ -504,8 +507,13 @@ func buildRequest(ctx context.Context, base string, op *registered, args json.Ra
 		return nil, err
 	}
 	target := base + path
-	if len(query) > 0 {
+	switch {
+	case len(query) > 0 && baseQuery != "":
+		target += "?" + baseQuery + "&" + query.Encode()
+	case len(query) > 0:
 		target += "?" + query.Encode()
+	case baseQuery != "":
+		target += "?" + baseQuery
 	}
 	var rd io.Reader
 	if body != nil {

@@ -1277,3 +1277,38 @@ func TestRawRequestTokenNotResent(t *testing.T) {
 	assert.Equal(t, reqs[0].Key, reqs[1].Key)
 	assert.Equal(t, "tok_123", req.Header.Get(remedy.HeaderConfirmationToken), "the caller's request is not changed")
 }
+
+// The base URL's query (an API version, say) is kept on every request, beside the call's own.
+func TestClientBaseURLQueryKept(t *testing.T) {
+	t.Parallel()
+	srv := newScripted(t, func(w http.ResponseWriter, r *http.Request, n int) { reply(w, 200, bodyOK) })
+	c, err := remedy.NewClient(remedy.WithBaseURL(srv.URL+"/api/?api-version=2024-06-01"), remedy.WithOperations(opGetOrder, opCreateOrder))
+	require.NoError(t, err)
+	_, err = c.Call(context.Background(), "get_order", map[string]any{"id": "o1", "expand": "items"})
+	require.NoError(t, err)
+	_, err = c.Call(context.Background(), "create_order", map[string]any{"currency": "usd"})
+	require.NoError(t, err)
+	reqs := srv.requests()
+	require.Len(t, reqs, 2)
+	assert.Equal(t, "/api/v1/orders/o1", reqs[0].Path)
+	assert.Equal(t, "api-version=2024-06-01&expand=items", reqs[0].Query)
+	assert.Equal(t, "/api/v1/orders", reqs[1].Path)
+	assert.Equal(t, "api-version=2024-06-01", reqs[1].Query)
+}
+
+// A server that never answers cannot hold a call past its elapsed budget.
+func TestClientHangingServerBoundedByElapsedBudget(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	srv := newScripted(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	})
+	defer close(release)
+	c := newClient(t, srv, remedy.WithOperations(opCreateOrder), remedy.WithLimits(remedy.Limits{MaxElapsed: 200 * time.Millisecond}))
+	_, err := c.Call(context.Background(), "create_order", map[string]any{"currency": "usd"})
+	ce := callError(t, err, remedy.ErrElapsedBudget)
+	assert.Len(t, ce.Attempts, 1)
+}

@@ -362,12 +362,23 @@ type Loop struct {
 }
 
 // Do runs one call to its end: the success (with every attempt in Response.Attempts), or a
-// *CallError saying why it stopped.
+// *CallError saying why it stopped. The attempts run under a context that ends with
+// Limits.MaxElapsed, so that a server that never answers cannot hold the call longer: the
+// transport's result is complete when it returns (Client.Do, whose success body is read by
+// the caller afterwards, bounds waits only).
 func (l *Loop) Do(ctx context.Context, c Call) (*Response, error) {
 	if l.Transport == nil {
 		return nil, errors.New("remedy: Loop.Transport is nil")
 	}
-	return newRun(l).call(ctx, l.Transport, c, 0)
+	r := newRun(l)
+	inner, cancel := context.WithDeadline(ctx, r.start.Add(l.Limits.withDefaults().MaxElapsed))
+	defer cancel()
+	resp, err := r.call(inner, l.Transport, c, 0)
+	var ce *CallError
+	if err != nil && ctx.Err() == nil && inner.Err() != nil && errors.As(err, &ce) && ce.Cause == ErrDeadline {
+		ce.Cause, ce.Detail = ErrElapsedBudget, "the call's elapsed budget ran out during an attempt"
+	}
+	return resp, err
 }
 
 // run is one caller's call, with the next operations it runs on the way.
