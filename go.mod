@@ -2,12 +2,14 @@ module github.com/remedy-go/remedy
 
 go 1.25
 
-require github.com/stretchr/testify v1.12.1
+require (
+	github.com/hashicorp/go-retryablehttp v0.7.8
+	github.com/stretchr/testify v1.12.1
+)
 
 require (
 	github.com/cenkalti/backoff/v4 v4.3.0 // indirect
 	github.com/hashicorp/go-cleanhttp v0.5.2 // indirect
-	github.com/hashicorp/go-retryablehttp v0.7.8 // indirect
 	github.com/tidwall/gjson v1.20.0 // indirect
 	github.com/tidwall/match v1.1.1 // indirect
 	github.com/tidwall/pretty v1.2.0 // indirect
