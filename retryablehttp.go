@@ -36,8 +36,8 @@ import (
 //   - A transport error (or a response handler's error): retried when it is transient —
 //     connection refused or reset, an EOF before the response ended, a timeout — and never for
 //     TLS certificate failures, bad URLs or schemes, or too many redirects.
-//   - A response: read with ParseResponse (resp.Body is restored, so the caller still reads the
-//     whole body from its start). A success, including a 2xx without an in-band failure, is
+//   - A response: read with ParseResponse, at most DefaultMaxBody of its body (resp.Body is
+//     restored, so the caller still reads the whole body from its start). A success, including a 2xx without an in-band failure, is
 //     not retried and returns no error. A failure — any status of 400 or more, or an in-band
 //     failure inside a 2xx such as GraphQL errors — is retried when Envelope.Retryable is true
 //     and its severity is not fatal, and the *Envelope is returned as the error either way.
@@ -75,7 +75,8 @@ func CheckRetry(ctx context.Context, resp *http.Response, err error) (bool, erro
 //
 // A server's wait (Envelope.RetryAfter: retry_after_ms, Retry-After-Ms, Retry-After as
 // seconds or an HTTP-date, Google RetryInfo, rate-limit reset headers, ...) is honoured on any
-// status, unlike retryablehttp.DefaultBackoff which reads Retry-After on 429 and 503 only. It
+// failure, whatever its status, unlike retryablehttp.DefaultBackoff which reads Retry-After on
+// 429 and 503 only; a response that is not a failure has no envelope and so no such wait. It
 // is honoured even below min, since the server knows when it will recover. The wait lies in
 // [RetryAfter, RetryAfter + 10%], so that clients told the same instant do not return
 // together, and is capped at max.
