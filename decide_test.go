@@ -2,9 +2,10 @@ package remedy_test
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"net"
+	"net/url"
+	"os"
 	"syscall"
 	"testing"
 	"time"
@@ -46,7 +47,7 @@ func TestDecide(t *testing.T) {
 		notFound    = `{"error":{"code":"not_found","message":"no such order"}}`
 		quota       = `{"error":{"code":429,"status":"RESOURCE_EXHAUSTED","message":"quota","details":[{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"subject":"project:1","description":"limit"}]},{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"2s"}]}}`
 	)
-	reset := fmt.Errorf("read: %w", syscall.ECONNRESET)
+	reset := &url.Error{Op: "Post", URL: "http://127.0.0.1:1/v1/orders", Err: &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}}
 
 	type row struct {
 		name   string
@@ -170,7 +171,7 @@ func (timeoutErr) Temporary() bool { return true }
 func TestDecideAllocatesNothing(t *testing.T) {
 	e := env(t, 429, `{"error":{"code":"rate_limited","message":"slow down","retryable":true,"retry_after_ms":1500}}`)
 	s := base()
-	reset := fmt.Errorf("read: %w", syscall.ECONNRESET)
+	reset := &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}
 	if n := testing.AllocsPerRun(100, func() { remedy.Decide(e, nil, &s) }); n != 0 {
 		t.Errorf("Decide on an envelope allocated %.0f times", n)
 	}

@@ -4,12 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
@@ -247,21 +244,6 @@ func isCode(code, norm string) bool {
 	return j == len(norm)
 }
 
-// transientTransportError reports whether a failure to get any response is worth one more
-// try: the connection was refused or reset, it ended before a response, or it timed out. A
-// canceled context, a bad URL or certificate, or a redirect loop are not.
-func transientTransportError(err error) bool {
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return false
-	}
-	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
-		errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.EPIPE) ||
-		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return true
-	}
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
-}
 
 // Transport sends one attempt: over HTTP (Client), MCP (package mcp), or the caller's own.
 // It returns the response — with Envelope set when the attempt failed, including a failure
