@@ -244,7 +244,6 @@ func isCode(code, norm string) bool {
 	return j == len(norm)
 }
 
-
 // Transport sends one attempt: over HTTP (Client), MCP (package mcp), or the caller's own.
 // It returns the response — with Envelope set when the attempt failed, including a failure
 // carried in a 2xx — or an error when no response came at all.

@@ -85,7 +85,8 @@ func (t *rawTransport) RoundTrip(ctx context.Context, req *Request) (*Response, 
 	}
 	resp := &Response{Status: hresp.StatusCode, Header: hresp.Header, Replayed: replayed(hresp.Header), http: hresp}
 	failure := hresp.StatusCode >= 400 || hresp.StatusCode < 200
-	if failure || isJSONType(hresp.Header) {
+	// A success is read for an in-band failure only when it is JSON of a size Parse reads.
+	if failure || (isJSONType(hresp.Header) && hresp.ContentLength <= t.maxBody) {
 		// ParseResponse reads a bounded prefix and leaves the body readable from the start.
 		if env, ok := parseResponse(hresp, t.maxBody); ok {
 			resp.Envelope = env
