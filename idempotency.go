@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"unsafe"
+
+	"github.com/remedy-go/remedy/internal/canon"
 )
 
 // keyring mints the idempotency keys of one call, one per distinct payload: unchanged
@@ -52,9 +54,13 @@ func bytesEqual(a, b []byte) bool { return string(a) == string(b) }
 // bytes servers accept.
 func newKey() string { return rand.Text() }
 
-// fingerprint identifies a payload by its canonical form.
+// fingerprint identifies a payload by its canonical form (RFC 8785); bytes that are not
+// JSON are identified as they are.
 func fingerprint(args json.RawMessage) [32]byte {
-	return sha256.Sum256(compact(string(args)))
+	if fp, err := canon.Fingerprint(args); err == nil {
+		return fp
+	}
+	return sha256.Sum256(args)
 }
 
 // sameJSON reports whether two payloads are the same document.
