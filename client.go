@@ -245,7 +245,7 @@ func (c *Client) Call(ctx context.Context, name string, args any, opts ...CallOp
 	if err != nil {
 		return nil, &CallError{Operation: name, Cause: ErrNotRetryable, Detail: "the arguments are not a JSON object", Err: err}
 	}
-	call := Call{Operation: name, Args: raw, Idempotent: op.idempotent()}
+	call := Call{Operation: name, Args: raw, Idempotent: op.idempotent(), checked: true}
 	for _, o := range opts {
 		if o.key != "" {
 			call.IdempotencyKey = o.key

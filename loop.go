@@ -273,6 +273,8 @@ type Call struct {
 	// ConfirmationToken is a token the caller approved (from a CallError's Challenge), sent
 	// with the first attempt only.
 	ConfirmationToken string
+
+	checked bool // Args is known to be a JSON object already
 }
 
 // Request is one attempt, as the transport sends it.
@@ -352,14 +354,24 @@ func (l *Loop) Do(ctx context.Context, c Call) (*Response, error) {
 		return nil, errors.New("remedy: Loop.Transport is nil")
 	}
 	r := newRun(l)
-	inner, cancel := context.WithDeadline(ctx, r.start.Add(l.Limits.withDefaults().MaxElapsed))
-	defer cancel()
+	inner := ctx
+	if end := r.start.Add(l.Limits.withDefaults().MaxElapsed); !deadlineBefore(ctx, end) {
+		var cancel context.CancelFunc
+		inner, cancel = context.WithDeadline(ctx, end)
+		defer cancel()
+	}
 	resp, err := r.call(inner, l.Transport, c, 0)
 	var ce *CallError
 	if err != nil && ctx.Err() == nil && inner.Err() != nil && errors.As(err, &ce) && ce.Cause == ErrDeadline {
 		ce.Cause, ce.Detail = ErrElapsedBudget, "the call's elapsed budget ran out during an attempt"
 	}
 	return resp, err
+}
+
+// deadlineBefore reports whether the context ends no later than t.
+func deadlineBefore(ctx context.Context, t time.Time) bool {
+	dl, ok := ctx.Deadline()
+	return ok && !dl.After(t)
 }
 
 // run is one caller's call, with the next operations it runs on the way.
@@ -381,8 +393,8 @@ func newRun(l *Loop) *run {
 func (r *run) call(ctx context.Context, t Transport, c Call, depth int) (*Response, error) {
 	l := r.loop
 	lim := l.Limits.withDefaults()
-	if len(c.Args) > 0 && !validJSON(view(c.Args)) {
-		return nil, &CallError{Operation: c.Operation, Cause: ErrNotRetryable, Detail: "the arguments are not valid JSON", Attempts: r.attempts}
+	if len(c.Args) > 0 && !c.checked && !isJSONObject(c.Args) {
+		return nil, &CallError{Operation: c.Operation, Cause: ErrNotRetryable, Detail: "the arguments are not a JSON object", Attempts: r.attempts}
 	}
 	var bo backoff.BackOff // made when a retry first needs it
 	keys := keyring{caller: c.IdempotencyKey}
@@ -399,7 +411,8 @@ func (r *run) call(ctx context.Context, t Transport, c Call, depth int) (*Respon
 		token = "" // a token goes with one attempt, with the payload it was issued for
 		began := time.Now()
 		resp, err := t.RoundTrip(ctx, req)
-		elapsed := time.Since(began)
+		after := time.Now()
+		elapsed := after.Sub(began)
 		var env *Envelope
 		if resp != nil && err == nil {
 			env = resp.Envelope
@@ -410,12 +423,12 @@ func (r *run) call(ctx context.Context, t Transport, c Call, depth int) (*Respon
 			last = env
 		}
 		s := State{
-			Attempt: n, Elapsed: time.Since(r.start), Depth: depth, Confirmed: confirmed,
+			Attempt: n, Elapsed: after.Sub(r.start), Depth: depth, Confirmed: confirmed,
 			SafeToRepeat: c.Idempotent || req.IdempotencyKey != "", CanRewrite: l.Rewriter != nil,
 			BudgetLeft: l.Budget.available(), Limits: lim, Done: ctx.Err() != nil,
 		}
 		if dl, ok := ctx.Deadline(); ok {
-			s.HasDeadline, s.Remaining = true, time.Until(dl)
+			s.HasDeadline, s.Remaining = true, dl.Sub(after)
 		}
 		if err != nil || (env != nil && env.RetryAfter <= 0) {
 			if bo == nil {

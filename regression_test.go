@@ -73,3 +73,21 @@ func TestEscapedMarkerKey(t *testing.T) {
 		t.Fatalf("got %+v, %v", e, ok)
 	}
 }
+
+// A 2xx is read for an in-band failure even when the marker is spelled with escapes, and a
+// success without any marker is told apart without a full read.
+func TestInBandMarkersWithEscapes(t *testing.T) {
+	for _, body := range []string{
+		`{"\u006fk":false,"error":"invalid_auth"}`,
+		`{"\u006fk":false}`,
+		`{"ok":false}`,
+		`{"data":null,"\u0065rrors":[{"message":"boom"}]}`,
+	} {
+		if _, ok := remedy.Parse(200, nil, []byte(body)); !ok {
+			t.Errorf("%s: not read as a failure", body)
+		}
+	}
+	if _, ok := remedy.Parse(200, nil, []byte(`{"id":"ord_1","status":"created"}`)); ok {
+		t.Error("a plain success read as a failure")
+	}
+}

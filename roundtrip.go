@@ -40,7 +40,7 @@ func newRawTransport(hc *http.Client, req *http.Request, maxBody int64, keepFail
 			return nil, call, fmt.Errorf("remedy: reading the request body: %w", err)
 		}
 		if isJSONType(req.Header) && isJSONObject(b) {
-			call.Args = b
+			call.Args, call.checked = b, true
 		} else {
 			t.body = b
 		}
