@@ -122,3 +122,32 @@ func BenchmarkClientSuccess(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkLoopOverhead is the loop alone: one call that succeeds at once over a transport
+// that does nothing, so that what is measured is the loop's own cost per call (the decision,
+// the records, the idempotency key, the elapsed guard).
+func BenchmarkLoopOverhead(b *testing.B) {
+	ok := &remedy.Response{Status: 200, Body: []byte(`{"id":"ord_1"}`)}
+	loop := remedy.Loop{Transport: remedy.TransportFunc(func(context.Context, *remedy.Request) (*remedy.Response, error) {
+		r := *ok
+		return &r, nil
+	})}
+	call := remedy.Call{Operation: "create_order", Args: []byte(`{"currency":"usd"}`)}
+	ctx := context.Background()
+	b.Run("POST", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			loop.Do(ctx, call)
+		}
+	})
+	idem := call
+	idem.Idempotent = true
+	dctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	b.Run("GET/deadline", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			loop.Do(dctx, idem)
+		}
+	})
+}
