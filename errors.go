@@ -54,6 +54,7 @@ type CallError struct {
 	Asked time.Duration
 }
 
+// Error says which call stopped, why, after how many attempts, and the last failure.
 func (e *CallError) Error() string {
 	var b strings.Builder
 	b.WriteString("remedy: ")

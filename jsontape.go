@@ -201,19 +201,27 @@ func (t *tape) object(s string, i, depth int) (int, uint8, bool) {
 			return i, 0, false
 		}
 		height = max(height, vh+1)
-		if i = skipWS(s, i); i >= len(s) {
-			return i, 0, false
-		}
-		switch s[i] {
-		case ',':
-			i = skipWS(s, i+1)
-		case '}':
-			t.closeAt(obj, i+1, height)
-			return i + 1, height, true
-		default:
-			return i, 0, false
+		var closed bool
+		if i, closed, ok = t.after(s, i, '}', obj, height); closed || !ok {
+			return i, height, ok
 		}
 	}
+}
+
+// after reads what follows a member or element: a comma (more follow) or the container's
+// closer, which completes its token (closed). Anything else is invalid.
+func (t *tape) after(s string, i int, closer byte, idx int, height uint8) (next int, closed, ok bool) {
+	if i = skipWS(s, i); i >= len(s) {
+		return i, false, false
+	}
+	switch s[i] {
+	case ',':
+		return skipWS(s, i+1), false, true
+	case closer:
+		t.closeAt(idx, i+1, height)
+		return i + 1, true, true
+	}
+	return i, false, false
 }
 
 func (t *tape) array(s string, i, depth int) (int, uint8, bool) {
@@ -233,17 +241,9 @@ func (t *tape) array(s string, i, depth int) (int, uint8, bool) {
 			return i, 0, false
 		}
 		height = max(height, vh+1)
-		if i = skipWS(s, i); i >= len(s) {
-			return i, 0, false
-		}
-		switch s[i] {
-		case ',':
-			i = skipWS(s, i+1)
-		case ']':
-			t.closeAt(arr, i+1, height)
-			return i + 1, height, true
-		default:
-			return i, 0, false
+		var closed bool
+		if i, closed, ok = t.after(s, i, ']', arr, height); closed || !ok {
+			return i, height, ok
 		}
 	}
 }

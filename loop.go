@@ -26,11 +26,12 @@ const (
 
 var actionNames = [...]string{"", "return", "retry", "rewrite", "next_operation", "confirm", "stop"}
 
+// String is the action's name, as logs and records show it ("retry").
 func (a Action) String() string {
 	if int(a) < len(actionNames) && a != 0 {
 		return actionNames[a]
 	}
-	return "action(" + string(rune('0'+a%10)) + ")"
+	return "action(" + strconv.Itoa(int(a)) + ")"
 }
 
 // Limits bound one call. A zero field takes its default.
