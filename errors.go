@@ -41,6 +41,10 @@ var (
 //
 //	errors.Is(err, remedy.ErrConfirmationRequired)
 //	var env *remedy.Envelope; errors.As(err, &env) // the last failure the server sent
+//
+// When a next operation failed (ErrNextOperation), Err is that operation's own *CallError,
+// so errors.Is also matches its cause: a prerequisite that needs confirmation reports
+// ErrConfirmationRequired, with its Challenge in the inner error.
 type CallError struct {
 	Operation string
 	Cause     error     // one of the Err* sentinels
