@@ -1312,3 +1312,30 @@ func TestClientHangingServerBoundedByElapsedBudget(t *testing.T) {
 	ce := callError(t, err, remedy.ErrElapsedBudget)
 	assert.Len(t, ce.Attempts, 1)
 }
+
+// A prerequisite that needs confirmation ends the call with ErrNextOperation, and its own
+// cause and challenge show through.
+func TestClientNextOperationNeedingConfirmation(t *testing.T) {
+	t.Parallel()
+	srv := newScripted(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		switch r.URL.Path {
+		case "/v1/checkout":
+			reply(w, 409, `{"error":{"code":"precondition_failed","message":"card not verified","retryable":true,"next_operation":"verify_card"}}`)
+		default:
+			reply(w, 409, `{"error":{"code":"confirmation_required","message":"charges 1 USD","retryable":true,"confirmationToken":"tok_9"}}`)
+		}
+	})
+	c := newClient(t, srv, remedy.WithOperations(
+		remedy.Operation{Name: "checkout", Method: "POST", Path: "/v1/checkout"},
+		remedy.Operation{Name: "verify_card", Method: "POST", Path: "/v1/cards/verify"},
+	))
+	_, err := c.Call(context.Background(), "checkout", json.RawMessage(`{"cart":"c1"}`))
+	outer := callError(t, err, remedy.ErrNextOperation)
+	assert.ErrorIs(t, err, remedy.ErrConfirmationRequired)
+	var inner *remedy.CallError
+	require.ErrorAs(t, outer.Err, &inner)
+	require.NotNil(t, inner.Challenge)
+	assert.Equal(t, "verify_card", inner.Operation)
+	assert.Equal(t, "tok_9", inner.Challenge.Token)
+	assert.Len(t, srv.requests(), 2)
+}
