@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 
@@ -459,14 +460,14 @@ func buildRequest(ctx context.Context, base, baseQuery string, op *registered, a
 		for it := t.root().iter(); it.next(); {
 			name, v := it.Key(), it.val()
 			switch {
-			case index(names, name) >= 0:
+			case slices.Contains(names, name):
 				s, err := paramText(v)
 				if err != nil {
 					return nil, fmt.Errorf("path parameter %q: %w", name, err)
 				}
-				pathVals[index(names, name)] = s
+				pathVals[slices.Index(names, name)] = s
 				moved = true
-			case op.bodyless() || index(op.Query, name) >= 0:
+			case op.bodyless() || slices.Contains(op.Query, name):
 				if query == nil {
 					query = url.Values{}
 				}
@@ -527,15 +528,6 @@ func buildRequest(ctx context.Context, base, baseQuery string, op *registered, a
 		hreq.Header["Content-Type"] = jsonContentType
 	}
 	return hreq, nil
-}
-
-func index(list []string, s string) int {
-	for i, x := range list {
-		if x == s {
-			return i
-		}
-	}
-	return -1
 }
 
 // pathParams lists the {name} parameters of a path template.

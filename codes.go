@@ -1,6 +1,9 @@
 package remedy
 
-import "strings"
+import (
+	"strings"
+	"unsafe"
+)
 
 // codeInfo is what a well-known error code says about a failure whatever the status: its
 // category, and whether the same call can succeed later (+1), never can (-1), or it depends (0).
@@ -54,10 +57,20 @@ func init() {
 }
 
 func lookupCode(code string) codeInfo {
-	if code == "" || len(code) > 64 {
+	var buf [64]byte
+	norm, ok := normCode(&buf, code)
+	if !ok {
 		return codeInfo{}
 	}
-	var buf [64]byte
+	return wellKnownCodes[norm]
+}
+
+// normCode writes code lowercased with every non-alphanumeric removed into buf, the form
+// wellKnownCodes is keyed by. ok is false for an empty code or one longer than buf.
+func normCode(buf *[64]byte, code string) (string, bool) {
+	if code == "" || len(code) > len(buf) {
+		return "", false
+	}
 	n := 0
 	for i := 0; i < len(code); i++ {
 		c := code[i]
@@ -70,7 +83,7 @@ func lookupCode(code string) codeInfo {
 			n++
 		}
 	}
-	return wellKnownCodes[string(buf[:n])]
+	return unsafe.String(&buf[0], n), true
 }
 
 // statusCategory is the category a status implies when neither the body nor its code says.

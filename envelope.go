@@ -185,9 +185,12 @@ func Parse(status int, header http.Header, body []byte) (*Envelope, bool) {
 	return parse(status, header, body, truncated)
 }
 
+// view reads b as a string without copying; the string must not outlive b's contents.
+func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
 // parse reads body in place and detaches the envelope from it before returning.
 func parse(status int, header http.Header, body []byte, truncated bool) (*Envelope, bool) {
-	s := unsafe.String(unsafe.SliceData(body), len(body))
+	s := view(body)
 	p := parser{status: status, header: header, body: s, full: true, truncated: truncated}
 	if !p.run() {
 		return nil, false
@@ -220,7 +223,7 @@ func Classify(status int, header http.Header, body []byte) Verdict {
 	}
 	// The body is only read, never retained: no string escapes this call except the
 	// constants the verdict is made of.
-	p := parser{status: status, header: header, body: unsafe.String(unsafe.SliceData(body), len(body)), truncated: truncated}
+	p := parser{status: status, header: header, body: view(body), truncated: truncated}
 	if !p.run() {
 		return Verdict{Status: status}
 	}

@@ -11,3 +11,6 @@ var ToPointer = toPointer
 
 // ValidJSON exposes the strict validator to its tests.
 var ValidJSON = validJSON
+
+// SJSONPath exposes the pointer-to-sjson-path conversion to its table test.
+var SJSONPath = sjsonPath

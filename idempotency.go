@@ -1,10 +1,10 @@
 package remedy
 
 import (
+	"bytes"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/json"
-	"unsafe"
 
 	"github.com/remedy-go/remedy/internal/canon"
 )
@@ -23,7 +23,7 @@ type keyring struct {
 
 // key is the key for args.
 func (k *keyring) key(args json.RawMessage) string {
-	if k.current != "" && bytesEqual(args, k.args) {
+	if k.current != "" && bytes.Equal(args, k.args) {
 		return k.current
 	}
 	if k.current == "" {
@@ -48,8 +48,6 @@ func (k *keyring) key(args json.RawMessage) string {
 	return key
 }
 
-func bytesEqual(a, b []byte) bool { return string(a) == string(b) }
-
 // newKey is 128 random bits as 26 base32 characters: printable ASCII well under the 255
 // bytes servers accept.
 func newKey() string { return rand.Text() }
@@ -65,6 +63,3 @@ func fingerprint(args json.RawMessage) [32]byte {
 
 // sameJSON reports whether two payloads are the same document.
 func sameJSON(a, b json.RawMessage) bool { return fingerprint(a) == fingerprint(b) }
-
-// view reads b as a string without copying; the string must not outlive b's contents.
-func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }

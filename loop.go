@@ -143,17 +143,19 @@ func Decide(env *Envelope, err error, s *State) Decision {
 	case env.Severity == SeverityFatal:
 		return stop(ErrNotRetryable, "the failure is fatal")
 	}
+	var buf [64]byte
+	code, _ := normCode(&buf, env.Code) // IDEMPOTENCY_KEY_REUSED and idempotency-key-reused alike
 	switch {
-	case isCode(env.Code, "idempotencykeyreused"):
+	case code == "idempotencykeyreused":
 		return stop(ErrIdempotencyKeyReused, "the server holds this idempotency key for another payload")
-	case isCode(env.Code, "confirmationinvalid"):
+	case code == "confirmationinvalid":
 		return stop(ErrConfirmationRejected, "the server refused the confirmation token")
 	case env.ConfirmationToken != "":
 		if s.Confirmed {
 			return stop(ErrConfirmationRejected, "the server asked for confirmation again after the token was sent")
 		}
 		return resend(ActConfirm, s, lim, "confirmation challenge")
-	case isCode(env.Code, "confirmationrequired"):
+	case code == "confirmationrequired":
 		return stop(ErrConfirmationRequired, "the server asks for confirmation but sent no token")
 	case env.NextOperation != "":
 		if s.Depth >= lim.MaxDepth {
@@ -222,27 +224,6 @@ func namesFix(e *Envelope) bool {
 		return false
 	}
 	return e.Category == CategoryValidation || (e.Category == "" && (e.Status == 400 || e.Status == 422))
-}
-
-// isCode compares a code with a normalized name (lowercase, only letters and digits), so
-// that IDEMPOTENCY_KEY_REUSED and idempotency-key-reused are one code. It allocates nothing.
-func isCode(code, norm string) bool {
-	j := 0
-	for i := 0; i < len(code); i++ {
-		c := code[i]
-		switch {
-		case c >= 'A' && c <= 'Z':
-			c += 'a' - 'A'
-		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
-		default:
-			continue
-		}
-		if j >= len(norm) || norm[j] != c {
-			return false
-		}
-		j++
-	}
-	return j == len(norm)
 }
 
 // Transport sends one attempt: over HTTP (Client), MCP (package mcp), or the caller's own.

@@ -132,7 +132,8 @@ func repairIssue(doc string, env *envelopeJSON, is *Issue) (string, []string, bo
 			}
 		}
 	}
-	code := normCode(is.Code)
+	var buf [64]byte
+	code, _ := normCode(&buf, is.Code) // the form wellKnownCodes is keyed by
 	if additionalCodes[code] {
 		if out, touched, ok := deleteAdditional(doc, env, is); ok {
 			return out, touched, true
@@ -192,47 +193,20 @@ func setValue(doc, pointer, raw string) (string, bool) {
 	return out, true
 }
 
-// Codes, normalized by normCode, that say a property is not accepted at all.
+// Codes, as normCode spells them, that say a property is not accepted at all.
 var additionalCodes = map[string]bool{
-	"additional_properties": true, "additional_property": true,
-	"unknown_field": true, "unknown_parameter": true, "unknown_property": true, "unknown_key": true,
-	"unrecognized_keys": true, "unrecognized_key": true, "unrecognized_field": true,
-	"extra_forbidden": true, "parameter_unknown": true, // pydantic, Stripe
+	"additionalproperties": true, "additionalproperty": true,
+	"unknownfield": true, "unknownparameter": true, "unknownproperty": true, "unknownkey": true,
+	"unrecognizedkeys": true, "unrecognizedkey": true, "unrecognizedfield": true,
+	"extraforbidden": true, "parameterunknown": true, // pydantic, Stripe
 }
 
-// Codes, normalized by normCode, that say a required field is missing.
+// Codes, as normCode spells them, that say a required field is missing.
 var requiredCodes = map[string]bool{
-	"required": true, "missing": true, "missing_field": true, "missing_property": true,
-	"missing_parameter": true, "parameter_missing": true, "missing_required_field": true,
-	"missing_required_parameter": true, "field_required": true, "value_required": true,
-	"field_value_required": true, "value_error_missing": true, // Kubernetes, pydantic v1
-}
-
-// normCode folds the spellings of one code together: "additionalProperties",
-// "Additional-Properties" and "additional_properties" are the same code.
-func normCode(code string) string {
-	var b strings.Builder
-	b.Grow(len(code) + 4)
-	prevLower := false
-	for _, c := range code {
-		switch {
-		case c >= 'A' && c <= 'Z':
-			if prevLower {
-				b.WriteByte('_')
-			}
-			b.WriteRune(c + 'a' - 'A')
-			prevLower = false
-		case c == '-' || c == ' ' || c == '.' || c == '/' || c == '_':
-			if b.Len() > 0 && !strings.HasSuffix(b.String(), "_") {
-				b.WriteByte('_')
-			}
-			prevLower = false
-		default:
-			b.WriteRune(c)
-			prevLower = c >= 'a' && c <= 'z' || c >= '0' && c <= '9'
-		}
-	}
-	return strings.TrimSuffix(b.String(), "_")
+	"required": true, "missing": true, "missingfield": true, "missingproperty": true,
+	"missingparameter": true, "parametermissing": true, "missingrequiredfield": true,
+	"missingrequiredparameter": true, "fieldrequired": true, "valuerequired": true,
+	"fieldvaluerequired": true, "valueerrormissing": true, // Kubernetes, pydantic v1
 }
 
 // deleteAdditional removes a property the server does not accept. Validators disagree on what

@@ -1,4 +1,0 @@
-package remedy
-
-// SJSONPath exposes the pointer-to-sjson-path conversion to its table test.
-var SJSONPath = sjsonPath
