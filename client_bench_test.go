@@ -15,9 +15,8 @@ import (
 // BenchmarkClientSuccess is the loop's cost on the happy path: one successful call to a
 // loopback server through the client, beside the same request (the same bytes on the wire)
 // through a plain net/http client in the same run. Compare ns/op and allocs/op of each pair.
-// Call/POST and Call/GET run under a context without a deadline, so the loop derives one to
-// bound a server that never answers; Call/POST/deadline shows a caller's own deadline, which
-// spares that. Do/GET compares with Baseline/GET less its Accept header, which Do does not add.
+// Call/POST and Call/GET run under a context without a deadline; Call/POST/deadline under a
+// caller's own deadline, beside the same baseline. Do/GET compares with Baseline/GET less its Accept header, which Do does not add.
 func BenchmarkClientSuccess(b *testing.B) {
 	result := []byte(`{"id":"ord_1","status":"created","total":{"amount":1250,"currency":"usd"}}`)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -114,7 +113,7 @@ func BenchmarkClientSuccess(b *testing.B) {
 
 // BenchmarkLoopOverhead is the loop alone: one call that succeeds at once over a transport
 // that does nothing, so that what is measured is the loop's own cost per call (the decision,
-// the records, the idempotency key, the elapsed guard).
+// the records, the idempotency key).
 func BenchmarkLoopOverhead(b *testing.B) {
 	ok := &remedy.Response{Status: 200, Body: []byte(`{"id":"ord_1"}`)}
 	loop := remedy.Loop{Transport: remedy.TransportFunc(func(context.Context, *remedy.Request) (*remedy.Response, error) {

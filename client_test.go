@@ -1296,11 +1296,15 @@ func TestClientBaseURLQueryKept(t *testing.T) {
 	assert.Equal(t, "api-version=2024-06-01", reqs[1].Query)
 }
 
-// A server that never answers cannot hold a call past its elapsed budget.
+// A server that never answers cannot hold a retrying call past its elapsed budget.
 func TestClientHangingServerBoundedByElapsedBudget(t *testing.T) {
 	t.Parallel()
 	release := make(chan struct{})
 	srv := newScripted(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		if n == 1 {
+			reply(w, 503, `{"error":{"code":"unavailable","message":"try again","retryable":true,"retry_after_ms":1}}`)
+			return
+		}
 		select {
 		case <-release:
 		case <-r.Context().Done():
@@ -1310,7 +1314,7 @@ func TestClientHangingServerBoundedByElapsedBudget(t *testing.T) {
 	c := newClient(t, srv, remedy.WithOperations(opCreateOrder), remedy.WithLimits(remedy.Limits{MaxElapsed: 200 * time.Millisecond}))
 	_, err := c.Call(context.Background(), "create_order", map[string]any{"currency": "usd"})
 	ce := callError(t, err, remedy.ErrElapsedBudget)
-	assert.Len(t, ce.Attempts, 1)
+	assert.Len(t, ce.Attempts, 2)
 }
 
 // A prerequisite that needs confirmation ends the call with ErrNextOperation, and its own

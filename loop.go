@@ -37,7 +37,7 @@ func (a Action) String() string {
 // Limits bound one call. A zero field takes its default.
 type Limits struct {
 	MaxAttempts int           // attempts per call, the first included (default 5)
-	MaxElapsed  time.Duration // from the first attempt to the last, next operations included (default 2 min)
+	MaxElapsed  time.Duration // from the first attempt to the last, next operations included (default 2 min); see Loop.Do
 	MaxWait     time.Duration // the longest single wait, whatever the server asks (default 30 s)
 	MaxDepth    int           // nesting of next operations (default 2)
 	MaxBody     int64         // bytes of an error body read (default DefaultMaxBody)
@@ -327,27 +327,44 @@ type Loop struct {
 }
 
 // Do runs one call to its end: the success (with every attempt in Response.Attempts), or a
-// *CallError saying why it stopped. The attempts run under a context that ends with
-// Limits.MaxElapsed, so that a server that never answers cannot hold the call longer: the
-// transport's result is complete when it returns (Client.Do, whose success body is read by
-// the caller afterwards, bounds waits only).
+// *CallError saying why it stopped.
+//
+// Limits.MaxElapsed bounds what the loop adds: no wait begins that would end past it, and
+// once the call goes beyond its first attempt (a retry, a rewrite, a confirmation, a next
+// operation) every attempt runs under a context that ends with it, so that a server that
+// never answers cannot hold a retrying call longer. The first attempt runs under ctx as
+// given, as a plain net/http request would, so that a call that succeeds at once pays for
+// no timer: bound it with a deadline on ctx or a Timeout on the http.Client.
 func (l *Loop) Do(ctx context.Context, c Call) (*Response, error) {
 	if l.Transport == nil {
 		return nil, errors.New("remedy: Loop.Transport is nil")
 	}
 	r := newRun(l)
-	inner := ctx
-	if end := r.start.Add(l.Limits.withDefaults().MaxElapsed); !deadlineBefore(ctx, end) {
-		var cancel context.CancelFunc
-		inner, cancel = context.WithDeadline(ctx, end)
-		defer cancel()
-	}
-	resp, err := r.call(inner, l.Transport, c, 0)
-	var ce *CallError
-	if err != nil && ctx.Err() == nil && inner.Err() != nil && errors.As(err, &ce) && ce.Cause == ErrDeadline {
-		ce.Cause, ce.Detail = ErrElapsedBudget, "the call's elapsed budget ran out during an attempt"
+	r.guard = true
+	resp, err := r.call(ctx, l.Transport, c, 0)
+	if r.cancel != nil {
+		r.cancel()
+		var ce *CallError
+		if err != nil && ctx.Err() == nil && r.bounded.Err() != nil && errors.As(err, &ce) && ce.Cause == ErrDeadline {
+			ce.Cause, ce.Detail = ErrElapsedBudget, "the call's elapsed budget ran out during an attempt"
+		}
 	}
 	return resp, err
+}
+
+// bound returns the context the call's later attempts run under: ctx, ended at the elapsed
+// budget when the run guards it and ctx ends later. It is derived once per run.
+func (r *run) bound(ctx context.Context) context.Context {
+	if !r.guard || r.cancel != nil {
+		return ctx
+	}
+	end := r.start.Add(r.loop.Limits.withDefaults().MaxElapsed)
+	if deadlineBefore(ctx, end) {
+		r.guard = false
+		return ctx
+	}
+	r.bounded, r.cancel = context.WithDeadline(ctx, end)
+	return r.bounded
 }
 
 // deadlineBefore reports whether the context ends no later than t.
@@ -361,6 +378,11 @@ type run struct {
 	loop     *Loop
 	start    time.Time
 	attempts []Attempt
+	// guard: later attempts are bounded by the elapsed budget (Loop.Do, not Client.Do, whose
+	// success body is read after the call returns); bounded is that context once derived.
+	guard   bool
+	bounded context.Context
+	cancel  context.CancelFunc
 	// req and first back the common call (one attempt) without allocations of their own.
 	req   Request
 	first [1]Attempt
@@ -425,6 +447,9 @@ func (r *run) call(ctx context.Context, t Transport, c Call, depth int) (*Respon
 			Envelope: env, Err: err, Decision: d, Elapsed: elapsed,
 		}, resp)
 		r.report(ctx, a)
+		if d.Action != ActReturn && d.Action != ActStop {
+			ctx = r.bound(ctx)
+		}
 
 		switch d.Action {
 		case ActReturn:
