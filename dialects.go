@@ -257,9 +257,13 @@ func (p *parser) nested(v val, d Dialect, read nestedReader) {
 		p.needFull = true
 		return
 	}
+	if p.e.Errors == nil {
+		p.e.Errors = make([]Envelope, 0, v.len())
+	}
+	var c *parser // one child, reset for each nested failure
 	for it := v.iter(); it.next(); {
 		if it.val().IsObject() {
-			c := p.child(0)
+			c = p.child(c)
 			read(c, it.val())
 			p.e.Errors = append(p.e.Errors, c.done(d))
 		}

@@ -439,12 +439,12 @@ func actionability(e *Envelope) int {
 	return 0
 }
 
-// child parses one nested failure with the same response context.
-func (p *parser) child(status int) *parser {
-	c := &parser{status: status, header: p.header, full: p.full, arena: p.arenaFor(), h: p.h}
-	if c.status == 0 {
-		c.status = p.status
+// child readies a parser for a failure nested in p's body, reusing c when there is one.
+func (p *parser) child(c *parser) *parser {
+	if c == nil {
+		c = new(parser)
 	}
+	*c = parser{status: p.status, header: p.header, full: p.full, arena: p.arenaFor(), h: p.h}
 	return c
 }
 
