@@ -31,7 +31,8 @@ type Code struct {
 	Code string
 	// Status is the HTTP status the failure is sent with, 400–599.
 	Status int
-	// Title is a short human title ("Rate limited"); required.
+	// Title is a short human title ("Rate limited"); by default the code in words
+	// ("card_declined" → "Card declined").
 	Title string
 	// Category is the broad kind of failure; empty leaves it to the client, which infers one
 	// from the code and the status.
@@ -171,6 +172,9 @@ func (r *Registry) Register(codes ...Code) error {
 		if c.Severity == "" {
 			c.Severity = remedy.SeverityError
 		}
+		if strings.TrimSpace(c.Title) == "" {
+			c.Title = titleOf(c.Code)
+		}
 		if c.Stability == "" {
 			c.Stability = Stable
 		}
@@ -201,9 +205,6 @@ func codeProblems(c Code, known func(string) bool) []string {
 	}
 	if c.Status < 400 || c.Status > 599 {
 		p = append(p, fmt.Sprintf("status %d is not an error status (400–599)", c.Status))
-	}
-	if strings.TrimSpace(c.Title) == "" {
-		p = append(p, "title is empty")
 	}
 	switch c.Category {
 	case "", remedy.CategoryValidation, remedy.CategoryAuth, remedy.CategoryRateLimit,
@@ -545,4 +546,13 @@ func builtinCodes() []Code {
 			Related: []string{"internal_error", "rate_limited"},
 		},
 	}
+}
+
+// titleOf spells a snake_case code as a title: "card_declined" → "Card declined".
+func titleOf(code string) string {
+	t := strings.ReplaceAll(code, "_", " ")
+	if t == "" {
+		return t
+	}
+	return strings.ToUpper(t[:1]) + t[1:]
 }

@@ -220,7 +220,6 @@ func TestRegisterRefuses(t *testing.T) {
 		{"status 200", mod("ok_code", func(c *server.Code) { c.Status = 200 }), "status 200"},
 		{"status 600", mod("big_code", func(c *server.Code) { c.Status = 600 }), "status 600"},
 		{"status unset", mod("no_status", func(c *server.Code) { c.Status = 0 }), "status 0"},
-		{"no title", mod("no_title", func(c *server.Code) { c.Title = "  " }), "title is empty"},
 		{"category", mod("bad_category", func(c *server.Code) { c.Category = "oops" }), `unknown category "oops"`},
 		{"severity", mod("bad_severity", func(c *server.Code) { c.Severity = "grave" }), `unknown severity "grave"`},
 		{"warning", mod("warn_code", func(c *server.Code) { c.Severity = remedy.SeverityWarning }), "as a success"},
@@ -489,4 +488,14 @@ func ExampleRegistry_Register() {
 	fmt.Println(string(body))
 	// Output:
 	// {"error":{"statusCode":409,"code":"order_shipped","title":"Order shipped","message":"Order ord_42 shipped on 2 May.","retryable":false,"hint":"Create a return with create_return instead of changing the order.","severity":"error","category":"state","docs_url":"https://shop.example.com/docs/errors#order_shipped","related_codes":["conflict"]}}
+}
+
+// A code registered without a title gets its code in words.
+func TestRegisterDefaultTitle(t *testing.T) {
+	t.Parallel()
+	reg := server.NewRegistry()
+	require.NoError(t, reg.Register(server.Code{Code: "card_declined", Status: 402}))
+	c, ok := reg.Lookup("card_declined")
+	require.True(t, ok)
+	assert.Equal(t, "Card declined", c.Title)
 }
