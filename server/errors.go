@@ -111,5 +111,5 @@ func (p *Problem) envelope(c Code) *remedy.Envelope {
 	return env
 }
 
-func asProblem(err error, p **Problem) bool         { return errors.As(err, p) }
+func asProblem(err error, p **Problem) bool          { return errors.As(err, p) }
 func asEnvelope(err error, e **remedy.Envelope) bool { return errors.As(err, e) }

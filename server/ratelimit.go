@@ -50,7 +50,7 @@ func (l *rateLimiter) take(p Principal) (ok bool, wait time.Duration) {
 		return true, 0
 	}
 	need := (1 - b.tokens) / l.rate
-	return false, time.Duration(math.Ceil(need * float64(time.Second/time.Millisecond)) * float64(time.Millisecond))
+	return false, time.Duration(math.Ceil(need*float64(time.Second/time.Millisecond)) * float64(time.Millisecond))
 }
 
 // sweep forgets the buckets that have refilled; if none has, it forgets half of them.

@@ -442,7 +442,7 @@ func TestRegistrationErrors(t *testing.T) {
 	h := func(ctx context.Context, in GetOrder) (Order, error) { return Order{}, nil }
 	for _, c := range []struct {
 		name, path, want string
-		opts           []server.OpOption
+		opts             []server.OpOption
 	}{
 		{"no leading slash", "v1/orders/{id}", "must begin with /", nil},
 		{"missing field", "/v1/orders/{order}", "{order} has no field", nil},
