@@ -45,6 +45,7 @@ func TestDecide(t *testing.T) {
 		reused      = `{"error":{"code":"idempotency_key_reused","message":"another payload"}}`
 		inFlight    = `{"error":{"code":"idempotency_in_flight","message":"outstanding","retryable":true,"retry_after_ms":200}}`
 		notFound    = `{"error":{"code":"not_found","message":"no such order"}}`
+		invalidBare = `{"error":{"code":"invalid_body","message":"currency must be lowercase","retryable":true,"category":"validation"}}`
 		quota       = `{"error":{"code":429,"status":"RESOURCE_EXHAUSTED","message":"quota","details":[{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"subject":"project:1","description":"limit"}]},{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"2s"}]}}`
 	)
 	reset := &url.Error{Op: "Post", URL: "http://127.0.0.1:1/v1/orders", Err: &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}}
@@ -96,6 +97,9 @@ func TestDecide(t *testing.T) {
 		{name: "retryable false beats issues", status: 422, body: invalidNo, action: remedy.ActStop, cause: remedy.ErrNotRetryable},
 		{name: "no rewriter", status: 422, body: invalid, state: func(s *remedy.State) { s.CanRewrite = false },
 			action: remedy.ActStop, cause: remedy.ErrRewriteGaveUp},
+		{name: "a retryable validation failure without a fix goes to the rewriter", status: 422, body: invalidBare, action: remedy.ActRewrite},
+		{name: "and without a rewriter is not sent again unchanged", status: 422, body: invalidBare,
+			state: func(s *remedy.State) { s.CanRewrite = false }, action: remedy.ActStop, cause: remedy.ErrNotRetryable},
 		{name: "success beats a done context", state: func(s *remedy.State) { s.Done = true }, action: remedy.ActReturn},
 		{name: "a done context beats a retry", status: 429, body: rate, state: func(s *remedy.State) { s.Done = true },
 			action: remedy.ActStop, cause: remedy.ErrDeadline},

@@ -116,7 +116,9 @@ type Decision struct {
 //     ErrRewriteGaveUp).
 //  9. Retryable: retry unchanged after the server's wait, else the backoff. A failure that is
 //     retryable only by its status (no word from the body or a header) is retried only when
-//     the request is safe to repeat.
+//     the request is safe to repeat. A retryable validation failure (a 4xx other than 408 and
+//     429) that names no fix is not sent again unchanged — it would fail the same way — but
+//     handed to the Rewriter, which may repair it from the message (else ErrNotRetryable).
 //  10. Otherwise: stop (ErrNotRetryable).
 //
 // Every step that sends again is bounded, in this order: Limits.MaxAttempts
@@ -167,6 +169,12 @@ func Decide(env *Envelope, err error, s *State) Decision {
 			return stop(ErrRewriteGaveUp, "the failure names a fix and no rewriter is configured")
 		}
 		return resend(ActRewrite, s, lim, "the failure names a fix")
+	case env.Retryable && env.Category == CategoryValidation && env.Status >= 400 && env.Status < 500 &&
+		env.Status != 408 && env.Status != 429:
+		if !s.CanRewrite {
+			return stop(ErrNotRetryable, "a validation failure that names no fix fails the same way when sent again")
+		}
+		return resend(ActRewrite, s, lim, "a validation failure: the rewriter may repair it from the message")
 	case env.Retryable:
 		if env.RetrySource == RetryFromStatus && !s.SafeToRepeat {
 			return stop(ErrNotRetryable, "only the status says retryable and the request is not safe to send twice")
