@@ -65,7 +65,7 @@ func (x *exchange) arguments() (any, error) {
 	for i := range op.params {
 		p := &op.params[i]
 		if _, inBody := obj[p.Name]; inBody && x.instance != nil {
-			bad = append(bad, remedy.Issue{Path: "/" + escapeToken(p.Name), Code: "parameter_in_body",
+			bad = append(bad, remedy.Issue{Path: "/" + pointerEscape(p.Name), Code: "parameter_in_body",
 				Message: p.Name + " is a " + p.In + " parameter: send it in the URL, not in the body"})
 			continue
 		}
@@ -73,7 +73,7 @@ func (x *exchange) arguments() (any, error) {
 		case "path":
 			raw, err := url.PathUnescape(x.pathVals[x.op.pathIndex(p.Name)])
 			if err != nil {
-				bad = append(bad, remedy.Issue{Path: "/" + escapeToken(p.Name), Code: "invalid_escape",
+				bad = append(bad, remedy.Issue{Path: "/" + pointerEscape(p.Name), Code: "invalid_escape",
 					Message: p.Name + " is not a valid URL path segment"})
 				continue
 			}
@@ -86,7 +86,7 @@ func (x *exchange) arguments() (any, error) {
 			if !ok {
 				continue
 			}
-			if t := deref(p.Type); t.Kind() == reflect.Slice {
+			if t := schemaDeref(p.Type); t.Kind() == reflect.Slice {
 				list := make([]any, 0, len(vals))
 				for _, v := range vals {
 					list = append(list, paramValue(t.Elem(), v))
@@ -117,16 +117,9 @@ func (o *Operation) pathIndex(name string) int {
 	return -1
 }
 
-func deref(t reflect.Type) reflect.Type {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	return t
-}
-
 // paramValue types a parameter's text by its field's kind, when the text allows it.
 func paramValue(t reflect.Type, s string) any {
-	switch deref(t).Kind() {
+	switch schemaDeref(t).Kind() {
 	case reflect.Bool:
 		if b, err := strconv.ParseBool(s); err == nil {
 			return b
@@ -134,16 +127,11 @@ func paramValue(t reflect.Type, s string) any {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
 		reflect.Float32, reflect.Float64:
-		if isJSONNumber(s) {
+		if s != "" && jsonNumberSyntax(s) {
 			return json.Number(s)
 		}
 	}
 	return s
-}
-
-// isJSONNumber reports whether s is a number as JSON spells it.
-func isJSONNumber(s string) bool {
-	return s != "" && json.Valid([]byte(s)) && (s[0] == '-' || (s[0] >= '0' && s[0] <= '9'))
 }
 
 // invalid is the validation failure for issues.
@@ -194,10 +182,6 @@ func topName(ptr string) string {
 	return strings.NewReplacer("~1", "/", "~0", "~").Replace(tok)
 }
 
-func escapeToken(s string) string {
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
-}
-
 // setParams sets the parameter fields from the validated instance.
 func setParams(in reflect.Value, params []param, inst any) error {
 	obj, _ := inst.(map[string]any)
@@ -206,13 +190,27 @@ func setParams(in reflect.Value, params []param, inst any) error {
 		if !ok {
 			continue
 		}
-		f := in.FieldByIndex(p.Index)
+		f := fieldAlloc(in, p.Index)
 		if err := setValue(f, v); err != nil {
 			return Error(CodeInvalidParameter, p.Name+": "+err.Error()).with(remedy.Issue{
-				Path: "/" + escapeToken(p.Name), Code: "out_of_range", Message: p.Name + ": " + err.Error()})
+				Path: "/" + pointerEscape(p.Name), Code: "out_of_range", Message: p.Name + ": " + err.Error()})
 		}
 	}
 	return nil
+}
+
+// fieldAlloc is the field at index, allocating the embedded struct pointers on the way.
+func fieldAlloc(v reflect.Value, index []int) reflect.Value {
+	for i, x := range index {
+		if i > 0 && v.Kind() == reflect.Pointer {
+			if v.IsNil() {
+				v.Set(reflect.New(v.Type().Elem()))
+			}
+			v = v.Elem()
+		}
+		v = v.Field(x)
+	}
+	return v
 }
 
 func (p *Problem) with(issues ...remedy.Issue) *Problem {
@@ -284,7 +282,7 @@ func bindProblem(err error) *Problem {
 	if errors.As(err, &te) {
 		ptr := ""
 		if te.Field != "" {
-			ptr = "/" + strings.ReplaceAll(escapeToken(te.Field), ".", "/")
+			ptr = "/" + strings.ReplaceAll(pointerEscape(te.Field), ".", "/")
 		}
 		msg := strings.TrimPrefix(ptr, "/") + " cannot hold " + te.Value
 		return Error(CodeInvalidBody, msg).with(remedy.Issue{Path: ptr, Code: "out_of_range", Message: msg})

@@ -43,7 +43,7 @@ func readBody(next handler) handler {
 		if len(body) == 0 {
 			return next(x)
 		}
-		inst, err := decodeInstance(body)
+		inst, err := decodeBody(body)
 		if err != nil {
 			return err
 		}
@@ -91,10 +91,10 @@ func isJSONMedia(ct string) bool {
 	return mt == "application/json" || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))
 }
 
-// decodeInstance decodes a body as the validator reads it (numbers as json.Number, as
+// decodeBody decodes a body as the validator reads it (numbers as json.Number, as
 // jsonschema.UnmarshalJSON decodes them), or says
 // where it stops being JSON.
-func decodeInstance(body []byte) (any, error) {
+func decodeBody(body []byte) (any, error) {
 	d := json.NewDecoder(bytes.NewReader(body))
 	d.UseNumber()
 	var v any

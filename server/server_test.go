@@ -476,3 +476,106 @@ func TestRegistrationErrors(t *testing.T) {
 		require.Error(t, err)
 	})
 }
+
+// Paging is embedded by pointer: its parameters bind through it.
+type Paging struct {
+	Limit int `query:"limit,omitempty" schema:"maximum=50"`
+}
+
+type ListByPage struct {
+	*Paging
+	Status string `query:"status,omitempty"`
+}
+
+func TestParametersThroughEmbeddedPointer(t *testing.T) {
+	t.Parallel()
+	api := server.New()
+	require.NoError(t, server.Get(api, "/v1/items", func(ctx context.Context, in ListByPage) (map[string]any, error) {
+		limit := -1
+		if in.Paging != nil {
+			limit = in.Limit
+		}
+		return map[string]any{"limit": limit, "status": in.Status}, nil
+	}))
+	srv := httptest.NewServer(api)
+	defer srv.Close()
+	status, _, body := do(t, "GET", srv.URL+"/v1/items?limit=7&status=open", "", "")
+	require.Equal(t, 200, status, "%s", body)
+	assert.JSONEq(t, `{"limit":7,"status":"open"}`, string(body))
+	status, _, body = do(t, "GET", srv.URL+"/v1/items?limit=70", "", "")
+	env := envelope(t, status, nil, body)
+	assert.Equal(t, "invalid_parameter", env.Code)
+	require.Len(t, env.Issues, 1)
+	assert.Equal(t, "/limit", env.Issues[0].Path)
+	assert.JSONEq(t, "50", string(env.Issues[0].SuggestedValue))
+}
+
+func TestValidationOverHTTP(t *testing.T) {
+	t.Parallel()
+	srv, _ := newOrderAPI(t)
+
+	t.Run("every violation at once, sorted by path, with the fix", func(t *testing.T) {
+		status, h, body := do(t, "POST", srv.URL+"/v1/orders", "application/json",
+			`{"currency":"USD","items":[{"sku":"a","quantity":2},{"sku":"","quantity":0}]}`)
+		env := envelope(t, status, h, body)
+		assert.Equal(t, 422, status)
+		assert.Equal(t, "invalid_body", env.Code)
+		assert.True(t, env.Retryable)
+		var got []string
+		for _, is := range env.Issues {
+			got = append(got, is.Path+" "+is.Code)
+		}
+		assert.Equal(t, []string{"/currency enum", "/customer_id required",
+			"/items/1/quantity minimum", "/items/1/sku min_length"}, got)
+		cur := env.Issues[0]
+		assert.Equal(t, []json.RawMessage{json.RawMessage(`"usd"`), json.RawMessage(`"eur"`), json.RawMessage(`"gbp"`)}, cur.AllowedValues)
+		assert.JSONEq(t, `"usd"`, string(cur.SuggestedValue))
+		assert.JSONEq(t, `"USD"`, string(cur.Received))
+		assert.JSONEq(t, "1", string(env.Issues[2].SuggestedValue))
+		assert.NotEmpty(t, env.Schema)
+		assert.NotContains(t, string(env.Schema), `"note"`, "the schema inlined is the violated part, not the whole document")
+	})
+	t.Run("an unknown member", func(t *testing.T) {
+		status, _, body := do(t, "POST", srv.URL+"/v1/orders", "application/json",
+			`{"customer_id":"cus_1","currency":"usd","items":[{"sku":"a","quantity":1}],"colour":"red"}`)
+		env := envelope(t, status, nil, body)
+		require.Len(t, env.Issues, 1, "%s", body)
+		assert.Equal(t, "/colour", env.Issues[0].Path)
+		assert.Equal(t, "additional_properties", env.Issues[0].Code)
+		assert.Contains(t, env.Issues[0].Message, "note")
+	})
+	t.Run("a parameter of the wrong type", func(t *testing.T) {
+		status, h, body := do(t, "GET", srv.URL+"/v1/orders?limit=ten", "", "")
+		env := envelope(t, status, h, body)
+		assert.Equal(t, 400, status)
+		assert.Equal(t, "invalid_parameter", env.Code)
+		require.Len(t, env.Issues, 1)
+		assert.Equal(t, "/limit", env.Issues[0].Path)
+		assert.Equal(t, "type", env.Issues[0].Code)
+		assert.JSONEq(t, `"ten"`, string(env.Issues[0].Received))
+	})
+	t.Run("repeated query parameters bind as a list", func(t *testing.T) {
+		status, _, body := do(t, "GET", srv.URL+"/v1/orders?status=created&status=lost", "", "")
+		env := envelope(t, status, nil, body)
+		assert.Equal(t, "invalid_parameter", env.Code)
+		require.Len(t, env.Issues, 1)
+		assert.Equal(t, "/status/1", env.Issues[0].Path)
+		assert.Equal(t, "enum", env.Issues[0].Code)
+	})
+	t.Run("a path parameter sent in the body", func(t *testing.T) {
+		status, _, body := do(t, "POST", srv.URL+"/v1/orders/ord_a/pay", "application/json", `{"id":"ord_b"}`)
+		env := envelope(t, status, nil, body)
+		assert.Equal(t, 400, status)
+		assert.Equal(t, "invalid_parameter", env.Code)
+		require.Len(t, env.Issues, 1)
+		assert.Equal(t, "parameter_in_body", env.Issues[0].Code)
+	})
+	t.Run("a body that is not an object", func(t *testing.T) {
+		status, _, body := do(t, "POST", srv.URL+"/v1/orders", "application/json", `[1,2]`)
+		env := envelope(t, status, nil, body)
+		assert.Equal(t, 422, status)
+		require.NotEmpty(t, env.Issues)
+		assert.Equal(t, "", env.Issues[0].Path)
+		assert.Equal(t, "type", env.Issues[0].Code)
+	})
+}
