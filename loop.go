@@ -116,9 +116,9 @@ type Decision struct {
 //     ErrRewriteGaveUp).
 //  9. Retryable: retry unchanged after the server's wait, else the backoff. A failure that is
 //     retryable only by its status (no word from the body or a header) is retried only when
-//     the request is safe to repeat. A retryable validation failure (a 4xx other than 408 and
-//     429) that names no fix is not sent again unchanged — it would fail the same way — but
-//     handed to the Rewriter, which may repair it from the message (else ErrNotRetryable).
+//     the request is safe to repeat. A retryable validation failure that names no fix (a
+//     4xx other than 408 and 429) is not sent again unchanged — it would fail the same way —
+//     but handed to the Rewriter, which may repair it from the message (else ErrNotRetryable).
 //  10. Otherwise: stop (ErrNotRetryable).
 //
 // Every step that sends again is bounded, in this order: Limits.MaxAttempts

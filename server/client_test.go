@@ -1,0 +1,108 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/server"
+)
+
+// orderOps are the order API's operations as the client registers them.
+var orderOps = []remedy.Operation{
+	{Name: "create_order", Method: "POST", Path: "/v1/orders"},
+	{Name: "get_order", Method: "GET", Path: "/v1/orders/{id}"},
+	{Name: "list_orders", Method: "GET", Path: "/v1/orders"},
+	{Name: "ship_order", Method: "POST", Path: "/v1/orders/{id}/ship"},
+	{Name: "pay_order", Method: "POST", Path: "/v1/orders/{id}/pay"},
+}
+
+func orderClient(t *testing.T, url string, opts ...remedy.Option) *remedy.Client {
+	t.Helper()
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	t.Cleanup(tr.CloseIdleConnections)
+	c, err := remedy.NewClient(append([]remedy.Option{
+		remedy.WithBaseURL(url), remedy.WithHTTPClient(&http.Client{Transport: tr}),
+		remedy.WithOperations(orderOps...), remedy.WithRewriter(remedy.DefaultRewriter),
+		remedy.WithBackoff(func() backoff.BackOff { return backoff.NewConstantBackOff(time.Millisecond) }),
+	}, opts...)...)
+	require.NoError(t, err)
+	return c
+}
+
+// The reference client repairs its calls against the reference server from the envelope alone.
+func TestClientRepairsAgainstServer(t *testing.T) {
+	t.Parallel()
+	srv, _ := newOrderAPI(t)
+	c := orderClient(t, srv.URL)
+	ctx := context.Background()
+
+	t.Run("validation, repaired from the allowed value and the bound", func(t *testing.T) {
+		resp, err := c.Call(ctx, "create_order", json.RawMessage(`{"customer_id":"cus_1","currency":"USD","items":[{"sku":"a","quantity":500}]}`))
+		require.NoError(t, err)
+		require.Len(t, resp.Attempts, 2)
+		assert.Equal(t, 422, resp.Attempts[0].Status)
+		assert.Equal(t, remedy.ActRewrite, resp.Attempts[0].Decision.Action)
+		var o Order
+		require.NoError(t, json.Unmarshal(resp.Body, &o))
+		assert.Equal(t, "usd", o.Currency)
+		assert.Equal(t, 100, o.Items[0].Quantity)
+	})
+	t.Run("precondition, repaired by the next operation", func(t *testing.T) {
+		resp, err := c.Call(ctx, "create_order", map[string]any{"customer_id": "cus_1", "currency": "eur", "items": []Item{{"b", 1}}})
+		require.NoError(t, err)
+		var o Order
+		require.NoError(t, json.Unmarshal(resp.Body, &o))
+		resp, err = c.Call(ctx, "ship_order", map[string]any{"id": o.ID})
+		require.NoError(t, err)
+		require.NoError(t, json.Unmarshal(resp.Body, &o))
+		assert.Equal(t, "shipped", o.Status)
+		var ops []string
+		for _, a := range resp.Attempts {
+			ops = append(ops, a.Operation)
+		}
+		assert.Equal(t, []string{"ship_order", "pay_order", "ship_order"}, ops)
+	})
+	t.Run("a parameter out of range", func(t *testing.T) {
+		resp, err := c.Call(ctx, "list_orders", map[string]any{"limit": 80})
+		require.NoError(t, err)
+		require.Len(t, resp.Attempts, 2)
+		assert.Equal(t, 400, resp.Attempts[0].Status)
+		assert.Equal(t, "invalid_parameter", resp.Attempts[0].Envelope.Code)
+		var l OrderList
+		require.NoError(t, json.Unmarshal(resp.Body, &l))
+		assert.Equal(t, 50, l.Limit)
+	})
+	t.Run("not found is not retried", func(t *testing.T) {
+		_, err := c.Call(ctx, "get_order", map[string]any{"id": "ord_zzz"})
+		var ce *remedy.CallError
+		require.ErrorAs(t, err, &ce)
+		assert.Len(t, ce.Attempts, 1)
+		assert.Equal(t, "not_found", ce.Envelope.Code)
+	})
+}
+
+// A rate-limited call waits what the server asked and then succeeds.
+func TestClientWaitsOutRateLimit(t *testing.T) {
+	t.Parallel()
+	srv, _ := newOrderAPI(t, server.WithRateLimit(20, 1))
+	c := orderClient(t, srv.URL)
+	ctx := context.Background()
+	_, err := c.Call(ctx, "list_orders", nil)
+	require.NoError(t, err)
+	resp, err := c.Call(ctx, "list_orders", nil)
+	require.NoError(t, err)
+	require.Len(t, resp.Attempts, 2)
+	first := resp.Attempts[0]
+	assert.Equal(t, 429, first.Status)
+	assert.Equal(t, remedy.ActRetry, first.Decision.Action)
+	assert.Positive(t, first.Decision.Wait)
+	assert.LessOrEqual(t, first.Decision.Wait, 60*time.Millisecond)
+}

@@ -1,0 +1,206 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/remedy-go/remedy"
+)
+
+// exchange is one request on its way through the pipeline.
+type exchange struct {
+	api *API
+	w   http.ResponseWriter
+	r   *http.Request
+	ctx context.Context
+
+	op        *Operation
+	pathVals  []string // the path parameters' raw values, in op.route's order
+	principal Principal
+	body      []byte // the body as sent (nil when there is none)
+	instance  any    // the body decoded for validation (numbers as json.Number)
+	input     any    // the validated input, a pointer to the operation's In
+	traceID   string
+	wrote     bool
+}
+
+// handler is a step of the pipeline: it handles the exchange, or returns the error to answer.
+type handler func(*exchange) error
+
+// stage wraps the rest of the pipeline.
+type stage func(next handler) handler
+
+// run runs the pipeline and answers any error or panic with an envelope.
+func (x *exchange) run() {
+	x.ctx = x.r.Context()
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			x.fail(&panicError{value: v, stack: debug.Stack()})
+		}
+	}()
+	if err := x.api.run(x); err != nil {
+		x.fail(err)
+	}
+}
+
+// panicError carries a recovered panic to the log; it never reaches a response.
+type panicError struct {
+	value any
+	stack []byte
+}
+
+func (p *panicError) Error() string { return fmt.Sprintf("panic: %v", p.value) }
+
+// fail answers err: a *Problem or *remedy.Envelope as it says, anything else as a 500
+// internal_error whose real cause goes to the log under the response's trace id.
+func (x *exchange) fail(err error) {
+	if x.wrote {
+		// The response has started: nothing can be said to the caller any more.
+		x.logInternal(err, "error after the response started")
+		return
+	}
+	env := x.envelope(err)
+	if env.TraceID == "" {
+		env.TraceID = x.trace()
+	}
+	var header map[string]string
+	if p := (*Problem)(nil); asProblem(err, &p) && env.Code == p.Code {
+		header = p.Header
+	}
+	x.writeEnvelope(env, header)
+}
+
+// envelope maps an error to the envelope to send.
+func (x *exchange) envelope(err error) *remedy.Envelope {
+	var p *Problem
+	var env *remedy.Envelope
+	switch {
+	case asProblem(err, &p):
+		c, ok := x.api.reg.Lookup(p.Code)
+		if !ok {
+			x.logInternal(err, "error code not in the registry: "+p.Code)
+			return x.internal()
+		}
+		if x.op != nil && len(x.op.codes) > 0 && !x.op.emits(p.Code) && !isPipelineCode(p.Code) {
+			x.api.logger.LogAttrs(x.ctx, slog.LevelWarn, "remedy: operation emitted an undeclared code",
+				slog.String("operation", x.op.ID), slog.String("code", p.Code))
+		}
+		return p.envelope(c)
+	case asEnvelope(err, &env):
+		if env.Status < 400 || env.Status > 599 || env.Code == "" {
+			x.logInternal(err, "handler returned an envelope without a failure status or code")
+			return x.internal()
+		}
+		cp := *env
+		return &cp
+	default:
+		x.logInternal(err, "internal error")
+		return x.internal()
+	}
+}
+
+// internal is the 500 every unknown error and panic becomes: the code, the trace id, and
+// nothing of the cause.
+func (x *exchange) internal() *remedy.Envelope {
+	c, _ := x.api.reg.Lookup(CodeInternalError)
+	env := c.Envelope("")
+	env.TraceID = x.trace()
+	return env
+}
+
+func (x *exchange) logInternal(err error, msg string) {
+	attrs := []slog.Attr{slog.String("trace_id", x.trace()), slog.String("error", err.Error()),
+		slog.String("method", x.r.Method), slog.String("path", x.r.URL.Path)}
+	if x.op != nil {
+		attrs = append(attrs, slog.String("operation", x.op.ID))
+	}
+	if p, ok := err.(*panicError); ok {
+		attrs = append(attrs, slog.String("stack", string(p.stack)))
+	}
+	x.api.logger.LogAttrs(x.ctx, slog.LevelError, "remedy: "+msg, attrs...)
+}
+
+// trace is the request's trace id: the W3C traceparent's when the request has a valid one,
+// else a new random one, the same for the whole exchange.
+func (x *exchange) trace() string {
+	if x.traceID == "" {
+		x.traceID = traceID(x.r.Header.Get("Traceparent"))
+	}
+	return x.traceID
+}
+
+// writeEnvelope sends a failure: RFC 9457 problem details when the caller's Accept asks for
+// them, the canonical {"error":{...}} otherwise, with Retry-After when there is a wait.
+func (x *exchange) writeEnvelope(env *remedy.Envelope, header map[string]string) {
+	var body []byte
+	h := x.w.Header()
+	for k, v := range header {
+		h.Set(k, v)
+	}
+	if wantsProblem(x.r.Header.Values("Accept")) {
+		body, _ = env.MarshalProblem()
+		h.Set("Content-Type", remedy.ProblemContentType)
+	} else {
+		body, _ = env.MarshalJSON()
+		h.Set("Content-Type", "application/json")
+	}
+	if env.RetryAfter > 0 {
+		secs := int64((env.RetryAfter + time.Second - 1) / time.Second)
+		h.Set("Retry-After", strconv.FormatInt(secs, 10))
+	}
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h.Set("X-Content-Type-Options", "nosniff")
+	x.wrote = true
+	x.w.WriteHeader(env.Status)
+	x.w.Write(body)
+}
+
+// writeJSON sends a success.
+func (x *exchange) writeJSON(status int, v any) error {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encoding the result: %w", err)
+	}
+	h := x.w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	x.wrote = true
+	x.w.WriteHeader(status)
+	x.w.Write(body)
+	return nil
+}
+
+// wantsProblem reports whether an Accept header prefers application/problem+json.
+func wantsProblem(accept []string) bool {
+	for _, a := range accept {
+		for part := range strings.SplitSeq(a, ",") {
+			mt, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+			if strings.EqualFold(strings.TrimSpace(mt), remedy.ProblemContentType) && !zeroQ(params) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// zeroQ reports whether media-type parameters say q=0 (not acceptable).
+func zeroQ(params string) bool {
+	for p := range strings.SplitSeq(params, ";") {
+		k, v, _ := strings.Cut(strings.TrimSpace(p), "=")
+		if strings.EqualFold(k, "q") {
+			q, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			return err == nil && q == 0
+		}
+	}
+	return false
+}

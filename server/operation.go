@@ -1,0 +1,179 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"reflect"
+	"regexp"
+	"slices"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// Operation is one registered operation, as the pipeline, the OpenAPI document and the MCP
+// tools see it.
+type Operation struct {
+	ID      string // the operation id (default: method and path in snake_case)
+	Method  string
+	Path    string // the path template, with {name} for each path parameter
+	Summary string
+	Status  int // the success status (default 200)
+
+	in, out   reflect.Type
+	schema    *jsonschema.Schema
+	params    []param
+	validator *validator
+	codes     []string // the codes the handler may emit, beyond the pipeline's own
+	route     []segment
+	call      func(ctx context.Context, in any) (any, error)
+}
+
+// InputSchema is the JSON Schema of the operation's input: its body members and its
+// parameters, one flat object (what MCP tools take as arguments).
+func (o *Operation) InputSchema() *jsonschema.Schema { return o.schema }
+
+// Codes are the error codes the operation declared it may emit.
+func (o *Operation) Codes() []string { return slices.Clone(o.codes) }
+
+func (o *Operation) emits(code string) bool { return slices.Contains(o.codes, code) }
+
+// OpOption configures an operation at registration.
+type OpOption func(*Operation)
+
+// OperationID names the operation (the REST operationId and the MCP tool name); it must
+// match [A-Za-z][A-Za-z0-9_.-]* and be unique in the API.
+func OperationID(id string) OpOption { return func(o *Operation) { o.ID = id } }
+
+// Summary is the operation's one-line description.
+func Summary(s string) OpOption { return func(o *Operation) { o.Summary = s } }
+
+// Errors declares the codes the handler may emit, beyond those of the pipeline (validation,
+// authentication, rate limiting, internal errors). Each must be in the registry.
+func Errors(codes ...string) OpOption {
+	return func(o *Operation) { o.codes = append(o.codes, codes...) }
+}
+
+// SuccessStatus sets the status of a success (default 200; 201 for a creation, 202, 204).
+func SuccessStatus(status int) OpOption { return func(o *Operation) { o.Status = status } }
+
+// Handler is an operation's implementation: a typed input, already validated against its
+// schema, and a typed result or an error (a *Problem, a *remedy.Envelope, or anything else,
+// which is answered as internal_error).
+type Handler[In, Out any] func(ctx context.Context, in In) (Out, error)
+
+// Get registers a GET operation. See Post.
+func Get[In, Out any](a *API, path string, h Handler[In, Out], opts ...OpOption) error {
+	return register(a, http.MethodGet, path, h, opts)
+}
+
+// Post registers a POST operation at path, a template whose {name} segments bind to In's
+// fields tagged `path:"name"`; fields tagged `query:"name"` bind to query parameters, and
+// the rest to the JSON body. In must be a struct. The input schema, the route and the
+// operation id are checked here, and an error says what is wrong.
+func Post[In, Out any](a *API, path string, h Handler[In, Out], opts ...OpOption) error {
+	return register(a, http.MethodPost, path, h, opts)
+}
+
+// Put registers a PUT operation. See Post.
+func Put[In, Out any](a *API, path string, h Handler[In, Out], opts ...OpOption) error {
+	return register(a, http.MethodPut, path, h, opts)
+}
+
+// Patch registers a PATCH operation. See Post.
+func Patch[In, Out any](a *API, path string, h Handler[In, Out], opts ...OpOption) error {
+	return register(a, http.MethodPatch, path, h, opts)
+}
+
+// Delete registers a DELETE operation. See Post.
+func Delete[In, Out any](a *API, path string, h Handler[In, Out], opts ...OpOption) error {
+	return register(a, http.MethodDelete, path, h, opts)
+}
+
+var validID = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]*$`)
+
+func register[In, Out any](a *API, method, path string, h Handler[In, Out], opts []OpOption) error {
+	if h == nil {
+		return fmt.Errorf("server: %s %s: the handler is nil", method, path)
+	}
+	op := &Operation{Method: method, Path: path, Status: http.StatusOK,
+		in: reflect.TypeFor[In](), out: reflect.TypeFor[Out]()}
+	for _, o := range opts {
+		o(op)
+	}
+	if err := a.add(op); err != nil {
+		return fmt.Errorf("server: %s %s: %w", method, path, err)
+	}
+	op.call = func(ctx context.Context, in any) (any, error) {
+		return h(ctx, *in.(*In))
+	}
+	return nil
+}
+
+// add checks an operation and routes to it.
+func (a *API) add(op *Operation) error {
+	if a.run != nil {
+		return errors.New("registered after the API started serving")
+	}
+	route, err := parseRoute(op.Path)
+	if err != nil {
+		return err
+	}
+	op.route = route
+	if op.ID == "" {
+		op.ID = defaultID(op.Method, route)
+	}
+	if !validID.MatchString(op.ID) {
+		return fmt.Errorf("operation id %q: want a letter, then letters, digits, '_', '.' or '-'", op.ID)
+	}
+	for _, o := range a.ops {
+		if o.ID == op.ID {
+			return fmt.Errorf("operation id %q is taken by %s %s", op.ID, o.Method, o.Path)
+		}
+	}
+	if op.Status < 200 || op.Status > 299 {
+		return fmt.Errorf("success status %d is not a 2xx", op.Status)
+	}
+	for _, c := range op.codes {
+		if _, ok := a.reg.Lookup(c); !ok {
+			return fmt.Errorf("error code %q is not in the registry", c)
+		}
+	}
+	in := op.in
+	for in.Kind() == reflect.Pointer {
+		in = in.Elem()
+	}
+	if in.Kind() != reflect.Struct {
+		return fmt.Errorf("the input type %s is not a struct", op.in)
+	}
+	if op.schema, op.params, err = inputSchema(op.in); err != nil {
+		return err
+	}
+	if err := checkParams(op); err != nil {
+		return err
+	}
+	if op.validator, err = newValidator(op.schema); err != nil {
+		return fmt.Errorf("compiling the input schema: %w", err)
+	}
+	if err := a.routes.add(op); err != nil {
+		return err
+	}
+	a.ops = append(a.ops, op)
+	return nil
+}
+
+// checkParams matches the route's path parameters with the input's path fields, both ways.
+func checkParams(op *Operation) error {
+	for _, s := range op.route {
+		if s.param != "" && !slices.ContainsFunc(op.params, func(p param) bool { return p.In == "path" && p.Name == s.param }) {
+			return fmt.Errorf("path parameter {%s} has no field tagged path:%q in %s", s.param, s.param, op.in)
+		}
+	}
+	for _, p := range op.params {
+		if p.In == "path" && !slices.ContainsFunc(op.route, func(s segment) bool { return s.param == p.Name }) {
+			return fmt.Errorf("field tagged path:%q in %s has no {%s} in the path", p.Name, op.in, p.Name)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,1268 @@
+package server
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"math/big"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	jsv "github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+
+	"github.com/remedy-go/remedy"
+)
+
+// inputSchemaURL names the one resource a validator compiles. It is never fetched, and no other
+// resource is: a schema that refers outside itself does not compile.
+const inputSchemaURL = "mem:///input.json"
+
+// Bounds on what validate reads and echoes.
+const (
+	// validNumberMaxLen and validNumberMaxExp bound the JSON numbers validate hands to the schema
+	// validator, which computes with exact rationals: a thousand-digit exponent would cost
+	// seconds, and past a million it would panic. No Go number type needs more.
+	validNumberMaxLen = 128
+	validNumberMaxExp = 1000
+	// issueMaxReceived bounds an issue's Received: a longer value is not echoed back.
+	issueMaxReceived = 1024
+	// issueMaxListed bounds the values and names a message lists; the issue holds them all.
+	issueMaxListed = 10
+)
+
+// validator is an operation's compiled input schema.
+type validator struct {
+	root  *jsv.Schema
+	byLoc map[string]*schemaNode // by the location the compiled schema reports in its errors
+	byPtr map[string]*schemaNode // by JSON Pointer within the schema document
+}
+
+// schemaNode is one subschema of the input schema, as the envelope shows it.
+type schemaNode struct {
+	ptr     string          // JSON Pointer of the subschema within the schema document
+	raw     json.RawMessage // compact, without $schema and $id
+	members []schemaMember  // its keywords, in document order
+	sub     map[string][]schemaMember
+	kind    string      // the one JSON type it allows besides null; "" for any or several
+	sch     *jsv.Schema // compiled, to check a suggested value before offering it
+}
+
+// schemaMember is one member of a JSON object, in document order.
+type schemaMember struct {
+	key string
+	val json.RawMessage
+}
+
+// get is the value of n's keyword key, nil when n does not have it.
+func (n *schemaNode) get(key string) json.RawMessage {
+	for _, m := range n.members {
+		if m.key == key {
+			return m.val
+		}
+	}
+	return nil
+}
+
+// newValidator compiles s once (at registration), as draft 2020-12 unless s names another
+// draft, asserting formats and content encodings.
+func newValidator(s *jsonschema.Schema) (*validator, error) {
+	if s == nil {
+		return nil, errors.New("server: nil schema")
+	}
+	raw, err := json.Marshal(s)
+	if err != nil {
+		return nil, fmt.Errorf("server: encoding the schema: %w", err)
+	}
+	c, err := newSchemaCompiler(raw)
+	if err != nil {
+		return nil, err
+	}
+	root, err := c.Compile(inputSchemaURL)
+	if err != nil {
+		return nil, fmt.Errorf("server: compiling the schema: %w", err)
+	}
+	v := &validator{root: root, byLoc: map[string]*schemaNode{}, byPtr: map[string]*schemaNode{}}
+	if err := v.index(c, "", raw); err != nil {
+		return nil, err
+	}
+	if v.byPtr[""] == nil {
+		return nil, errors.New("server: the input schema is not an object schema")
+	}
+	return v, nil
+}
+
+// compileSchema compiles s on its own, as newValidator does.
+func compileSchema(s *jsonschema.Schema) (*jsv.Schema, error) {
+	raw, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	c, err := newSchemaCompiler(raw)
+	if err != nil {
+		return nil, err
+	}
+	return c.Compile(inputSchemaURL)
+}
+
+// newSchemaCompiler returns a compiler holding the schema document raw as inputSchemaURL: draft
+// 2020-12 by default, formats and content encodings asserted, nothing fetched.
+func newSchemaCompiler(raw []byte) (*jsv.Compiler, error) {
+	doc, err := decodeInstance(raw)
+	if err != nil {
+		return nil, fmt.Errorf("server: decoding the schema: %w", err)
+	}
+	c := jsv.NewCompiler()
+	c.DefaultDraft(jsv.Draft2020)
+	c.AssertFormat()
+	c.AssertContent()
+	if err := c.AddResource(inputSchemaURL, doc); err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	return c, nil
+}
+
+// decodeInstance decodes JSON as validate expects its instance: numbers as json.Number.
+func decodeInstance(raw []byte) (any, error) {
+	return jsv.UnmarshalJSON(bytes.NewReader(raw))
+}
+
+// firstCause is the first leaf message of a validation error, for registration errors.
+func firstCause(err error) string {
+	var ve *jsv.ValidationError
+	if !errors.As(err, &ve) {
+		return err.Error()
+	}
+	for len(ve.Causes) > 0 {
+		ve = ve.Causes[0]
+	}
+	return ve.Error()
+}
+
+// Keywords whose values are subschemas, by shape.
+var (
+	schemaMapKeywords = []string{"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"}
+	schemaOneKeywords = []string{"items", "additionalProperties", "not", "if", "then", "else", "contains",
+		"propertyNames", "unevaluatedProperties", "unevaluatedItems", "additionalItems", "contentSchema"}
+	schemaListKeywords = []string{"allOf", "anyOf", "oneOf", "prefixItems", "items"}
+)
+
+// index records the object subschema raw at ptr and those below it.
+func (v *validator) index(c *jsv.Compiler, ptr string, raw json.RawMessage) error {
+	members, ok := schemaMembersOf(raw)
+	if !ok && !bytes.Equal(raw, []byte("true")) && !bytes.Equal(raw, []byte("false")) {
+		return nil
+	}
+	n := &schemaNode{ptr: ptr, raw: raw, members: members} // a boolean schema has no members
+	if n.get("$schema") != nil || n.get("$id") != nil {
+		n.raw = schemaWriteMembers(nil, slices.DeleteFunc(slices.Clone(members), func(m schemaMember) bool {
+			return m.key == "$schema" || m.key == "$id"
+		}))
+	}
+	var typ any
+	if t := n.get("type"); t != nil && json.Unmarshal(t, &typ) == nil {
+		switch t := typ.(type) {
+		case string:
+			n.kind = t
+		case []any:
+			for _, x := range t {
+				if s, _ := x.(string); s != "null" && s != "" {
+					if n.kind != "" {
+						n.kind = ""
+						break
+					}
+					n.kind = s
+				}
+			}
+		}
+	}
+	loc := inputSchemaURL
+	if ptr != "" {
+		loc += "#" + encodeFragment(ptr)
+	}
+	sch, err := c.Compile(loc)
+	if err != nil {
+		return fmt.Errorf("server: compiling the subschema at %q: %w", ptr, err)
+	}
+	n.sch = sch
+	v.byLoc[sch.Location] = n
+	v.byPtr[ptr] = n
+	for _, m := range members {
+		switch {
+		case slices.Contains(schemaMapKeywords, m.key):
+			subs, ok := schemaMembersOf(m.val)
+			if !ok {
+				continue
+			}
+			if n.sub == nil {
+				n.sub = map[string][]schemaMember{}
+			}
+			n.sub[m.key] = subs
+			for _, s := range subs {
+				if err := v.index(c, ptr+"/"+m.key+"/"+pointerEscape(s.key), s.val); err != nil {
+					return err
+				}
+			}
+		case slices.Contains(schemaListKeywords, m.key) && len(m.val) > 0 && m.val[0] == '[':
+			var list []json.RawMessage
+			if json.Unmarshal(m.val, &list) != nil {
+				continue
+			}
+			for i, s := range list {
+				if err := v.index(c, ptr+"/"+m.key+"/"+strconv.Itoa(i), s); err != nil {
+					return err
+				}
+			}
+		case slices.Contains(schemaOneKeywords, m.key):
+			if err := v.index(c, ptr+"/"+m.key, m.val); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// schemaMembersOf lists a JSON object's members in order; ok is false when raw is no object.
+func schemaMembersOf(raw []byte) ([]schemaMember, bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, false
+	}
+	var out []schemaMember
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, false
+		}
+		key, _ := t.(string)
+		var val json.RawMessage
+		if err := dec.Decode(&val); err != nil {
+			return nil, false
+		}
+		out = append(out, schemaMember{key, val})
+	}
+	return out, true
+}
+
+// schemaWriteMembers appends an object made of members.
+func schemaWriteMembers(b []byte, members []schemaMember) []byte {
+	b = append(b, '{')
+	for i, m := range members {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonAppendString(b, m.key)
+		b = append(b, ':')
+		b = append(b, m.val...)
+	}
+	return append(b, '}')
+}
+
+// jsonAppendString appends s as a JSON string.
+func jsonAppendString(b []byte, s string) []byte {
+	q, _ := json.Marshal(s) // a string always encodes
+	return append(b, q...)
+}
+
+// pointerEscape escapes one JSON Pointer token (RFC 6901).
+func pointerEscape(s string) string {
+	if !strings.ContainsAny(s, "~/") {
+		return s
+	}
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}
+
+// pointerJoin joins unescaped tokens into a JSON Pointer.
+func pointerJoin(tokens []string) string {
+	var b strings.Builder
+	for _, t := range tokens {
+		b.WriteByte('/')
+		b.WriteString(pointerEscape(t))
+	}
+	return b.String()
+}
+
+// encodeFragment writes a pointer as a URI fragment, as the compiler spells its locations.
+func encodeFragment(ptr string) string {
+	toks := strings.Split(ptr, "/")
+	for i, t := range toks {
+		toks[i] = url.PathEscape(t)
+	}
+	return strings.Join(toks, "/")
+}
+
+// validate checks an instance (as jsonschema.UnmarshalJSON decodes it: objects as
+// map[string]any, arrays as []any, numbers as json.Number) and returns one issue per violation,
+// all of them, sorted by Path (segment by segment, array indexes in numeric order), then Code,
+// plus the violated subschema to inline in the envelope's schema member (nil when valid).
+//
+// Each issue's Path is the RFC 6901 pointer of the field at fault: the missing property for
+// required, the extra property for additional_properties, the array for unique_items. Its Code
+// is the keyword in snake_case (required, type, enum, minimum, exclusive_minimum, pattern,
+// format, additional_properties, unique_items, ...), and three more: invalid_number for a
+// number longer than 128 characters or with an exponent beyond ±1000 (the rest of the instance
+// is validated with null in its place, and nothing else is said about it), not_allowed for a
+// value a false schema refuses, invalid_value for a Go value that is not JSON. Expected is the type name for type, the property's subschema for required, and the
+// violated keyword as a schema fragment otherwise ({"maximum":100}); enum and const give
+// AllowedValues instead. Received is the value that arrived, compact, when it fits in 1 KiB.
+// SuggestedValue is offered only where the repair is obvious and only when the value satisfies
+// the field's whole subschema: the one value an enum or const allows, the enum member a string
+// differs from in case or surrounding space, the violated bound (for an integer the nearest
+// integer that satisfies it), a missing field's default, or the same value in the right type
+// (5 for "5" where an integer is expected, "5" for 5 where a string is, true for "true", [x] for
+// x where an array is).
+//
+// violated is the subschema of the field at fault, compact, when every issue concerns the same
+// one (for additional_properties, the object that refuses the property). When issues concern
+// several, it is an excerpt of the input schema: the root object with only the properties, items
+// and additionalProperties that lead to those subschemas, each kept whole, and required cut to
+// the properties kept; type is kept on the way, every other keyword dropped. A subschema that
+// holds another stands for both.
+//
+// The result depends only on the instance: the same instance gives byte-identical issues. It
+// never panics.
+func (v *validator) validate(instance any) (issues []remedy.Issue, violated json.RawMessage) {
+	c := issueCollector{v: v, instance: instance}
+	checked := instance
+	if hasInvalidNumber(instance) {
+		checked, _ = c.sanitize(instance, nil)
+	}
+	err := v.root.Validate(checked)
+	if err == nil && len(c.bad) == 0 {
+		return nil, nil
+	}
+	var ve *jsv.ValidationError
+	switch {
+	case err == nil:
+	case errors.As(err, &ve):
+		c.visit(ve)
+	default:
+		c.add(remedy.Issue{Code: "invalid", Message: "the input is invalid: " + err.Error()}, v.byPtr[""])
+	}
+	c.badNumbers()
+	return c.finish()
+}
+
+// issueCollector gathers the issues of one validate call.
+type issueCollector struct {
+	v        *validator
+	instance any
+	found    []foundIssue
+	bad      [][]string // where numbers too large to validate were, as instance tokens
+}
+
+// foundIssue is an issue and the subschema it concerns.
+type foundIssue struct {
+	remedy.Issue
+	node *schemaNode
+}
+
+// add records an issue and the subschema it concerns (nil when unknown).
+func (c *issueCollector) add(is remedy.Issue, n *schemaNode) {
+	c.found = append(c.found, foundIssue{is, n})
+}
+
+// hasInvalidNumber reports whether v holds a number sanitize would set aside. It allocates
+// nothing, so that valid input pays only for a walk.
+func hasInvalidNumber(v any) bool {
+	switch x := v.(type) {
+	case json.Number:
+		return !validNumber(string(x))
+	case map[string]any:
+		for _, e := range x {
+			if hasInvalidNumber(e) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if hasInvalidNumber(e) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// sanitize returns v with every number that is too large to validate replaced by null, copying
+// only the containers on the way to one, and records where each was.
+func (c *issueCollector) sanitize(v any, tokens []string) (any, bool) {
+	switch x := v.(type) {
+	case json.Number:
+		if !validNumber(string(x)) {
+			c.bad = append(c.bad, slices.Clone(tokens))
+			return nil, true
+		}
+	case map[string]any:
+		var out map[string]any
+		for k, e := range x {
+			if ne, changed := c.sanitize(e, childTokens(tokens, k)); changed {
+				if out == nil {
+					out = maps.Clone(x)
+				}
+				out[k] = ne
+			}
+		}
+		if out != nil {
+			return out, true
+		}
+	case []any:
+		var out []any
+		for i, e := range x {
+			if ne, changed := c.sanitize(e, childTokens(tokens, strconv.Itoa(i))); changed {
+				if out == nil {
+					out = slices.Clone(x)
+				}
+				out[i] = ne
+			}
+		}
+		if out != nil {
+			return out, true
+		}
+	}
+	return v, false
+}
+
+// validNumber reports whether s is a JSON number small enough to validate.
+func validNumber(s string) bool {
+	if len(s) == 0 || len(s) > validNumberMaxLen || !jsonNumberSyntax(s) {
+		return false
+	}
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		exp := strings.TrimLeft(s[i+1:], "+-")
+		exp = strings.TrimLeft(exp, "0")
+		if len(exp) > 4 {
+			return false
+		}
+		if n, _ := strconv.Atoi(exp); n > validNumberMaxExp {
+			return false
+		}
+	}
+	return true
+}
+
+// jsonNumberSyntax reports whether s is a number in JSON's grammar.
+func jsonNumberSyntax(s string) bool {
+	i := 0
+	digits := func() int {
+		start := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		return i - start
+	}
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	if i < len(s) && s[i] == '0' {
+		i++
+	} else if digits() == 0 {
+		return false
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		if digits() == 0 {
+			return false
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return i == len(s)
+}
+
+// badNumbers reports the numbers sanitize set aside, in place of whatever the validator said
+// about the null that stood in for them.
+func (c *issueCollector) badNumbers() {
+	if len(c.bad) == 0 {
+		return
+	}
+	paths := map[string]bool{}
+	for _, toks := range c.bad {
+		paths[pointerJoin(toks)] = true
+	}
+	c.found = slices.DeleteFunc(c.found, func(f foundIssue) bool { return paths[f.Path] })
+	for _, toks := range c.bad {
+		val, _ := lookupInstance(c.instance, toks)
+		c.add(remedy.Issue{
+			Path: pointerJoin(toks),
+			Code: "invalid_number",
+			Message: fmt.Sprintf("%s must be a number of at most %d characters, with an exponent of at most %d",
+				issueLabel(toks), validNumberMaxLen, validNumberMaxExp),
+			Received: issueReceived(val),
+		}, c.v.locate(toks))
+	}
+}
+
+// locate finds the subschema that applies at an instance location, following properties,
+// additionalProperties and items.
+func (v *validator) locate(tokens []string) *schemaNode {
+	n := v.byPtr[""]
+	for _, tok := range tokens {
+		next := v.byPtr[n.ptr+"/properties/"+pointerEscape(tok)]
+		if next == nil && isIndexToken(tok) {
+			next = v.byPtr[n.ptr+"/items"]
+		}
+		if next == nil {
+			next = v.byPtr[n.ptr+"/additionalProperties"]
+		}
+		if next == nil {
+			return n
+		}
+		n = next
+	}
+	return n
+}
+
+// isIndexToken reports whether a pointer token is an array index: digits without a leading zero.
+func isIndexToken(s string) bool {
+	if s == "" || (s[0] == '0' && len(s) > 1) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// childTokens is tokens followed by tok, in a slice of its own.
+func childTokens(tokens []string, tok string) []string {
+	return append(tokens[:len(tokens):len(tokens)], tok)
+}
+
+// lookupInstance returns the value at tokens within v.
+func lookupInstance(v any, tokens []string) (any, bool) {
+	for _, tok := range tokens {
+		switch x := v.(type) {
+		case map[string]any:
+			e, ok := x[tok]
+			if !ok {
+				return nil, false
+			}
+			v = e
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(x) {
+				return nil, false
+			}
+			v = x[i]
+		default:
+			return nil, false
+		}
+	}
+	return v, true
+}
+
+// issueReceived encodes what arrived, compact and without HTML escaping; nil when it is larger than
+// issueMaxReceived or not JSON.
+func issueReceived(v any) json.RawMessage {
+	switch x := v.(type) {
+	case nil:
+		return json.RawMessage("null")
+	case bool:
+		return json.RawMessage(strconv.FormatBool(x))
+	case json.Number:
+		if len(x) <= issueMaxReceived && jsonNumberSyntax(string(x)) {
+			return json.RawMessage(x)
+		}
+		return nil
+	case string:
+		if len(x) <= issueMaxReceived-2 && jsonPlainString(x) {
+			return json.RawMessage(`"` + x + `"`)
+		}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(v) != nil {
+		return nil
+	}
+	b := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	if len(b) > issueMaxReceived {
+		return nil
+	}
+	return b
+}
+
+// jsonPlainString reports whether s is written in JSON as it is, between quotes.
+func jsonPlainString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// visit turns a validation error tree into issues: groups and references are looked through,
+// every other error is one issue (anyOf and oneOf too: their branches' complaints contradict
+// each other).
+func (c *issueCollector) visit(e *jsv.ValidationError) {
+	switch e.ErrorKind.(type) {
+	case *kind.Schema, *kind.Group, *kind.Reference, *kind.AllOf:
+		for _, cause := range e.Causes {
+			c.visit(cause)
+		}
+		return
+	}
+	c.leaf(e)
+}
+
+// leaf makes the issues of one violated keyword.
+func (c *issueCollector) leaf(e *jsv.ValidationError) {
+	n := c.v.byLoc[e.SchemaURL]
+	toks := e.InstanceLocation
+	name := issueLabel(toks)
+	val, _ := lookupInstance(c.instance, toks)
+	is := remedy.Issue{Path: pointerJoin(toks)}
+	kw := ""
+	if kp := e.ErrorKind.KeywordPath(); len(kp) > 0 {
+		kw = kp[0]
+	}
+	is.Code = issueCode(kw)
+	is.Expected = c.fragment(n, kw)
+	switch k := e.ErrorKind.(type) {
+	case *kind.Required:
+		for _, m := range k.Missing {
+			c.missing(n, toks, m, "required", issueLabel(childTokens(toks, m))+" is required")
+		}
+		return
+	case *kind.DependentRequired:
+		for _, m := range k.Missing {
+			c.missing(n, toks, m, "dependent_required",
+				fmt.Sprintf("%s is required when %s is present", issueLabel(childTokens(toks, m)), issueLabel(childTokens(toks, k.Prop))))
+		}
+		return
+	case *kind.Dependency:
+		for _, m := range k.Missing {
+			c.missing(n, toks, m, "dependencies",
+				fmt.Sprintf("%s is required when %s is present", issueLabel(childTokens(toks, m)), issueLabel(childTokens(toks, k.Prop))))
+		}
+		return
+	case *kind.AdditionalProperties:
+		allowed := ""
+		if n != nil && n.get("patternProperties") == nil {
+			var names []string
+			for _, m := range n.sub["properties"] {
+				names = append(names, m.key)
+			}
+			allowed = " (allowed: " + issueList(names, len(names)) + ")"
+			if len(names) == 0 {
+				allowed = " (no property is allowed here)"
+			}
+		}
+		for _, p := range k.Properties {
+			ptoks := childTokens(toks, p)
+			pv, _ := lookupInstance(c.instance, ptoks)
+			c.add(remedy.Issue{
+				Path:     pointerJoin(ptoks),
+				Code:     "additional_properties",
+				Message:  issueLabel(ptoks) + " is not an allowed property" + allowed,
+				Expected: is.Expected,
+				Received: issueReceived(pv),
+			}, n)
+		}
+		return
+	}
+	is.Received = issueReceived(val)
+	switch k := e.ErrorKind.(type) {
+	case *kind.Type:
+		want := slices.DeleteFunc(slices.Clone(k.Want), func(t string) bool { return t == "null" })
+		nullable := len(want) < len(k.Want)
+		switch len(want) {
+		case 0:
+			is.Expected = json.RawMessage(`"null"`)
+		case 1:
+			is.Expected = jsonAppendString(nil, want[0])
+		default:
+			is.Expected, _ = json.Marshal(want)
+		}
+		var names []string
+		for _, t := range want {
+			names = append(names, issueArticle(t))
+		}
+		if nullable {
+			names = append(names, "null")
+		}
+		got := issueArticle(k.Got)
+		if num, ok := val.(json.Number); ok && k.Got == "number" && slices.Contains(want, "integer") {
+			got = string(num)
+		}
+		is.Message = fmt.Sprintf("%s must be %s, not %s", name, strings.Join(names, " or "), got)
+		if len(want) == 1 {
+			if s, ok := issueCoerce(val, want[0]); ok {
+				is.SuggestedValue = c.check(n, s)
+			}
+		}
+	case *kind.Enum:
+		is.Expected = nil
+		is.AllowedValues = schemaEnum(n)
+		is.Message = fmt.Sprintf("%s must be one of %s", name, issueValueList(is.AllowedValues))
+		is.SuggestedValue = c.check(n, issueClosestEnum(is.AllowedValues, val))
+	case *kind.Const:
+		is.Expected = nil
+		if n != nil && n.get("const") != nil {
+			is.AllowedValues = []json.RawMessage{n.get("const")}
+			is.SuggestedValue = c.check(n, n.get("const"))
+		}
+		is.Message = fmt.Sprintf("%s must be %s", name, issueValueList(is.AllowedValues))
+	case *kind.Minimum:
+		is.Message = fmt.Sprintf("%s must be at least %s", name, c.bound(n, kw, k.Want))
+		is.SuggestedValue = c.check(n, issueNearest(n, kw, k.Want))
+	case *kind.Maximum:
+		is.Message = fmt.Sprintf("%s must be at most %s", name, c.bound(n, kw, k.Want))
+		is.SuggestedValue = c.check(n, issueNearest(n, kw, k.Want))
+	case *kind.ExclusiveMinimum:
+		is.Message = fmt.Sprintf("%s must be greater than %s", name, c.bound(n, kw, k.Want))
+		is.SuggestedValue = c.check(n, issueNearest(n, kw, k.Want))
+	case *kind.ExclusiveMaximum:
+		is.Message = fmt.Sprintf("%s must be less than %s", name, c.bound(n, kw, k.Want))
+		is.SuggestedValue = c.check(n, issueNearest(n, kw, k.Want))
+	case *kind.MultipleOf:
+		is.Message = fmt.Sprintf("%s must be a multiple of %s", name, c.bound(n, kw, k.Want))
+	case *kind.MinLength:
+		is.Message = fmt.Sprintf("%s must be at least %s long", name, issuePlural(k.Want, "character"))
+	case *kind.MaxLength:
+		is.Message = fmt.Sprintf("%s must be at most %s long", name, issuePlural(k.Want, "character"))
+	case *kind.Pattern:
+		is.Message = fmt.Sprintf("%s must match the pattern %s", name, k.Want)
+	case *kind.Format:
+		is.Message = fmt.Sprintf("%s must be %s", name, issueFormatText(k.Want))
+	case *kind.MinItems:
+		is.Message = fmt.Sprintf("%s must contain at least %s", name, issuePlural(k.Want, "item"))
+	case *kind.MaxItems:
+		is.Message = fmt.Sprintf("%s must contain at most %s", name, issuePlural(k.Want, "item"))
+	case *kind.UniqueItems:
+		is.Message = fmt.Sprintf("%s must not contain duplicates (items %d and %d are equal)", name, k.Duplicates[0], k.Duplicates[1])
+	case *kind.MinProperties:
+		is.Message = fmt.Sprintf("%s must have at least %s", name, issuePlural(k.Want, "property"))
+	case *kind.MaxProperties:
+		is.Message = fmt.Sprintf("%s must have at most %s", name, issuePlural(k.Want, "property"))
+	case *kind.PropertyNames:
+		is.Message = fmt.Sprintf("%s has a property name that is not allowed: %s", name, k.Property)
+	case *kind.Contains:
+		is.Message = fmt.Sprintf("%s must contain an item that matches its contains schema", name)
+	case *kind.MinContains:
+		is.Message = fmt.Sprintf("%s must contain at least %s matching its contains schema", name, issuePlural(k.Want, "item"))
+	case *kind.MaxContains:
+		is.Message = fmt.Sprintf("%s must contain at most %s matching its contains schema", name, issuePlural(k.Want, "item"))
+	case *kind.ContentEncoding:
+		is.Message = fmt.Sprintf("%s must be %s-encoded", name, k.Want)
+	case *kind.ContentMediaType:
+		is.Message = fmt.Sprintf("%s must hold %s", name, k.Want)
+	case *kind.FalseSchema:
+		is.Code = "not_allowed"
+		is.Message = name + " is not allowed"
+	case *kind.Not:
+		is.Code = "not"
+		is.Expected = c.fragment(n, "not")
+		is.Message = name + " must not match the schema under not"
+	case *kind.AnyOf:
+		is.Message = name + " must match at least one of the schemas under anyOf"
+	case *kind.OneOf:
+		if len(k.Subschemas) > 1 {
+			is.Message = fmt.Sprintf("%s must match exactly one of the schemas under oneOf, not %d and %d", name, k.Subschemas[0], k.Subschemas[1])
+		} else {
+			is.Message = name + " must match exactly one of the schemas under oneOf"
+		}
+	case *kind.InvalidJsonValue:
+		is.Code = "invalid_value"
+		is.Message = name + " holds a value that is not JSON"
+	case *kind.RefCycle:
+		is.Code = "ref_cycle"
+		is.Message = name + " meets a cycle of references in the schema"
+	default:
+		if is.Code == "" {
+			is.Code = "invalid"
+		}
+		is.Message = fmt.Sprintf("%s violates %s", name, cmp.Or(kw, "the schema"))
+	}
+	c.add(is, n)
+}
+
+// missing adds the issue of a missing property m of the object at toks, whose schema is n.
+func (c *issueCollector) missing(n *schemaNode, toks []string, m, code, msg string) {
+	is := remedy.Issue{Path: pointerJoin(childTokens(toks, m)), Code: code, Message: msg}
+	node := n
+	if n != nil {
+		if p := c.v.byPtr[n.ptr+"/properties/"+pointerEscape(m)]; p != nil {
+			node = p
+			is.Expected = p.raw
+			switch {
+			case p.get("default") != nil:
+				is.SuggestedValue = c.check(p, p.get("default"))
+			case p.get("const") != nil:
+				is.SuggestedValue = c.check(p, p.get("const"))
+			default:
+				if e := schemaEnum(p); len(e) == 1 {
+					is.SuggestedValue = c.check(p, e[0])
+				}
+			}
+		}
+	}
+	c.add(is, node)
+}
+
+// fragment is {kw: value} of n's keyword kw, nil when n does not have it.
+func (c *issueCollector) fragment(n *schemaNode, kw string) json.RawMessage {
+	if n == nil || kw == "" {
+		return nil
+	}
+	val := n.get(kw)
+	if val == nil {
+		return nil
+	}
+	return schemaWriteMembers(nil, []schemaMember{{kw, val}})
+}
+
+// bound is the text of n's bound kw as the schema writes it.
+func (c *issueCollector) bound(n *schemaNode, kw string, want *big.Rat) string {
+	if n != nil {
+		if raw := n.get(kw); raw != nil {
+			return string(raw)
+		}
+	}
+	if want == nil {
+		return "its bound"
+	}
+	return want.RatString()
+}
+
+// issueNearest is the value closest to the bound kw of n that satisfies it: the bound itself, or
+// for an integer the nearest integer that satisfies it. An exclusive bound on a number has no
+// issueNearest value.
+func issueNearest(n *schemaNode, kw string, want *big.Rat) json.RawMessage {
+	if n == nil || want == nil {
+		return nil
+	}
+	if n.kind != "integer" {
+		if kw == "minimum" || kw == "maximum" {
+			return n.get(kw)
+		}
+		return nil
+	}
+	q := new(big.Int).Quo(want.Num(), want.Denom()) // truncated toward zero
+	frac := !want.IsInt()
+	switch kw {
+	case "minimum": // ceil
+		if frac && want.Sign() > 0 {
+			q.Add(q, big.NewInt(1))
+		}
+	case "maximum": // floor
+		if frac && want.Sign() < 0 {
+			q.Sub(q, big.NewInt(1))
+		}
+	case "exclusiveMinimum": // floor + 1
+		if frac && want.Sign() < 0 {
+			q.Sub(q, big.NewInt(1))
+		}
+		q.Add(q, big.NewInt(1))
+	case "exclusiveMaximum": // ceil - 1
+		if frac && want.Sign() > 0 {
+			q.Add(q, big.NewInt(1))
+		}
+		q.Sub(q, big.NewInt(1))
+	default:
+		return nil
+	}
+	return json.RawMessage(q.String())
+}
+
+// check returns raw when it satisfies n's whole subschema, else nil: a suggestion that would
+// only earn another refusal is no suggestion.
+func (c *issueCollector) check(n *schemaNode, raw json.RawMessage) json.RawMessage {
+	if n == nil || n.sch == nil || len(raw) == 0 {
+		return nil
+	}
+	v, err := decodeInstance(raw)
+	if err != nil {
+		return nil
+	}
+	if s, ok := v.(json.Number); ok && !validNumber(string(s)) {
+		return nil
+	}
+	if n.sch.Validate(v) != nil {
+		return nil
+	}
+	return raw
+}
+
+// schemaEnum are n's enum members as the schema writes them.
+func schemaEnum(n *schemaNode) []json.RawMessage {
+	if n == nil {
+		return nil
+	}
+	var vals []json.RawMessage
+	if raw := n.get("enum"); raw != nil && json.Unmarshal(raw, &vals) != nil {
+		return nil
+	}
+	return vals
+}
+
+// issueClosestEnum is the enum member an agent obviously meant: the only one, or the only one a
+// string equals once case and surrounding white space are ignored.
+func issueClosestEnum(allowed []json.RawMessage, val any) json.RawMessage {
+	if len(allowed) == 1 {
+		return allowed[0]
+	}
+	s, ok := val.(string)
+	if !ok {
+		return nil
+	}
+	norm := strings.ToLower(strings.TrimSpace(s))
+	var match json.RawMessage
+	for _, a := range allowed {
+		var as string
+		if len(a) == 0 || a[0] != '"' || json.Unmarshal(a, &as) != nil {
+			continue
+		}
+		if strings.ToLower(strings.TrimSpace(as)) == norm {
+			if match != nil {
+				return nil // ambiguous
+			}
+			match = a
+		}
+	}
+	return match
+}
+
+// issueCoerce is val as JSON of type want, when the conversion is the obvious one.
+func issueCoerce(val any, want string) (json.RawMessage, bool) {
+	switch want {
+	case "integer", "number":
+		if s, ok := val.(string); ok {
+			s = strings.TrimSpace(s)
+			if jsonNumberSyntax(s) {
+				return json.RawMessage(s), true
+			}
+		}
+	case "boolean":
+		if s, ok := val.(string); ok {
+			switch strings.ToLower(strings.TrimSpace(s)) {
+			case "true":
+				return json.RawMessage("true"), true
+			case "false":
+				return json.RawMessage("false"), true
+			}
+		}
+	case "string":
+		switch x := val.(type) {
+		case json.Number:
+			return jsonAppendString(nil, string(x)), true
+		case bool:
+			return jsonAppendString(nil, strconv.FormatBool(x)), true
+		}
+	case "array":
+		if val != nil {
+			if _, isArr := val.([]any); !isArr {
+				if r := issueReceived(val); r != nil {
+					return append(append([]byte{'['}, r...), ']'), true
+				}
+			}
+		}
+	}
+	return nil, false
+}
+
+// issueLabel names a field for a message: items[2].quantity; the input itself when tokens is empty.
+func issueLabel(tokens []string) string {
+	if len(tokens) == 0 {
+		return "the input"
+	}
+	var b strings.Builder
+	for i, t := range tokens {
+		switch {
+		case isIndexToken(t) && i > 0:
+			b.WriteString("[" + t + "]")
+		case i > 0:
+			b.WriteString("." + t)
+		default:
+			b.WriteString(t)
+		}
+	}
+	return b.String()
+}
+
+// issueCode spells a keyword as an issue code: exclusiveMinimum → exclusive_minimum.
+func issueCode(kw string) string {
+	kw = strings.TrimPrefix(kw, "$")
+	var b strings.Builder
+	for i := 0; i < len(kw); i++ {
+		ch := kw[i]
+		switch {
+		case ch >= 'A' && ch <= 'Z':
+			if i > 0 {
+				b.WriteByte('_')
+			}
+			b.WriteByte(ch + 'a' - 'A')
+		case ch == '-':
+			b.WriteByte('_')
+		default:
+			b.WriteByte(ch)
+		}
+	}
+	return b.String()
+}
+
+// issueArticle names a JSON type with its article: an integer, a string, null.
+func issueArticle(t string) string {
+	switch t {
+	case "integer", "object", "array":
+		return "an " + t
+	case "null":
+		return "null"
+	case "":
+		return "a value"
+	}
+	return "a " + t
+}
+
+// issuePlural writes a count of a noun: 1 item, 2 items, 3 properties.
+func issuePlural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	if strings.HasSuffix(noun, "y") {
+		return strconv.Itoa(n) + " " + noun[:len(noun)-1] + "ies"
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
+
+// issueFormatText says what a format asks for.
+func issueFormatText(f string) string {
+	switch f {
+	case "email":
+		return "a valid email address"
+	case "date-time":
+		return "an RFC 3339 date-time (2006-01-02T15:04:05Z)"
+	case "date":
+		return "an RFC 3339 date (2006-01-02)"
+	case "time":
+		return "an RFC 3339 time (15:04:05Z)"
+	case "uri", "iri":
+		return "an absolute URI"
+	case "uri-reference", "iri-reference":
+		return "a URI reference"
+	case "uuid":
+		return "a UUID"
+	case "ipv4":
+		return "an IPv4 address"
+	case "ipv6":
+		return "an IPv6 address"
+	case "hostname":
+		return "a hostname"
+	case "duration":
+		return "an ISO 8601 duration (P1DT2H)"
+	case "regex":
+		return "a regular expression"
+	}
+	return "in format " + f
+}
+
+// issueValueList writes enum values for a message: strings bare when that is unambiguous, JSON
+// otherwise; at most issueMaxListed of them.
+func issueValueList(vals []json.RawMessage) string {
+	names := make([]string, len(vals))
+	for i, v := range vals {
+		var s string
+		if len(v) > 0 && v[0] == '"' && json.Unmarshal(v, &s) == nil && s != "" &&
+			!strings.ContainsAny(s, " ,\"'`\t\n\r") {
+			names[i] = s
+		} else {
+			names[i] = string(v)
+		}
+	}
+	return issueList(names, len(names))
+}
+
+// issueList joins names for a message, at most issueMaxListed of them, saying how many of
+// total were left out.
+func issueList(names []string, total int) string {
+	if len(names) > issueMaxListed {
+		return strings.Join(names[:issueMaxListed], ", ") + fmt.Sprintf(" and %d more", total-issueMaxListed)
+	}
+	return strings.Join(names, ", ")
+}
+
+// finish sorts and deduplicates the issues and cuts the schema excerpt they concern.
+func (c *issueCollector) finish() ([]remedy.Issue, json.RawMessage) {
+	slices.SortStableFunc(c.found, func(a, b foundIssue) int {
+		if d := comparePointers(a.Path, b.Path); d != 0 {
+			return d
+		}
+		if d := strings.Compare(a.Code, b.Code); d != 0 {
+			return d
+		}
+		if d := strings.Compare(a.Message, b.Message); d != 0 {
+			return d
+		}
+		return bytes.Compare(a.Expected, b.Expected)
+	})
+	c.found = slices.CompactFunc(c.found, func(a, b foundIssue) bool {
+		return a.Path == b.Path && a.Code == b.Code && a.Message == b.Message &&
+			bytes.Equal(a.Expected, b.Expected) && a.node == b.node
+	})
+	issues := make([]remedy.Issue, len(c.found))
+	var ptrs []string
+	for i, f := range c.found {
+		issues[i] = f.Issue
+		if f.node != nil {
+			ptrs = append(ptrs, f.node.ptr)
+		}
+	}
+	return issues, c.v.excerpt(ptrs)
+}
+
+// comparePointers orders JSON Pointers segment by segment: a parent before its members, array
+// indexes in numeric order and before names, names by their bytes.
+func comparePointers(a, b string) int {
+	for a != b {
+		if a == "" {
+			return -1
+		}
+		if b == "" {
+			return 1
+		}
+		sa, ra := pointerFirst(a)
+		sb, rb := pointerFirst(b)
+		ia, ib := isIndexToken(sa), isIndexToken(sb)
+		switch {
+		case ia && ib:
+			if d := len(sa) - len(sb); d != 0 {
+				return d
+			}
+		case ia:
+			return -1
+		case ib:
+			return 1
+		}
+		if d := strings.Compare(sa, sb); d != 0 {
+			return d
+		}
+		a, b = ra, rb
+	}
+	return 0
+}
+
+// pointerFirst splits "/a/b" into "a" and "/b".
+func pointerFirst(p string) (string, string) {
+	p = p[1:]
+	if i := strings.IndexByte(p, '/'); i >= 0 {
+		return p[:i], p[i:]
+	}
+	return p, ""
+}
+
+// excerpt is the schema the envelope inlines for issues concerning the subschemas at ptrs.
+func (v *validator) excerpt(ptrs []string) json.RawMessage {
+	slices.Sort(ptrs)
+	ptrs = slices.Compact(ptrs)
+	// A subschema that holds another stands for both.
+	ptrs = slices.DeleteFunc(ptrs, func(p string) bool {
+		for _, q := range ptrs {
+			if q != p && (q == "" || strings.HasPrefix(p, q+"/")) {
+				return true
+			}
+		}
+		return false
+	})
+	root := v.byPtr[""]
+	switch len(ptrs) {
+	case 0:
+		return root.raw
+	case 1:
+		return v.byPtr[ptrs[0]].raw
+	}
+	paths := make([][]string, len(ptrs))
+	for i, p := range ptrs {
+		paths[i] = strings.Split(p[1:], "/")
+	}
+	return v.prune(nil, root, paths)
+}
+
+// prune appends n cut down to the paths (escaped pointer tokens below n) leading to the
+// subschemas kept whole.
+func (v *validator) prune(b []byte, n *schemaNode, paths [][]string) []byte {
+	for _, p := range paths {
+		if len(p) == 0 {
+			return append(b, n.raw...)
+		}
+	}
+	under := func(key string) [][]string {
+		var out [][]string
+		for _, p := range paths {
+			if p[0] == key {
+				out = append(out, p[1:])
+			}
+		}
+		return out
+	}
+	var out []schemaMember
+	kept := map[string]bool{} // property names kept, unescaped
+	for _, m := range n.members {
+		sub := under(m.key)
+		switch {
+		case m.key == "type":
+			out = append(out, m)
+		case len(sub) == 0:
+		case slices.Contains(schemaMapKeywords, m.key):
+			var members []schemaMember
+			for _, s := range n.sub[m.key] {
+				tok := pointerEscape(s.key)
+				var rest [][]string
+				for _, p := range sub {
+					if len(p) > 0 && p[0] == tok {
+						rest = append(rest, p[1:])
+					}
+				}
+				if rest == nil {
+					continue
+				}
+				val := s.val
+				if child := v.byPtr[n.ptr+"/"+m.key+"/"+tok]; child != nil {
+					val = v.prune(nil, child, rest)
+				}
+				members = append(members, schemaMember{s.key, val})
+				if m.key == "properties" {
+					kept[s.key] = true
+				}
+			}
+			out = append(out, schemaMember{m.key, schemaWriteMembers(nil, members)})
+		case slices.Contains(schemaOneKeywords, m.key) && v.byPtr[n.ptr+"/"+m.key] != nil:
+			out = append(out, schemaMember{m.key, v.prune(nil, v.byPtr[n.ptr+"/"+m.key], sub)})
+		default:
+			out = append(out, m) // a list of subschemas is kept whole
+		}
+	}
+	if req := n.get("required"); req != nil && len(kept) > 0 {
+		var names, cut []string
+		if json.Unmarshal(req, &names) == nil {
+			for _, name := range names {
+				if kept[name] {
+					cut = append(cut, name)
+				}
+			}
+		}
+		if len(cut) > 0 {
+			raw, _ := json.Marshal(cut)
+			// required goes right after properties, where the schema has it or not.
+			i := slices.IndexFunc(out, func(m schemaMember) bool { return m.key == "properties" })
+			out = slices.Insert(out, i+1, schemaMember{"required", raw})
+		}
+	}
+	return schemaWriteMembers(b, out)
+}
