@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -146,6 +147,11 @@ func newOrderAPI(t testing.TB, opts ...server.Option) (*httptest.Server, *logSin
 			return struct{}{}, errors.New("pq: password authentication failed for user \"admin\"")
 		case "unregistered":
 			return struct{}{}, server.Error("no_such_code", "whatever")
+		case "envelope":
+			return struct{}{}, &remedy.Envelope{Status: 423, Code: "order_locked", Message: "the order is being edited",
+				Retryable: true, RetryAfter: 1500 * time.Millisecond, Category: remedy.CategoryState}
+		case "not a failure":
+			return struct{}{}, &remedy.Envelope{Status: 200, Code: "fine", Message: "internal detail 42"}
 		}
 		return struct{}{}, server.Error(in.Code, "failed on purpose")
 	}, server.OperationID("fail")))
@@ -307,6 +313,7 @@ func TestInternalErrorsLeakNothing(t *testing.T) {
 		{"panic", "secret panic value"},
 		{"plain", "password authentication failed"},
 		{"unregistered", "no_such_code"},
+		{"not a failure", "internal detail 42"},
 	} {
 		t.Run(c.code, func(t *testing.T) {
 			status, h, body := do(t, "POST", srv.URL+"/v1/fail", "application/json", `{"code":"`+c.code+`"}`)
@@ -578,4 +585,17 @@ func TestValidationOverHTTP(t *testing.T) {
 		assert.Equal(t, "", env.Issues[0].Path)
 		assert.Equal(t, "type", env.Issues[0].Code)
 	})
+}
+
+// A handler may answer with its own envelope, sent as it is.
+func TestHandlerEnvelope(t *testing.T) {
+	t.Parallel()
+	srv, _ := newOrderAPI(t)
+	status, h, body := do(t, "POST", srv.URL+"/v1/fail", "application/json", `{"code":"envelope"}`)
+	env := envelope(t, status, h, body)
+	assert.Equal(t, 423, status)
+	assert.Equal(t, "order_locked", env.Code)
+	assert.Equal(t, 1500*time.Millisecond, env.RetryAfter)
+	assert.Equal(t, "2", h.Get("Retry-After"))
+	assert.NotEmpty(t, env.TraceID)
 }
