@@ -139,3 +139,75 @@ func BenchmarkLoopOverhead(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkClientPaired sends each call through the client and the same request through a
+// plain net/http client in turns, so that both meet the same noise of a shared machine, and
+// reports each side's mean and the client's overhead in percent.
+func BenchmarkClientPaired(b *testing.B) {
+	result := []byte(`{"id":"ord_1","status":"created","total":{"amount":1250,"currency":"usd"}}`)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(result)
+	}))
+	defer srv.Close()
+	hc := srv.Client()
+	args := []byte(`{"customer_id":"cus_123","currency":"usd","items":[{"sku":"a","quantity":2}]}`)
+	c, err := remedy.NewClient(remedy.WithHTTPClient(hc), remedy.WithBaseURL(srv.URL),
+		remedy.WithOperations(remedy.Operation{Name: "create_order", Path: "/v1/orders"},
+			remedy.Operation{Name: "get_order", Method: "GET", Path: "/v1/orders/{id}"}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	plain := func(method, path string, body []byte, key string) {
+		var rd io.Reader
+		if body != nil {
+			rd = bytes.NewReader(body)
+		}
+		req, _ := http.NewRequestWithContext(ctx, method, srv.URL+path, rd)
+		if body != nil {
+			req.Header["Content-Type"] = []string{"application/json"}
+		}
+		req.Header["Accept"] = []string{"application/json, application/problem+json"}
+		if key != "" {
+			req.Header["Idempotency-Key"] = []string{key}
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.ReadAll(resp.Body)
+		resp.Body.Close()
+	}
+	paired := func(b *testing.B, viaClient, viaPlain func()) {
+		var client, base time.Duration
+		for b.Loop() {
+			t0 := time.Now()
+			viaPlain()
+			t1 := time.Now()
+			viaClient()
+			t2 := time.Now()
+			base += t1.Sub(t0)
+			client += t2.Sub(t1)
+		}
+		n := float64(b.N)
+		b.ReportMetric(float64(client.Nanoseconds())/n, "client-ns/op")
+		b.ReportMetric(float64(base.Nanoseconds())/n, "plain-ns/op")
+		b.ReportMetric(100*(float64(client)/float64(base)-1), "overhead-%")
+	}
+	b.Run("Call/POST", func(b *testing.B) {
+		paired(b, func() {
+			if _, err := c.Call(ctx, "create_order", args); err != nil {
+				b.Fatal(err)
+			}
+		}, func() { plain("POST", "/v1/orders", args, "JQKVWPSA2FOBYKG6XNISW5XD37") })
+	})
+	b.Run("Call/GET", func(b *testing.B) {
+		paired(b, func() {
+			if _, err := c.Call(ctx, "get_order", []byte(`{"id":"ord_1"}`)); err != nil {
+				b.Fatal(err)
+			}
+		}, func() { plain("GET", "/v1/orders/ord_1", nil, "") })
+	})
+}
