@@ -40,6 +40,7 @@ const (
 // validator is an operation's compiled input schema.
 type validator struct {
 	root  *jsv.Schema
+	fast  *fastCheck             // decides most valid inputs without root; nil when the schema is beyond it
 	byLoc map[string]*schemaNode // by the location the compiled schema reports in its errors
 	byPtr map[string]*schemaNode // by JSON Pointer within the schema document
 }
@@ -95,6 +96,7 @@ func newValidator(s *jsonschema.Schema) (*validator, error) {
 	if v.byPtr[""] == nil {
 		return nil, errors.New("server: the input schema is not an object schema")
 	}
+	v.fast = compileFast(root)
 	return v, nil
 }
 
@@ -328,6 +330,9 @@ func encodeFragment(ptr string) string {
 // The result depends only on the instance: the same instance gives byte-identical issues. It
 // never panics.
 func (v *validator) validate(instance any) (issues []remedy.Issue, violated json.RawMessage) {
+	if v.fast != nil && v.fast.accepts(instance) {
+		return nil, nil
+	}
 	c := issueCollector{v: v, instance: instance}
 	checked := instance
 	if hasInvalidNumber(instance) {
