@@ -18,21 +18,7 @@ import (
 // Call/POST and Call/GET run under a context without a deadline; Call/POST/deadline under a
 // caller's own deadline, beside the same baseline. Do/GET compares with Baseline/GET less its Accept header, which Do does not add.
 func BenchmarkClientSuccess(b *testing.B) {
-	result := []byte(`{"id":"ord_1","status":"created","total":{"amount":1250,"currency":"usd"}}`)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "application/json")
-		w.Write(result)
-	}))
-	defer srv.Close()
-	hc := srv.Client()
-	args := []byte(`{"customer_id":"cus_123","currency":"usd","items":[{"sku":"a","quantity":2}]}`)
-	c, err := remedy.NewClient(remedy.WithHTTPClient(hc), remedy.WithBaseURL(srv.URL),
-		remedy.WithOperations(remedy.Operation{Name: "create_order", Path: "/v1/orders"},
-			remedy.Operation{Name: "get_order", Method: "GET", Path: "/v1/orders/{id}"}))
-	if err != nil {
-		b.Fatal(err)
-	}
+	srv, hc, c, args := benchOrders(b)
 	ctx := context.Background()
 
 	b.Run("Call/POST", func(b *testing.B) {
@@ -144,21 +130,7 @@ func BenchmarkLoopOverhead(b *testing.B) {
 // plain net/http client in turns, so that both meet the same noise of a shared machine, and
 // reports each side's mean and the client's overhead in percent.
 func BenchmarkClientPaired(b *testing.B) {
-	result := []byte(`{"id":"ord_1","status":"created","total":{"amount":1250,"currency":"usd"}}`)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "application/json")
-		w.Write(result)
-	}))
-	defer srv.Close()
-	hc := srv.Client()
-	args := []byte(`{"customer_id":"cus_123","currency":"usd","items":[{"sku":"a","quantity":2}]}`)
-	c, err := remedy.NewClient(remedy.WithHTTPClient(hc), remedy.WithBaseURL(srv.URL),
-		remedy.WithOperations(remedy.Operation{Name: "create_order", Path: "/v1/orders"},
-			remedy.Operation{Name: "get_order", Method: "GET", Path: "/v1/orders/{id}"}))
-	if err != nil {
-		b.Fatal(err)
-	}
+	srv, hc, c, args := benchOrders(b)
 	ctx := context.Background()
 	plain := func(method, path string, body []byte, key string) {
 		var rd io.Reader
@@ -210,4 +182,24 @@ func BenchmarkClientPaired(b *testing.B) {
 			}
 		}, func() { plain("GET", "/v1/orders/ord_1", nil, "") })
 	})
+}
+
+// benchOrders is the loopback order server the client benchmarks call, a plain client for it,
+// a remedy client with its two operations, and the arguments of a creation.
+func benchOrders(b *testing.B) (*httptest.Server, *http.Client, *remedy.Client, []byte) {
+	result := []byte(`{"id":"ord_1","status":"created","total":{"amount":1250,"currency":"usd"}}`)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(result)
+	}))
+	b.Cleanup(srv.Close)
+	hc := srv.Client()
+	c, err := remedy.NewClient(remedy.WithHTTPClient(hc), remedy.WithBaseURL(srv.URL),
+		remedy.WithOperations(remedy.Operation{Name: "create_order", Path: "/v1/orders"},
+			remedy.Operation{Name: "get_order", Method: "GET", Path: "/v1/orders/{id}"}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return srv, hc, c, []byte(`{"customer_id":"cus_123","currency":"usd","items":[{"sku":"a","quantity":2}]}`)
 }

@@ -178,7 +178,7 @@ func topName(ptr string) string {
 	if ptr == "" {
 		return ""
 	}
-	tok, _, _ := strings.Cut(ptr[1:], "/")
+	tok, _ := pointerFirst(ptr)
 	return strings.NewReplacer("~1", "/", "~0", "~").Replace(tok)
 }
 

@@ -69,19 +69,15 @@ func (x *exchange) fail(err error) {
 		x.logInternal(err, "error after the response started")
 		return
 	}
-	env := x.envelope(err)
+	env, header := x.envelope(err)
 	if env.TraceID == "" {
 		env.TraceID = x.trace()
-	}
-	var header map[string]string
-	if p := (*Problem)(nil); asProblem(err, &p) && env.Code == p.Code {
-		header = p.Header
 	}
 	x.writeEnvelope(env, header)
 }
 
-// envelope maps an error to the envelope to send.
-func (x *exchange) envelope(err error) *remedy.Envelope {
+// envelope maps an error to the envelope to send, and the headers that go with it.
+func (x *exchange) envelope(err error) (*remedy.Envelope, map[string]string) {
 	var p *Problem
 	var env *remedy.Envelope
 	switch {
@@ -89,23 +85,23 @@ func (x *exchange) envelope(err error) *remedy.Envelope {
 		c, ok := x.api.reg.Lookup(p.Code)
 		if !ok {
 			x.logInternal(err, "error code not in the registry: "+p.Code)
-			return x.internal()
+			return x.internal(), nil
 		}
 		if x.op != nil && len(x.op.codes) > 0 && !x.op.emits(p.Code) && !isPipelineCode(p.Code) {
 			x.api.logger.LogAttrs(x.ctx, slog.LevelWarn, "remedy: operation emitted an undeclared code",
 				slog.String("operation", x.op.ID), slog.String("code", p.Code))
 		}
-		return p.envelope(c)
+		return p.envelope(c), p.Header
 	case asEnvelope(err, &env):
 		if env.Status < 400 || env.Status > 599 || env.Code == "" {
 			x.logInternal(err, "handler returned an envelope without a failure status or code")
-			return x.internal()
+			return x.internal(), nil
 		}
 		cp := *env
-		return &cp
+		return &cp, nil
 	default:
 		x.logInternal(err, "internal error")
-		return x.internal()
+		return x.internal(), nil
 	}
 }
 
