@@ -4,8 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unicode/utf16"
-	"unicode/utf8"
+
+	"github.com/remedy-go/remedy/internal/jsonscan"
 )
 
 // Limits on what Parse accepts as structured JSON. A body beyond them is not guessed at: it is
@@ -77,18 +77,8 @@ func (t *tape) parse(s string) bool {
 	if len(s) >= 1<<31-1 {
 		return false
 	}
-	i, _, ok := t.value(s, skipWS(s, 0), 0)
-	return ok && skipWS(s, i) == len(s)
-}
-
-func skipWS(s string, i int) int {
-	for i < len(s) {
-		if c := s[i]; c > ' ' || (c != ' ' && c != '\t' && c != '\n' && c != '\r') {
-			return i
-		}
-		i++
-	}
-	return i
+	i, _, ok := t.value(s, jsonscan.SkipWS(s, 0), 0)
+	return ok && jsonscan.SkipWS(s, i) == len(s)
 }
 
 // value scans the value at s[i:] and returns the position after it and its height.
@@ -100,7 +90,7 @@ func (t *tape) value(s string, i, depth int) (int, uint8, bool) {
 	var k kind
 	switch c := s[i]; {
 	case c == '"':
-		end, esc, ok := scanString(s, i+1)
+		end, esc, ok := jsonscan.String(s, i+1)
 		t.toks = append(t.toks, tok{kind: kString, start: int32(start), end: int32(end), next: int32(len(t.toks) + 1), esc: esc})
 		return end, 0, ok
 	case c == '{':
@@ -115,7 +105,7 @@ func (t *tape) value(s string, i, depth int) (int, uint8, bool) {
 		return t.array(s, i, depth+1)
 	case c == '-' || (c >= '0' && c <= '9'):
 		var ok bool
-		if i, ok = scanNumber(s, i); !ok {
+		if i, ok = jsonscan.Number(s, i); !ok || i-start > maxNumberLen {
 			return i, 0, false
 		}
 		k = kNumber
@@ -145,7 +135,7 @@ func (t *tape) closeAt(idx, end int, h uint8) {
 
 func (t *tape) object(s string, i, depth int) (int, uint8, bool) {
 	obj := t.open(kObject, i)
-	i = skipWS(s, i+1)
+	i = jsonscan.SkipWS(s, i+1)
 	height := uint8(1)
 	if i < len(s) && s[i] == '}' {
 		t.closeAt(obj, i+1, height)
@@ -163,7 +153,7 @@ func (t *tape) object(s string, i, depth int) (int, uint8, bool) {
 		if i >= len(s) || s[i] != '"' {
 			return i, 0, false
 		}
-		end, esc, ok := scanString(s, i+1)
+		end, esc, ok := jsonscan.String(s, i+1)
 		if !ok {
 			return end, 0, false
 		}
@@ -192,12 +182,12 @@ func (t *tape) object(s string, i, depth int) (int, uint8, bool) {
 			seen[k] = struct{}{}
 		}
 		n++
-		i = skipWS(s, end)
+		i = jsonscan.SkipWS(s, end)
 		if i >= len(s) || s[i] != ':' {
 			return i, 0, false
 		}
 		var vh uint8
-		if i, vh, ok = t.value(s, skipWS(s, i+1), depth); !ok {
+		if i, vh, ok = t.value(s, jsonscan.SkipWS(s, i+1), depth); !ok {
 			return i, 0, false
 		}
 		height = max(height, vh+1)
@@ -211,22 +201,16 @@ func (t *tape) object(s string, i, depth int) (int, uint8, bool) {
 // after reads what follows a member or element: a comma (more follow) or the container's
 // closer, which completes its token (closed). Anything else is invalid.
 func (t *tape) after(s string, i int, closer byte, idx int, height uint8) (next int, closed, ok bool) {
-	if i = skipWS(s, i); i >= len(s) {
-		return i, false, false
+	next, more, ok := jsonscan.Next(s, i, closer)
+	if ok && !more {
+		t.closeAt(idx, next, height)
 	}
-	switch s[i] {
-	case ',':
-		return skipWS(s, i+1), false, true
-	case closer:
-		t.closeAt(idx, i+1, height)
-		return i + 1, true, true
-	}
-	return i, false, false
+	return next, ok && !more, ok
 }
 
 func (t *tape) array(s string, i, depth int) (int, uint8, bool) {
 	arr := t.open(kArray, i)
-	i = skipWS(s, i+1)
+	i = jsonscan.SkipWS(s, i+1)
 	height := uint8(1)
 	if i < len(s) && s[i] == ']' {
 		t.closeAt(arr, i+1, height)
@@ -248,113 +232,11 @@ func (t *tape) array(s string, i, depth int) (int, uint8, bool) {
 	}
 }
 
-// plainByte marks the bytes a string holds without a second look: printable ASCII other
-// than '"' and '\\'.
-var plainByte = func() (t [256]bool) {
-	for c := 0x20; c < 0x80; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
-
-// scanString reads a string literal whose opening quote is just before s[i] and returns the
-// position after its closing quote; esc reports whether it holds escapes.
-func scanString(s string, i int) (end int, esc, ok bool) {
-	for {
-		for i < len(s) && plainByte[s[i]] {
-			i++
-		}
-		if i >= len(s) {
-			return i, esc, false
-		}
-		switch c := s[i]; {
-		case c == '"':
-			return i + 1, esc, true
-		case c == '\\':
-			esc = true
-			if i+1 >= len(s) {
-				return i, esc, false
-			}
-			switch s[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i += 2
-			case 'u':
-				if len(s)-i < 6 || !isHex4(s[i+2:i+6]) {
-					return i, esc, false
-				}
-				i += 6
-			default:
-				return i, esc, false
-			}
-		case c < 0x20:
-			return i, esc, false
-		default:
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && size <= 1 {
-				return i, esc, false
-			}
-			i += size
-		}
-	}
-}
-
 func keyHash(k string) uint32 {
 	if k == "" {
 		return 0
 	}
 	return uint32(len(k))<<16 | uint32(k[0])<<8 | uint32(k[len(k)-1])
-}
-
-func isHex4(s string) bool {
-	for i := 0; i < 4; i++ {
-		c := s[i]
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
-			return false
-		}
-	}
-	return true
-}
-
-// scanNumber reads the number literal at s[i:] and returns the position after it.
-func scanNumber(s string, i int) (int, bool) {
-	start := i
-	if s[i] == '-' {
-		i++
-	}
-	if i >= len(s) {
-		return i, false
-	}
-	if s[i] == '0' {
-		i++
-	} else if i = digits(s, i); i == start || s[i-1] == '-' {
-		return i, false
-	}
-	if i < len(s) && s[i] == '.' {
-		j := digits(s, i+1)
-		if j == i+1 {
-			return j, false
-		}
-		i = j
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		j := digits(s, i)
-		if j == i {
-			return j, false
-		}
-		i = j
-	}
-	return i, i-start <= maxNumberLen
-}
-
-func digits(s string, i int) int {
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i++
-	}
-	return i
 }
 
 // --- reading the tape ---
@@ -415,7 +297,7 @@ func (v val) Str() string {
 	tk := v.tok()
 	s := v.t.s[tk.start+1 : tk.end-1]
 	if tk.esc {
-		return unescape(s)
+		return jsonscan.Unescape(s)
 	}
 	return s
 }
@@ -528,68 +410,10 @@ func (it *iter) keyIs(name string) bool {
 	tk := it.keyTok()
 	raw := it.t.s[tk.start+1 : tk.end-1]
 	if tk.esc {
-		return unescape(raw) == name
+		return jsonscan.Unescape(raw) == name
 	}
 	return raw == name
 }
 
 // Key is the current member's name.
 func (it *iter) Key() string { return val{t: it.t, i: it.cur - 1}.Str() }
-
-// unescape decodes a JSON string's escapes (the text was validated by the scanner).
-func unescape(s string) string {
-	b := make([]byte, 0, len(s))
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c != '\\' {
-			b = append(b, c)
-			continue
-		}
-		i++
-		switch s[i] {
-		case 'b':
-			b = append(b, '\b')
-		case 'f':
-			b = append(b, '\f')
-		case 'n':
-			b = append(b, '\n')
-		case 'r':
-			b = append(b, '\r')
-		case 't':
-			b = append(b, '\t')
-		case 'u':
-			r := hexRune(s[i+1 : i+5])
-			i += 4
-			if utf16.IsSurrogate(r) && i+6 < len(s) && s[i+1] == '\\' && s[i+2] == 'u' {
-				if r2 := hexRune(s[i+3 : i+7]); utf16.DecodeRune(r, r2) != utf8.RuneError {
-					r = utf16.DecodeRune(r, r2)
-					i += 6
-				}
-			}
-			if utf16.IsSurrogate(r) {
-				r = utf8.RuneError
-			}
-			b = utf8.AppendRune(b, r)
-		default: // " \ /
-			b = append(b, s[i])
-		}
-	}
-	return string(b)
-}
-
-func hexRune(s string) rune {
-	var r rune
-	for i := 0; i < 4; i++ {
-		c := s[i]
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c -= 'a' - 10
-		default:
-			c -= 'A' - 10
-		}
-		r = r<<4 | rune(c)
-	}
-	return r
-}

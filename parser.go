@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/remedy-go/remedy/internal/jsonscan"
 )
 
 // parser holds one parse: the response, the envelope being filled, and the retry facts the
@@ -148,7 +150,7 @@ func (t *topMembers) read(root val) {
 		pos = tp.toks[pos+1].next
 		name := tp.s[kt.start+1 : kt.end-1]
 		if kt.esc {
-			name = unescape(name)
+			name = jsonscan.Unescape(name)
 		}
 		var dst *val
 		switch name {

@@ -37,12 +37,10 @@ var (
 	ErrForbidden = errors.New("forbidden")
 )
 
-type principalKey struct{}
-
 // PrincipalFrom returns the principal a handler's context was authenticated as.
 func PrincipalFrom(ctx context.Context) Principal {
-	if p, ok := ctx.Value(principalKey{}).(Principal); ok {
-		return p
+	if x, ok := ctx.Value(exchangeKey{}).(*exchange); ok {
+		return x.principal
 	}
 	return Anonymous
 }

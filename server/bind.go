@@ -12,15 +12,26 @@ import (
 	"strings"
 
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/internal/jsonscan"
 )
 
 // validate checks the whole input — body and parameters, as one object — against the
 // operation's schema, and binds it into the operation's input type. Every violation is
 // reported at once: 400 invalid_parameter when any concerns a path or query parameter,
-// 422 invalid_body otherwise.
+// 422 invalid_body otherwise; 400 invalid_json for a body that is not JSON, or that names one
+// member twice in an object.
+//
+// A valid body is accepted by a check over its text (fastCheck.acceptsText) before anything is
+// decoded from it, and then decoded once, into the input type. Only the rest is decoded for the
+// full validator, which says what is wrong.
 func validate(next handler) handler {
 	return func(x *exchange) error {
 		op := x.op
+		if len(x.body) > 0 && op.validator.fast != nil {
+			if params, present, ok := x.fastParams(); ok && op.validator.fast.acceptsText(string(x.body), present, len(op.params) > 0) {
+				return x.bind(params, next)
+			}
+		}
 		inst, err := x.arguments()
 		if err != nil {
 			return err
@@ -28,43 +39,94 @@ func validate(next handler) handler {
 		if issues, violated := op.validator.validate(inst); len(issues) > 0 {
 			return x.invalid(issues, violated)
 		}
-		in := reflect.New(op.in)
-		if len(x.body) > 0 {
-			if err := json.Unmarshal(x.body, in.Interface()); err != nil {
-				return bindProblem(err)
-			}
-		}
-		if err := setParams(in.Elem(), op.params, inst); err != nil {
-			return err
-		}
-		x.input = in.Interface()
-		return next(x)
+		obj, _ := inst.(map[string]any)
+		return x.bind(obj, next)
 	}
 }
 
-// arguments is the instance the schema checks: the body's object with the parameters
-// added under their names. Parameter values are typed by their fields (a number for an int
-// field) when the text allows it, and left as text otherwise, for the schema to report.
+// bind decodes the valid input into the operation's input type, with the parameters' values
+// from params, and goes on.
+func (x *exchange) bind(params map[string]any, next handler) error {
+	op := x.op
+	in := reflect.New(op.in)
+	if len(x.body) > 0 {
+		if err := json.Unmarshal(x.body, in.Interface()); err != nil {
+			return bindProblem(err)
+		}
+	}
+	if err := setParams(in.Elem(), op.params, params); err != nil {
+		return err
+	}
+	x.input = in.Interface()
+	return next(x)
+}
+
+// fastParams reads the request's parameters for the text check: their values, the bits of the
+// required ones present, and whether every one is surely valid.
+func (x *exchange) fastParams() (map[string]any, uint64, bool) {
+	if len(x.op.params) == 0 {
+		return nil, 0, true
+	}
+	vals := make(map[string]any, len(x.op.params))
+	if bad := x.params(vals, nil); len(bad) > 0 {
+		return nil, 0, false
+	}
+	root := x.op.validator.fast
+	var present uint64
+	for name, v := range vals {
+		p := root.props[name]
+		if p.check == nil || !p.check.accepts(v) {
+			return nil, 0, false
+		}
+		present |= p.bit
+	}
+	return vals, present, true
+}
+
+// arguments is the instance the schema checks: the body decoded (numbers as json.Number), an
+// object with the parameters added under their names.
 func (x *exchange) arguments() (any, error) {
+	var body any
+	if len(x.body) > 0 {
+		var err error
+		if body, err = decodeBody(x.body); err != nil {
+			return nil, err
+		}
+	}
 	op := x.op
 	if len(op.params) == 0 {
-		if x.instance == nil {
+		if body == nil {
 			return map[string]any{}, nil
 		}
-		return x.instance, nil
+		return body, nil
 	}
-	obj, isObj := x.instance.(map[string]any)
-	if x.instance == nil {
-		obj, isObj = make(map[string]any, len(op.params)), true
+	if body == nil {
+		obj := make(map[string]any, len(op.params))
+		if bad := x.params(obj, nil); len(bad) > 0 {
+			return nil, x.invalid(bad, nil)
+		}
+		return obj, nil
 	}
+	obj, isObj := body.(map[string]any)
 	if !isObj {
-		return x.instance, nil // the schema reports a body that is not an object
+		return body, nil // the schema reports a body that is not an object
 	}
+	if bad := x.params(obj, obj); len(bad) > 0 {
+		return nil, x.invalid(bad, nil)
+	}
+	return obj, nil
+}
+
+// params adds the request's parameters to dst under their names, typed by their fields (a
+// number for an int field) when the text allows it and left as text otherwise, for the schema
+// to report. It returns the issues of those that cannot be read, and of those that body (the
+// decoded body, when there is one) holds as a member too.
+func (x *exchange) params(dst, body map[string]any) []remedy.Issue {
 	var query url.Values
 	var bad []remedy.Issue
-	for i := range op.params {
-		p := &op.params[i]
-		if _, inBody := obj[p.Name]; inBody && x.instance != nil {
+	for i := range x.op.params {
+		p := &x.op.params[i]
+		if _, inBody := body[p.Name]; inBody {
 			bad = append(bad, remedy.Issue{Path: "/" + pointerEscape(p.Name), Code: "parameter_in_body",
 				Message: p.Name + " is a " + p.In + " parameter: send it in the URL, not in the body"})
 			continue
@@ -77,7 +139,7 @@ func (x *exchange) arguments() (any, error) {
 					Message: p.Name + " is not a valid URL path segment"})
 				continue
 			}
-			obj[p.Name] = paramValue(p.Type, raw)
+			dst[p.Name] = paramValue(p.Type, raw)
 		case "query":
 			if query == nil {
 				query = x.r.URL.Query()
@@ -91,16 +153,13 @@ func (x *exchange) arguments() (any, error) {
 				for _, v := range vals {
 					list = append(list, paramValue(t.Elem(), v))
 				}
-				obj[p.Name] = list
+				dst[p.Name] = list
 			} else {
-				obj[p.Name] = paramValue(p.Type, vals[0])
+				dst[p.Name] = paramValue(p.Type, vals[0])
 			}
 		}
 	}
-	if len(bad) > 0 {
-		return nil, x.invalid(bad, nil)
-	}
-	return obj, nil
+	return bad
 }
 
 // pathIndex is the position of a path parameter among the route's parameters.
@@ -127,7 +186,7 @@ func paramValue(t reflect.Type, s string) any {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
 		reflect.Float32, reflect.Float64:
-		if s != "" && jsonNumberSyntax(s) {
+		if s != "" && jsonscan.IsNumber(s) {
 			return json.Number(s)
 		}
 	}
@@ -182,9 +241,8 @@ func topName(ptr string) string {
 	return strings.NewReplacer("~1", "/", "~0", "~").Replace(tok)
 }
 
-// setParams sets the parameter fields from the validated instance.
-func setParams(in reflect.Value, params []param, inst any) error {
-	obj, _ := inst.(map[string]any)
+// setParams sets the parameter fields from their validated values.
+func setParams(in reflect.Value, params []param, obj map[string]any) error {
 	for _, p := range params {
 		v, ok := obj[p.Name]
 		if !ok {
@@ -290,17 +348,21 @@ func bindProblem(err error) *Problem {
 	return Error(CodeInvalidBody, "the body does not match the operation's input")
 }
 
-type opKey struct{}
+// exchangeKey is the context key of the exchange a handler runs in, which PrincipalFrom and
+// OperationFrom read.
+type exchangeKey struct{}
 
 // OperationFrom returns the operation a handler's context is running.
 func OperationFrom(ctx context.Context) *Operation {
-	o, _ := ctx.Value(opKey{}).(*Operation)
-	return o
+	if x, ok := ctx.Value(exchangeKey{}).(*exchange); ok {
+		return x.op
+	}
+	return nil
 }
 
 // invoke runs the handler on the validated input and sends its result.
 func invoke(x *exchange) error {
-	ctx := context.WithValue(context.WithValue(x.ctx, principalKey{}, x.principal), opKey{}, x.op)
+	ctx := context.WithValue(x.ctx, exchangeKey{}, x)
 	out, err := x.op.call(ctx, x.input)
 	if err != nil {
 		return err

@@ -7,16 +7,17 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/internal/jsonscan"
 )
 
-// readBody reads the request's JSON body, bounded, and decodes it for validation: 415
-// unsupported_media_type for a body that is not JSON, 413 payload_too_large past the limit,
-// 400 invalid_json (with the byte offset) for malformed JSON. A request without a body (or
-// with an empty one) goes on with none.
+// readBody reads the request's JSON body, bounded: 415 unsupported_media_type for a body that
+// is not JSON, 413 payload_too_large past the limit. A request without a body (or with an
+// empty one) goes on with none. The validate stage reads the JSON.
 func readBody(next handler) handler {
 	return func(x *exchange) error {
 		r := x.r
@@ -40,35 +41,38 @@ func readBody(next handler) handler {
 			}
 			return Error(CodeInvalidJSON, "the body could not be read completely")
 		}
-		if len(body) == 0 {
-			return next(x)
+		if len(body) > 0 {
+			x.body = body
 		}
-		inst, err := decodeBody(body)
-		if err != nil {
-			return err
-		}
-		x.body, x.instance = body, inst
 		return next(x)
 	}
 }
 
 var errTooLarge = errors.New("body too large")
 
-// readAll reads at most limit bytes, sized by the declared length when there is one.
+// readAll reads at most limit bytes, into one buffer sized by the declared length when there
+// is one.
 func readAll(r io.Reader, declared, limit int64) ([]byte, error) {
 	size := int64(512)
 	if declared > 0 {
 		size = declared
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, min(size, limit)+1))
-	n, err := buf.ReadFrom(io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, err
+	buf := make([]byte, 0, min(size, limit)+1) // one byte more, to see the end without growing
+	for {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, min(len(buf), 1<<20))
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		if buf = buf[:len(buf)+n]; int64(len(buf)) > limit {
+			return nil, errTooLarge
+		}
+		switch {
+		case err == io.EOF:
+			return buf, nil
+		case err != nil:
+			return nil, err
+		}
 	}
-	if n > limit {
-		return nil, errTooLarge
-	}
-	return buf.Bytes(), nil
 }
 
 func tooLarge(limit int64) *Problem {
@@ -84,6 +88,9 @@ func quoteOr(s, empty string) string {
 
 // isJSONMedia reports whether a Content-Type is JSON: application/json or any +json type.
 func isJSONMedia(ct string) bool {
+	if ct == "application/json" {
+		return true
+	}
 	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil {
 		return false
@@ -92,8 +99,9 @@ func isJSONMedia(ct string) bool {
 }
 
 // decodeBody decodes a body as the validator reads it (numbers as json.Number, as
-// jsonschema.UnmarshalJSON decodes them), or says
-// where it stops being JSON.
+// jsonschema.UnmarshalJSON decodes them), or says where it stops being JSON. A body naming one
+// member twice in an object is refused too: decoders disagree on which one counts, and the
+// one validated must be the one bound.
 func decodeBody(body []byte) (any, error) {
 	d := json.NewDecoder(bytes.NewReader(body))
 	d.UseNumber()
@@ -102,6 +110,11 @@ func decodeBody(body []byte) (any, error) {
 	if err == nil {
 		if _, terr := d.Token(); terr != io.EOF {
 			return nil, syntaxProblem(body, d.InputOffset(), "more data after the JSON value")
+		}
+		if ptr, off, found := repeatedMember(string(body)); found {
+			p := syntaxProblem(body, int64(off), "a member named twice in one object ("+strconv.Quote(ptr)+")")
+			p.Issues[0].Path, p.Issues[0].Code = ptr, "duplicate_member"
+			return nil, p
 		}
 		return v, nil
 	}
@@ -142,3 +155,81 @@ func syntaxProblem(body []byte, off int64, what string) *Problem {
 	p.Issues = []remedy.Issue{{Code: "syntax", Message: what + " at " + pos}}
 	return p
 }
+
+// repeatedMember finds the first member, in JSON text s that encoding/json accepted, whose
+// name (unescaped) its object has already: ptr is its JSON Pointer and off the offset of its
+// name. A string that jsonscan refuses (invalid UTF-8, which encoding/json lets through) ends
+// the search with nothing found.
+func repeatedMember(s string) (ptr string, off int, found bool) {
+	var path []string
+	var walk func(i int) int // the position after the value at s[i:], or -1 to stop
+	walk = func(i int) int {
+		if i = jsonscan.SkipWS(s, i); i >= len(s) {
+			return -1
+		}
+		switch c := s[i]; c {
+		case '{', '[':
+			closer := byte(']')
+			var names map[string]bool
+			if c == '{' {
+				closer, names = '}', map[string]bool{}
+			}
+			if i = jsonscan.SkipWS(s, i+1); i < len(s) && s[i] == closer {
+				return i + 1
+			}
+			for n := 0; ; n++ {
+				var tok string
+				if names == nil {
+					tok = strconv.Itoa(n)
+				} else {
+					if i >= len(s) || s[i] != '"' {
+						return -1
+					}
+					end, esc, ok := jsonscan.String(s, i+1)
+					if !ok {
+						return -1
+					}
+					if tok = s[i+1 : end-1]; esc {
+						tok = jsonscan.Unescape(tok)
+					}
+					if names[tok] {
+						ptr, off, found = pointerJoin(append(path, tok)), i, true
+						return -1
+					}
+					names[tok] = true
+					if i = jsonscan.SkipWS(s, end); i >= len(s) || s[i] != ':' {
+						return -1
+					}
+					i++
+				}
+				path = append(path, tok)
+				i = walk(i)
+				path = path[:len(path)-1]
+				if i < 0 {
+					return -1
+				}
+				var more, ok bool
+				if i, more, ok = jsonscan.Next(s, i, closer); !ok {
+					return -1
+				} else if !more {
+					return i
+				}
+			}
+		case '"':
+			if end, _, ok := jsonscan.String(s, i+1); ok {
+				return end
+			}
+			return -1
+		}
+		if end, ok := jsonscan.Number(s, i); ok {
+			return end
+		}
+		if end, t := literalText(s, i); t != 0 {
+			return end
+		}
+		return -1
+	}
+	walk(0)
+	return ptr, off, found
+}
+

@@ -25,7 +25,6 @@ type exchange struct {
 	pathVals  []string // the path parameters' raw values, in op.route's order
 	principal Principal
 	body      []byte // the body as sent (nil when there is none)
-	instance  any    // the body decoded for validation (numbers as json.Number)
 	input     any    // the validated input, a pointer to the operation's In
 	traceID   string
 	wrote     bool
@@ -169,7 +168,6 @@ func (x *exchange) writeJSON(status int, v any) error {
 	}
 	h := x.w.Header()
 	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(body)))
 	x.wrote = true
 	x.w.WriteHeader(status)
 	x.w.Write(body)

@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"math"
 	"strconv"
+	"strings"
 	"unicode/utf8"
+
+	"github.com/remedy-go/remedy/internal/jsonscan"
 
 	jsv "github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -21,8 +24,9 @@ type fastCheck struct {
 	types         uint8
 	ref           *fastCheck
 	// object
-	props    map[string]*fastCheck
+	props    map[string]fastProp
 	required []string
+	reqMask  uint64     // the bits of the required properties (see fastProp)
 	closed   bool       // additionalProperties: false
 	extra    *fastCheck // additionalProperties: a schema
 	// array
@@ -47,6 +51,15 @@ const (
 	tArray
 	tObject
 )
+
+// fastProp is a property's check and its bit, distinct within its object; the bits of the
+// required properties make up reqMask. param marks a root property that is a path or query
+// parameter.
+type fastProp struct {
+	check *fastCheck
+	bit   uint64
+	param bool
+}
 
 // Numbers are compared as float64 only when both sides have at most 15 significant decimal
 // digits (and the bound is exactly a float64): distinct such decimals stay distinct, and in
@@ -130,12 +143,34 @@ func (fc fastCompiler) compile(s *jsv.Schema, depth int) *fastCheck {
 		return f
 	}
 	if len(s.Properties) > 0 {
-		f.props = make(map[string]*fastCheck, len(s.Properties))
+		f.props = make(map[string]fastProp, len(s.Properties))
 		for name, p := range s.Properties {
-			f.props[name] = fc.compile(p, depth+1)
+			f.props[name] = fastProp{check: fc.compile(p, depth+1)}
 		}
 	}
 	f.required = s.Required
+	if len(s.Properties) > 64 { // each property has a bit, to find the required and the repeated
+		f.unsure = true
+		return f
+	}
+	for i, name := range s.Required { // required first, so that their bits are distinct
+		p, ok := f.props[name]
+		if !ok || p.bit != 0 { // required without a property schema, or listed twice
+			f.unsure = true
+			return f
+		}
+		p.bit = 1 << i
+		f.props[name] = p
+		f.reqMask |= p.bit
+	}
+	next := len(s.Required)
+	for name, p := range f.props {
+		if p.bit == 0 {
+			p.bit = 1 << next
+			next++
+			f.props[name] = p
+		}
+	}
 	switch ap := s.AdditionalProperties.(type) {
 	case nil:
 	case bool:
@@ -191,27 +226,25 @@ func ratOrNil[R interface {
 
 // accepts reports whether the schema surely accepts v (as jsonschema.UnmarshalJSON decodes it).
 func (f *fastCheck) accepts(v any) bool {
-	if f.unsure {
+	if !f.decided() {
+		return f.always
+	}
+	if f.ref != nil && !f.ref.accepts(v) {
 		return false
 	}
-	if f.always {
-		return true
-	}
-	if f.never || (f.ref != nil && !f.ref.accepts(v)) {
-		return false
+	if x, ok := v.(string); ok {
+		return f.str(x)
 	}
 	if f.format != nil && f.format.Validate(v) != nil {
 		return false
 	}
 	switch x := v.(type) {
 	case nil:
-		return f.types&tNull != 0 && f.enum == nil
+		return f.literal(tNull)
 	case bool:
-		return f.types&tBool != 0 && f.enum == nil
-	case string:
-		return f.types&tString != 0 && f.str(x)
+		return f.literal(tBool)
 	case json.Number:
-		return f.enum == nil && f.num(string(x))
+		return f.num(string(x))
 	case []any:
 		return f.types&tArray != 0 && f.enum == nil && f.array(x)
 	case map[string]any:
@@ -220,8 +253,14 @@ func (f *fastCheck) accepts(v any) bool {
 	return false
 }
 
+// decided reports whether the check looks at the value: not for a boolean schema (always
+// says) or one it is unsure of (it does not accept).
+func (f *fastCheck) decided() bool { return !f.unsure && !f.always && !f.never }
+
+func (f *fastCheck) literal(t uint8) bool { return f.types&t != 0 && f.enum == nil }
+
 func (f *fastCheck) str(s string) bool {
-	if f.enum != nil && !containsString(f.enum, s) {
+	if f.types&tString == 0 || (f.enum != nil && !containsString(f.enum, s)) {
 		return false
 	}
 	if f.minLen >= 0 || f.maxLen >= 0 {
@@ -229,6 +268,9 @@ func (f *fastCheck) str(s string) bool {
 		if (f.minLen >= 0 && n < f.minLen) || (f.maxLen >= 0 && n > f.maxLen) {
 			return false
 		}
+	}
+	if f.format != nil && f.format.Validate(s) != nil {
+		return false
 	}
 	return f.pattern == nil || f.pattern.MatchString(s)
 }
@@ -245,6 +287,9 @@ func containsString(list []string, s string) bool {
 // num decides integers written without a fraction or exponent, and other numbers of at most
 // 15 significant digits; anything else is left to the full validator.
 func (f *fastCheck) num(s string) bool {
+	if f.enum != nil {
+		return false
+	}
 	integer := true
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c == '.' || c == 'e' || c == 'E' {
@@ -305,7 +350,7 @@ func (f *fastCheck) object(m map[string]any) bool {
 		}
 	}
 	for k, x := range m {
-		p := f.props[k]
+		p := f.props[k].check
 		switch {
 		case p != nil:
 			if !p.accepts(x) {
@@ -334,4 +379,231 @@ func sigDigits(s string) int {
 		}
 	}
 	return n
+}
+
+// The same check over JSON text, in one pass and without decoding it: a valid body is
+// accepted before anything is built from it. It accepts only text that is exactly one JSON
+// value which encoding/json and jsonschema.UnmarshalJSON read alike, and leaves the rest
+// (malformed text, escaped keys, numbers beyond 15 significant digits, nesting past
+// maxFastDepth) to the full path, which says what is wrong.
+
+const maxFastDepth = 64
+
+// acceptsText reports whether the schema surely accepts the JSON text s. params is the
+// operation's parameters that the request carries, as the bits of the required ones they
+// satisfy; when the operation has parameters (withParams) the body must be an object that
+// names none of them.
+func (f *fastCheck) acceptsText(s string, present uint64, withParams bool) bool {
+	i := jsonscan.SkipWS(s, 0)
+	var ok bool
+	if withParams {
+		if !f.decided() || f.ref != nil || f.types&tObject == 0 || f.enum != nil || i >= len(s) || s[i] != '{' {
+			return false
+		}
+		i, ok = f.objectText(s, i, 1, present, true)
+	} else {
+		i, ok = f.text(s, i, 0)
+	}
+	return ok && jsonscan.SkipWS(s, i) == len(s)
+}
+
+// markParams marks the root properties that are parameters, which the body must not hold.
+func (f *fastCheck) markParams(params []param) {
+	for _, p := range params {
+		if fp, ok := f.props[p.Name]; ok {
+			fp.param = true
+			f.props[p.Name] = fp
+		}
+	}
+}
+
+// text checks the value at s[i:] and returns the position after it.
+func (f *fastCheck) text(s string, i, depth int) (int, bool) {
+	if !f.decided() {
+		if f.always {
+			return skipValue(s, i, depth)
+		}
+		return i, false
+	}
+	if i >= len(s) {
+		return i, false
+	}
+	if f.ref != nil {
+		if _, ok := f.ref.text(s, i, depth); !ok {
+			return i, false
+		}
+	}
+	switch c := s[i]; {
+	case c == '"':
+		end, esc, ok := jsonscan.String(s, i+1)
+		if !ok {
+			return end, false
+		}
+		v := s[i+1 : end-1]
+		if esc {
+			v = jsonscan.Unescape(v)
+		}
+		return end, f.str(v)
+	case c == '{':
+		if f.types&tObject == 0 || f.enum != nil || depth >= maxFastDepth {
+			return i, false
+		}
+		return f.objectText(s, i, depth+1, 0, false)
+	case c == '[':
+		if f.types&tArray == 0 || f.enum != nil || depth >= maxFastDepth {
+			return i, false
+		}
+		return f.arrayText(s, i, depth+1)
+	case c == '-' || (c >= '0' && c <= '9'):
+		end, ok := jsonscan.Number(s, i)
+		return end, ok && f.format == nil && f.num(s[i:end])
+	}
+	end, t := literalText(s, i)
+	return end, t != 0 && f.format == nil && f.literal(t)
+}
+
+// literalText reads true, false or null at s[i:], as their type bit (0 for none).
+func literalText(s string, i int) (int, uint8) {
+	switch {
+	case strings.HasPrefix(s[i:], "true"):
+		return i + 4, tBool
+	case strings.HasPrefix(s[i:], "false"):
+		return i + 5, tBool
+	case strings.HasPrefix(s[i:], "null"):
+		return i + 4, tNull
+	}
+	return i, 0
+}
+
+// objectText checks the object at s[i:]. seen holds the bits of the required properties met
+// already; with params, a member that is one of the root's parameters is refused.
+func (f *fastCheck) objectText(s string, i, depth int, seen uint64, params bool) (int, bool) {
+	var (
+		others [16]string // members outside the properties, to find one repeated
+		n      int
+	)
+	i = jsonscan.SkipWS(s, i+1)
+	if i < len(s) && s[i] == '}' {
+		return i + 1, seen&f.reqMask == f.reqMask
+	}
+	for {
+		if i >= len(s) || s[i] != '"' {
+			return i, false
+		}
+		end, esc, ok := jsonscan.String(s, i+1)
+		if !ok || esc { // an escaped name may spell a property another way
+			return end, false
+		}
+		name := s[i+1 : end-1]
+		if i = jsonscan.SkipWS(s, end); i >= len(s) || s[i] != ':' {
+			return i, false
+		}
+		i = jsonscan.SkipWS(s, i+1)
+		// A repeated member is refused by the full path; so is a parameter in the body.
+		p, known := f.props[name]
+		sub := p.check
+		switch {
+		case known:
+			if seen&p.bit != 0 || (params && p.param) {
+				return i, false
+			}
+			seen |= p.bit
+		case f.closed || n == len(others):
+			return i, false
+		default:
+			for _, prev := range others[:n] {
+				if prev == name {
+					return i, false
+				}
+			}
+			others[n], n = name, n+1
+			sub = f.extra
+			if sub == nil {
+				sub = anything
+			}
+		}
+		if i, ok = sub.text(s, i, depth); !ok {
+			return i, false
+		}
+		var more bool
+		if i, more, ok = jsonscan.Next(s, i, '}'); !more {
+			return i, ok && seen&f.reqMask == f.reqMask
+		}
+	}
+}
+
+// uniqueMax is the longest list whose uniqueItems the text check decides (pairwise).
+const uniqueMax = 32
+
+func (f *fastCheck) arrayText(s string, i, depth int) (int, bool) {
+	var (
+		n    int
+		strs [uniqueMax]string
+	)
+	items := f.items
+	if items == nil {
+		items = anything
+	}
+	i = jsonscan.SkipWS(s, i+1)
+	if i < len(s) && s[i] == ']' {
+		return i + 1, f.minItems <= 0
+	}
+	for {
+		start := i
+		var ok bool
+		if i, ok = items.text(s, i, depth); !ok {
+			return i, false
+		}
+		if f.unique {
+			// Decided for strings without escapes, which are equal exactly when their
+			// text is.
+			if n >= uniqueMax || s[start] != '"' || strings.IndexByte(s[start:i], '\\') >= 0 {
+				return i, false
+			}
+			v := s[start:i]
+			for _, prev := range strs[:n] {
+				if prev == v {
+					return i, false
+				}
+			}
+			strs[n] = v
+		}
+		if n++; f.maxItems >= 0 && n > f.maxItems {
+			return i, false
+		}
+		var more bool
+		if i, more, ok = jsonscan.Next(s, i, ']'); !more {
+			return i, ok && n >= f.minItems
+		}
+	}
+}
+
+// anything is the check of a value the schema does not constrain.
+var anything = &fastCheck{always: true, minItems: -1, maxItems: -1, minLen: -1, maxLen: -1}
+
+// skipValue reads any one JSON value at s[i:], checking only that it is well formed.
+func skipValue(s string, i, depth int) (int, bool) {
+	if i >= len(s) {
+		return i, false
+	}
+	switch c := s[i]; {
+	case c == '"':
+		end, _, ok := jsonscan.String(s, i+1)
+		return end, ok
+	case c == '{':
+		if depth >= maxFastDepth {
+			return i, false
+		}
+		return anything.objectText(s, i, depth+1, 0, false)
+	case c == '[':
+		if depth >= maxFastDepth {
+			return i, false
+		}
+		return anything.arrayText(s, i, depth+1)
+	case c == '-' || (c >= '0' && c <= '9'):
+		end, ok := jsonscan.Number(s, i)
+		return end, ok && end-i <= 32
+	}
+	end, t := literalText(s, i)
+	return end, t != 0
 }

@@ -156,6 +156,9 @@ func (a *API) add(op *Operation) error {
 	if op.validator, err = newValidator(op.schema); err != nil {
 		return fmt.Errorf("compiling the input schema: %w", err)
 	}
+	if op.validator.fast != nil {
+		op.validator.fast.markParams(op.params)
+	}
 	if err := a.routes.add(op); err != nil {
 		return err
 	}

@@ -349,9 +349,9 @@ func builtinCodes() []Code {
 			Code: "invalid_json", Status: 400, Title: "Invalid JSON",
 			Category: remedy.CategoryValidation, Retryable: true,
 			Hint:  "Send the arguments again as one well-formed JSON object.",
-			Cause: "The request body is not well-formed JSON, or not the JSON object the operation takes.",
-			Repair: "1. Read the issue: its message says where the body stopped being valid JSON.\n" +
-				"2. Encode the arguments as one JSON object with a JSON encoder, not by hand: double-quoted strings, no trailing commas, no comments, UTF-8.\n" +
+			Cause: "The request body is not well-formed JSON, not the JSON object the operation takes, or an object naming one member twice.",
+			Repair: "1. Read the issue: its message says where the body stopped being valid JSON; an issue with code duplicate_member points at the member named twice.\n" +
+				"2. Encode the arguments as one JSON object with a JSON encoder, not by hand: double-quoted strings, no trailing commas, no comments, UTF-8, each member once.\n" +
 				"3. Send the call again.",
 			Related: []string{"invalid_body", "unsupported_media_type"},
 		},

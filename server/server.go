@@ -108,8 +108,8 @@ func (a *API) pipeline() handler {
 		route,        // 404 not_found / 405 method_not_allowed
 		authenticate, // 401 unauthorized / 403 forbidden
 		rateLimit,    // 429 rate_limited
-		readBody,     // 415, 413, 400 invalid_json
-		validate,     // 400 invalid_parameter / 422 invalid_body
+		readBody,     // 415 unsupported_media_type / 413 payload_too_large
+		validate,     // 400 invalid_json / 400 invalid_parameter / 422 invalid_body
 	}
 	h := invoke
 	for i := len(stages) - 1; i >= 0; i-- {

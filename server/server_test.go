@@ -587,6 +587,52 @@ func TestValidationOverHTTP(t *testing.T) {
 	})
 }
 
+// A body and parameters together: what passes is bound whole, whichever way it was checked,
+// and what does not is reported as the full validator sees it.
+func TestBodyWithParameters(t *testing.T) {
+	t.Parallel()
+	type EditNote struct {
+		ID      string   `path:"id" schema:"pattern=^n_"`
+		Version int      `query:"version" schema:"minimum=1"`
+		Text    string   `json:"text" schema:"maxLength=20"`
+		Tags    []string `json:"tags,omitempty" schema:"uniqueItems"`
+	}
+	api := server.New()
+	require.NoError(t, server.Put(api, "/v1/notes/{id}", func(ctx context.Context, in EditNote) (EditNote, error) {
+		return in, nil
+	}, server.OperationID("edit_note")))
+	srv := httptest.NewServer(api)
+	t.Cleanup(srv.Close)
+
+	status, _, body := do(t, "PUT", srv.URL+"/v1/notes/n_7?version=3", "application/json", `{"text":"caf\u00e9","tags":["a","b"]}`)
+	require.Equal(t, 200, status, "%s", body)
+	var got EditNote
+	require.NoError(t, json.Unmarshal(body, &got))
+	assert.Equal(t, EditNote{ID: "n_7", Version: 3, Text: "café", Tags: []string{"a", "b"}}, got)
+
+	for _, c := range []struct {
+		name, target, body string
+		status             int
+		code, path, issue  string
+	}{
+		{"a parameter in the body", "/v1/notes/n_7?version=3", `{"text":"x","version":4}`, 400, "invalid_parameter", "/version", "parameter_in_body"},
+		{"a required parameter missing", "/v1/notes/n_7", `{"text":"x"}`, 400, "invalid_parameter", "/version", "required"},
+		{"a bad parameter", "/v1/notes/x_7?version=3", `{"text":"x"}`, 400, "invalid_parameter", "/id", "pattern"},
+		{"a bad body member", "/v1/notes/n_7?version=3", `{"text":"x","tags":["a","a"]}`, 422, "invalid_body", "/tags", "unique_items"},
+		{"a member named twice", "/v1/notes/n_7?version=3", `{"text":"x","text":"this one is far too long"}`, 400, "invalid_json", "/text", "duplicate_member"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			status, h, body := do(t, "PUT", srv.URL+c.target, "application/json", c.body)
+			env := envelope(t, status, h, body)
+			assert.Equal(t, c.status, status, "%s", body)
+			assert.Equal(t, c.code, env.Code)
+			require.NotEmpty(t, env.Issues, "%s", body)
+			assert.Equal(t, c.path, env.Issues[0].Path)
+			assert.Equal(t, c.issue, env.Issues[0].Code)
+		})
+	}
+}
+
 // A handler may answer with its own envelope, sent as it is.
 func TestHandlerEnvelope(t *testing.T) {
 	t.Parallel()

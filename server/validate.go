@@ -18,6 +18,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/internal/jsonscan"
 )
 
 // inputSchemaURL names the one resource a validator compiles. It is never fetched, and no other
@@ -436,7 +437,7 @@ func (c *issueCollector) sanitize(v any, tokens []string) (any, bool) {
 
 // validNumber reports whether s is a JSON number small enough to validate.
 func validNumber(s string) bool {
-	if len(s) == 0 || len(s) > validNumberMaxLen || !jsonNumberSyntax(s) {
+	if len(s) == 0 || len(s) > validNumberMaxLen || !jsonscan.IsNumber(s) {
 		return false
 	}
 	if i := strings.IndexAny(s, "eE"); i >= 0 {
@@ -450,42 +451,6 @@ func validNumber(s string) bool {
 		}
 	}
 	return true
-}
-
-// jsonNumberSyntax reports whether s is a number in JSON's grammar.
-func jsonNumberSyntax(s string) bool {
-	i := 0
-	digits := func() int {
-		start := i
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		return i - start
-	}
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	if i < len(s) && s[i] == '0' {
-		i++
-	} else if digits() == 0 {
-		return false
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		if digits() == 0 {
-			return false
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		if digits() == 0 {
-			return false
-		}
-	}
-	return i == len(s)
 }
 
 // badNumbers reports the numbers sanitize set aside, in place of whatever the validator said
@@ -581,7 +546,7 @@ func issueReceived(v any) json.RawMessage {
 	case bool:
 		return json.RawMessage(strconv.FormatBool(x))
 	case json.Number:
-		if len(x) <= issueMaxReceived && jsonNumberSyntax(string(x)) {
+		if len(x) <= issueMaxReceived && jsonscan.IsNumber(string(x)) {
 			return json.RawMessage(x)
 		}
 		return nil
@@ -951,7 +916,7 @@ func issueCoerce(val any, want string) (json.RawMessage, bool) {
 	case "integer", "number":
 		if s, ok := val.(string); ok {
 			s = strings.TrimSpace(s)
-			if jsonNumberSyntax(s) {
+			if jsonscan.IsNumber(s) {
 				return json.RawMessage(s), true
 			}
 		}
