@@ -368,6 +368,7 @@ func invoke(x *exchange) error {
 		return err
 	}
 	if x.op.Status == http.StatusNoContent {
+		x.record(http.StatusNoContent, nil)
 		x.wrote = true
 		x.w.WriteHeader(http.StatusNoContent)
 		return nil

@@ -232,4 +232,3 @@ func repeatedMember(s string) (ptr string, off int, found bool) {
 	walk(0)
 	return ptr, off, found
 }
-

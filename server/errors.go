@@ -26,7 +26,9 @@ const (
 	CodeConfirmationInvalid    = "confirmation_invalid"
 	CodePaymentRequired        = "payment_required"
 	CodeIdempotencyKeyRequired = "idempotency_key_required"
+	CodeIdempotencyKeyInvalid  = "idempotency_key_invalid"
 	CodeIdempotencyKeyReused   = "idempotency_key_reused"
+	CodeIdempotencyInFlight    = "idempotency_in_flight"
 	CodeRateLimited            = "rate_limited"
 	CodeInternalError          = "internal_error"
 	CodeUnavailable            = "unavailable"
@@ -38,7 +40,7 @@ func isPipelineCode(code string) bool {
 	switch code {
 	case CodeInvalidParameter, CodeInvalidJSON, CodeInvalidBody, CodeUnsupportedMediaType,
 		CodePayloadTooLarge, CodeUnauthorized, CodeForbidden, CodeNotFound, CodeMethodNotAllowed,
-		CodeRateLimited, CodeInternalError:
+		CodeRateLimited, CodeInternalError, CodeUnavailable:
 		return true
 	}
 	return false
@@ -64,6 +66,8 @@ type Problem struct {
 	RequiredStatus    string
 	// Header holds response headers to send with the failure (Allow, WWW-Authenticate, ...).
 	Header map[string]string
+
+	confirmationToken string // set by the confirmation gate only
 }
 
 // Error returns a Problem for a registered code.
@@ -108,6 +112,7 @@ func (p *Problem) envelope(c Code) *remedy.Envelope {
 	env.NextOperationArgs = p.NextOperationArgs
 	env.CurrentStatus = p.CurrentStatus
 	env.RequiredStatus = p.RequiredStatus
+	env.ConfirmationToken = p.confirmationToken
 	return env
 }
 

@@ -24,8 +24,10 @@ type exchange struct {
 	op        *Operation
 	pathVals  []string // the path parameters' raw values, in op.route's order
 	principal Principal
-	body      []byte // the body as sent (nil when there is none)
-	input     any    // the validated input, a pointer to the operation's In
+	body      []byte          // the body as sent (nil when there is none)
+	input     any             // the validated input, a pointer to the operation's In
+	fp        []byte          // the payload's fingerprint, once computed
+	capture   *StoredResponse // where a success is recorded, for idempotency
 	traceID   string
 	wrote     bool
 }
@@ -86,7 +88,7 @@ func (x *exchange) envelope(err error) (*remedy.Envelope, map[string]string) {
 			x.logInternal(err, "error code not in the registry: "+p.Code)
 			return x.internal(), nil
 		}
-		if x.op != nil && len(x.op.codes) > 0 && !x.op.emits(p.Code) && !isPipelineCode(p.Code) {
+		if x.op != nil && x.op.declared && !x.op.emits(p.Code) && !isPipelineCode(p.Code) {
 			x.api.logger.LogAttrs(x.ctx, slog.LevelWarn, "remedy: operation emitted an undeclared code",
 				slog.String("operation", x.op.ID), slog.String("code", p.Code))
 		}
@@ -168,6 +170,7 @@ func (x *exchange) writeJSON(status int, v any) error {
 	}
 	h := x.w.Header()
 	h.Set("Content-Type", "application/json")
+	x.record(status, body)
 	x.wrote = true
 	x.w.WriteHeader(status)
 	x.w.Write(body)

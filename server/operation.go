@@ -20,12 +20,17 @@ type Operation struct {
 	Path    string // the path template, with {name} for each path parameter
 	Summary string
 	Status  int // the success status (default 200)
+	// Confirm: the operation runs only on a second, confirmed request (see the Confirm option).
+	Confirm bool
+	// Idempotency: whether the operation replays a retried request's result (see Idempotent).
+	Idempotency IdempotencyMode
 
 	in, out   reflect.Type
 	schema    *jsonschema.Schema
 	params    []param
 	validator *validator
-	codes     []string // the codes the handler may emit, beyond the pipeline's own
+	codes     []string // the codes the operation may emit, beyond the pipeline's own
+	declared  bool     // Errors listed the handler's codes
 	route     []segment
 	call      func(ctx context.Context, in any) (any, error)
 }
@@ -52,7 +57,45 @@ func Summary(s string) OpOption { return func(o *Operation) { o.Summary = s } }
 // Errors declares the codes the handler may emit, beyond those of the pipeline (validation,
 // authentication, rate limiting, internal errors). Each must be in the registry.
 func Errors(codes ...string) OpOption {
-	return func(o *Operation) { o.codes = append(o.codes, codes...) }
+	return func(o *Operation) { o.codes, o.declared = append(o.codes, codes...), true }
+}
+
+// IdempotencyMode says how an operation treats the Idempotency-Key header.
+type IdempotencyMode int
+
+const (
+	// IdempotencyOff: the header is ignored, every request executes.
+	IdempotencyOff IdempotencyMode = iota
+	// IdempotencyOptional: a request with a key executes once per key; one without executes.
+	IdempotencyOptional
+	// IdempotencyRequired: a request without a key is refused (400 idempotency_key_required).
+	IdempotencyRequired
+)
+
+// Confirm makes the operation a two-step handshake, for what is destructive, costly or
+// irreversible: a request without a token is answered 409 confirmation_required with a
+// single-use token bound to the caller, the operation and the payload as sent (method, path,
+// query and the body in canonical JSON); the identical request with the token in
+// X-Confirmation-Token executes. A token that is unknown, expired, spent or bound to anything
+// else is refused with 409 confirmation_invalid, and spent.
+func Confirm() OpOption {
+	return func(o *Operation) { o.Confirm = true }
+}
+
+// Idempotent makes a request carrying an Idempotency-Key execute once: its retries with the
+// same key and payload get the stored success (status, body and the headers that describe
+// it) with Idempotency-Replayed: true, and duplicates arriving while it runs wait for it. The
+// key is scoped by principal and operation; the same key with another payload is refused
+// with 422 idempotency_key_reused. Failures are never stored: a retry after one executes
+// again. Requests without a key execute as usual; see RequireIdempotencyKey.
+func Idempotent() OpOption {
+	return func(o *Operation) { o.Idempotency = max(o.Idempotency, IdempotencyOptional) }
+}
+
+// RequireIdempotencyKey is Idempotent, and refuses a request without a key with 400
+// idempotency_key_required.
+func RequireIdempotencyKey() OpOption {
+	return func(o *Operation) { o.Idempotency = IdempotencyRequired }
 }
 
 // SuccessStatus sets the status of a success (default 200; 201 for a creation, 202, 204).
@@ -91,6 +134,16 @@ func Delete[In, Out any](a *API, path string, h Handler[In, Out], opts ...OpOpti
 	return register(a, http.MethodDelete, path, h, opts)
 }
 
+// appendNew appends the codes list does not hold yet.
+func appendNew(list []string, codes ...string) []string {
+	for _, c := range codes {
+		if !slices.Contains(list, c) {
+			list = append(list, c)
+		}
+	}
+	return list
+}
+
 var validID = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]*$`)
 
 func register[In, Out any](a *API, method, path string, h Handler[In, Out], opts []OpOption) error {
@@ -123,6 +176,15 @@ func (a *API) add(op *Operation) error {
 	op.route = route
 	if op.ID == "" {
 		op.ID = defaultID(op.Method, route)
+	}
+	if op.Confirm {
+		op.codes = appendNew(op.codes, CodeConfirmationRequired, CodeConfirmationInvalid)
+	}
+	if op.Idempotency != IdempotencyOff {
+		op.codes = appendNew(op.codes, CodeIdempotencyKeyInvalid, CodeIdempotencyKeyReused, CodeIdempotencyInFlight)
+	}
+	if op.Idempotency == IdempotencyRequired {
+		op.codes = appendNew(op.codes, CodeIdempotencyKeyRequired)
 	}
 	if !validID.MatchString(op.ID) {
 		return fmt.Errorf("operation id %q: want a letter, then letters, digits, '_', '.' or '-'", op.ID)

@@ -308,8 +308,8 @@ func (r *Registry) SetDocsBase(url string) {
 //
 //   - invalid_parameter, invalid_json, invalid_body, invalid_input: retryable, always sent
 //     with issues, so the client rewrites the named fields and sends again.
-//   - unsupported_media_type, payload_too_large, method_not_allowed, idempotency_key_required:
-//     not retryable. The fix is in the client's transport or in splitting the work, which no
+//   - unsupported_media_type, payload_too_large, method_not_allowed, idempotency_key_required,
+//     idempotency_key_invalid: not retryable. The fix is in the client's transport or in splitting the work, which no
 //     rewrite of the arguments can make, so the client stops and reports.
 //   - unauthorized, forbidden, payment_required: not retryable; a person must act.
 //   - not_found: not retryable. The fix is another identifier, and a rewriter that guessed one
@@ -494,6 +494,16 @@ func builtinCodes() []Code {
 				"2. Send it in the Idempotency-Key header (or the idempotencyKey argument over MCP).\n" +
 				"3. Reuse that key for every retry of the same payload, and mint a new one when the payload changes. The reference client does this for every call not declared idempotent.",
 			Related: []string{"idempotency_in_flight", "idempotency_key_reused"},
+		},
+		{
+			Code: "idempotency_key_invalid", Status: 400, Title: "Idempotency key invalid",
+			Category: remedy.CategoryValidation, Retryable: false,
+			Hint:  "Send the call again with an Idempotency-Key of 1 to 255 printable ASCII characters, bare or as a quoted string.",
+			Cause: "The Idempotency-Key header is empty, longer than 255 characters, holds characters outside printable ASCII, is sent more than once, or is a malformed quoted string; nothing was done.",
+			Repair: "1. Mint a key of printable ASCII, such as a UUID or 26 base32 characters.\n" +
+				"2. Send it once, in one Idempotency-Key header: bare, or as an RFC 8941 string in double quotes.\n" +
+				"3. Send the call again with it, and reuse it for every retry of the same payload.",
+			Related: []string{"idempotency_key_required", "idempotency_key_reused"},
 		},
 		{
 			Code: "idempotency_key_reused", Status: 422, Title: "Idempotency key reused",

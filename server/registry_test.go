@@ -44,6 +44,7 @@ var registryBuiltins = []struct {
 	{"confirmation_invalid", 409, remedy.CategoryState, false, nil, remedy.ActStop, remedy.ErrConfirmationRejected},
 	{"payment_required", 402, remedy.CategoryAuth, false, nil, remedy.ActStop, remedy.ErrNotRetryable},
 	{"idempotency_key_required", 400, remedy.CategoryValidation, false, nil, remedy.ActStop, remedy.ErrNotRetryable},
+	{"idempotency_key_invalid", 400, remedy.CategoryValidation, false, nil, remedy.ActStop, remedy.ErrNotRetryable},
 	{"idempotency_key_reused", 422, remedy.CategoryState, false, nil, remedy.ActStop, remedy.ErrIdempotencyKeyReused},
 	{"idempotency_in_flight", 409, remedy.CategoryState, true, regWithWait(time.Second), remedy.ActRetry, nil},
 	{"rate_limited", 429, remedy.CategoryRateLimit, true, regWithWait(2 * time.Second), remedy.ActRetry, nil},

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -16,6 +17,9 @@ type API struct {
 	limiter *rateLimiter
 	maxBody int64
 	logger  *slog.Logger
+	now     func() time.Time
+	confirm ConfirmConfig
+	idem    IdempotencyConfig
 
 	ops    []*Operation
 	routes router
@@ -33,11 +37,85 @@ const DefaultMaxBody = 1 << 20
 // New returns an API with no operations. Without options it authenticates nobody (every
 // caller is the anonymous principal), limits no rates, and reads bodies up to DefaultMaxBody.
 func New(opts ...Option) *API {
-	a := &API{reg: NewRegistry(), maxBody: DefaultMaxBody, logger: slog.Default()}
+	a := &API{reg: NewRegistry(), maxBody: DefaultMaxBody, logger: slog.Default(), now: time.Now}
 	for _, o := range opts {
 		o(a)
 	}
 	return a
+}
+
+// ConfirmConfig configures the gate of the operations registered with Confirm.
+type ConfirmConfig struct {
+	// Store keeps the challenges (default: one MemoryStore the API shares with idempotency).
+	// Instances of one API behind a load balancer must share it.
+	Store ConfirmStore
+	// TTL is how long a challenge's token stays valid (default DefaultConfirmTTL).
+	TTL time.Duration
+}
+
+// IdempotencyConfig configures the operations registered with Idempotent or
+// RequireIdempotencyKey.
+type IdempotencyConfig struct {
+	// Store keeps the claims and results (default: one MemoryStore the API shares with
+	// confirmation). Instances of one API behind a load balancer must share it.
+	Store IdempotencyStore
+	// Retention is how long a completed result is replayed (default DefaultRetention).
+	Retention time.Duration
+	// Lease is how long a claim holds a key while its request runs (default DefaultLease). A
+	// request still running when it runs out may be executed again by a retry; set it above
+	// the longest time a handler takes.
+	Lease time.Duration
+	// Wait is how long a duplicate of a request in flight waits for its result before it is
+	// answered 409 idempotency_in_flight (default DefaultInFlightWait; negative: no wait).
+	Wait time.Duration
+}
+
+// Defaults of ConfirmConfig and IdempotencyConfig.
+const (
+	DefaultConfirmTTL   = 5 * time.Minute
+	DefaultRetention    = 24 * time.Hour
+	DefaultLease        = time.Minute
+	DefaultInFlightWait = 5 * time.Second
+)
+
+// WithConfirmation configures the confirmation gate; zero fields keep their defaults.
+func WithConfirmation(c ConfirmConfig) Option { return func(a *API) { a.confirm = c } }
+
+// WithIdempotency configures idempotency; zero fields keep their defaults.
+func WithIdempotency(c IdempotencyConfig) Option { return func(a *API) { a.idem = c } }
+
+// WithClock sets the clock the API reads (default time.Now): the rate limiter's, and the
+// default MemoryStore's, from which tokens and results expire. For tests.
+func WithClock(now func() time.Time) Option {
+	return func(a *API) {
+		if now != nil {
+			a.now = now
+		}
+	}
+}
+
+// setup completes the configuration before the first request: defaults, and the one
+// MemoryStore that stands in for every store not given.
+func (a *API) setup() {
+	var mem *MemoryStore
+	memory := func() *MemoryStore {
+		if mem == nil {
+			mem = NewMemoryStore(MemoryOptions{Now: a.now})
+		}
+		return mem
+	}
+	if a.confirm.Store == nil {
+		a.confirm.Store = memory()
+	}
+	if a.idem.Store == nil {
+		a.idem.Store = memory()
+	}
+	a.confirm.TTL = cmp.Or(max(a.confirm.TTL, 0), DefaultConfirmTTL)
+	a.idem.Retention = cmp.Or(max(a.idem.Retention, 0), DefaultRetention)
+	a.idem.Lease = cmp.Or(max(a.idem.Lease, 0), DefaultLease)
+	if a.idem.Wait == 0 {
+		a.idem.Wait = DefaultInFlightWait
+	}
 }
 
 // WithRegistry sets the registry the API's errors come from (default: NewRegistry(), the
@@ -60,7 +138,7 @@ func WithRateLimit(perSecond float64, burst int) Option {
 	return func(a *API) {
 		a.limiter = nil
 		if perSecond > 0 && burst >= 1 {
-			a.limiter = newRateLimiter(perSecond, burst, time.Now)
+			a.limiter = newRateLimiter(perSecond, burst, func() time.Time { return a.now() })
 		}
 	}
 }
@@ -93,7 +171,10 @@ func (a *API) Operations() []*Operation { return append([]*Operation(nil), a.ops
 
 // ServeHTTP routes the request to its operation and runs it through the pipeline.
 func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	a.once.Do(func() { a.run = a.pipeline() })
+	a.once.Do(func() {
+		a.setup()
+		a.run = a.pipeline()
+	})
 	x := &exchange{api: a, w: w, r: r}
 	x.run()
 }
@@ -101,14 +182,18 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // pipeline is the order every request goes through, outermost first. Each stage sees only
 // what passed the stages before it: an unauthenticated caller is refused before anything
 // about the operation is revealed, a rate-limited one before its body is read, and the
-// handler runs only on input its schema accepts. The idempotency and confirmation stages
-// slot in between reading the body and validating it.
+// handler runs only on input its schema accepts. A completed idempotent request is replayed
+// before anything else is asked of it (a network retry of a confirmed call gets its result,
+// not a second challenge), and what is confirmed is the proposal as sent, before validation
+// defaults anything.
 func (a *API) pipeline() handler {
 	stages := []stage{
 		route,        // 404 not_found / 405 method_not_allowed
 		authenticate, // 401 unauthorized / 403 forbidden
 		rateLimit,    // 429 rate_limited
 		readBody,     // 415 unsupported_media_type / 413 payload_too_large
+		idempotency,  // replay; 400 idempotency_key_required/_invalid, 422 _reused, 409 idempotency_in_flight
+		confirm,      // 409 confirmation_required / confirmation_invalid
 		validate,     // 400 invalid_json / 400 invalid_parameter / 422 invalid_body
 	}
 	h := invoke

@@ -1,0 +1,68 @@
+package server
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"strconv"
+
+	"github.com/remedy-go/remedy"
+)
+
+// confirm is the gate of an operation registered with Confirm: a request without a token gets
+// a challenge, one with a valid token goes on. The token is spent by its first use, whatever
+// the outcome.
+func confirm(next handler) handler {
+	return func(x *exchange) error {
+		if !x.op.Confirm {
+			return next(x)
+		}
+		cfg := &x.api.confirm
+		binding := x.binding()
+		token := x.r.Header.Get(remedy.HeaderConfirmationToken)
+		if token == "" {
+			token = newToken()
+			if err := cfg.Store.PutChallenge(x.ctx, challengeID(token), binding, cfg.TTL); err != nil {
+				return x.storeFailure("storing a confirmation challenge", err)
+			}
+			what := x.op.ID
+			if x.op.Summary != "" {
+				what += " (" + x.op.Summary + ")"
+			}
+			p := Error(CodeConfirmationRequired, what+" needs confirmation: if approved, send the identical call again with the token in X-Confirmation-Token, within "+cfg.TTL.String())
+			p.confirmationToken = token
+			return p
+		}
+		invalid := Error(CodeConfirmationInvalid, "the confirmation token is unknown, expired, already used, or was issued for another caller, operation or payload; send the call without it for a new challenge")
+		if len(token) > 256 {
+			return invalid
+		}
+		got, ok, err := cfg.Store.TakeChallenge(x.ctx, challengeID(token))
+		switch {
+		case err != nil:
+			return x.storeFailure("taking a confirmation challenge", err)
+		case !ok || subtle.ConstantTimeCompare(got, binding) != 1:
+			return invalid
+		}
+		return next(x)
+	}
+}
+
+// challengeID is the store key of a token: its hash, so that the store holds no usable token.
+func challengeID(token string) string {
+	h := sha256.Sum256([]byte(token))
+	return "confirm:" + base64.RawURLEncoding.EncodeToString(h[:])
+}
+
+// binding is what a confirmation token is bound to: the principal, the operation and the
+// payload's fingerprint.
+func (x *exchange) binding() []byte {
+	h := sha256.New()
+	for _, part := range []string{string(x.principal), x.op.ID} {
+		h.Write([]byte(strconv.Itoa(len(part))))
+		h.Write([]byte{':'})
+		h.Write([]byte(part))
+	}
+	h.Write(x.fingerprint())
+	return h.Sum(nil)
+}

@@ -1,0 +1,286 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/internal/canon"
+)
+
+// idempotency makes an operation registered with Idempotent execute once per key: the first
+// request with a key claims it, runs the rest of the pipeline and stores its success; a retry
+// gets that success replayed; a duplicate arriving meanwhile waits for it. Failures release
+// the key, so that a retry really retries.
+func idempotency(next handler) handler {
+	return func(x *exchange) error {
+		if x.op.Idempotency == IdempotencyOff {
+			return next(x)
+		}
+		key, present, err := idempotencyKey(x.r.Header.Values(remedy.HeaderIdempotencyKey))
+		switch {
+		case err != nil:
+			return err
+		case !present && x.op.Idempotency == IdempotencyRequired:
+			return Error(CodeIdempotencyKeyRequired, x.op.ID+" requires an Idempotency-Key header: mint one unique value per logical call and reuse it for its retries")
+		case !present:
+			return next(x)
+		}
+		return x.once(x.scoped(key), next)
+	}
+}
+
+// once runs the rest of the pipeline under the claim of storeKey, or answers from the request
+// that holds it.
+func (x *exchange) once(storeKey string, next handler) error {
+	cfg := &x.api.idem
+	fp := x.fingerprint()
+	owner := newToken()
+	var deadline time.Time
+	if cfg.Wait > 0 {
+		deadline = time.Now().Add(cfg.Wait)
+	}
+	pause := 5 * time.Millisecond
+	for {
+		rec, claimed, err := cfg.Store.Claim(x.ctx, storeKey, fp, owner, cfg.Lease)
+		switch {
+		case err != nil:
+			return x.storeFailure("claiming an idempotency key", err)
+		case claimed:
+			return x.execute(storeKey, owner, next)
+		case subtle.ConstantTimeCompare(rec.Fingerprint, fp) != 1:
+			return Error(CodeIdempotencyKeyReused, "this Idempotency-Key was used for "+x.op.ID+" with another payload; mint a new key for a new payload")
+		case rec.Completed:
+			x.replay(rec.Result)
+			return nil
+		}
+		// In flight: wait for it, within the bound, and look again.
+		if deadline.IsZero() || time.Until(deadline) < pause {
+			p := Error(CodeIdempotencyInFlight, "a request with this Idempotency-Key is still running; send the identical call again after the wait to get its result")
+			p.RetryAfter = time.Second
+			return p
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-x.ctx.Done():
+			t.Stop()
+			return x.ctx.Err()
+		case <-t.C:
+		}
+		pause = min(pause*2, 200*time.Millisecond)
+	}
+}
+
+// execute runs the rest of the pipeline under the claim: a success is stored, anything else
+// (a failure, a panic) releases the key.
+func (x *exchange) execute(storeKey, owner string, next handler) (err error) {
+	cfg := &x.api.idem
+	x.capture = &StoredResponse{}
+	stored := false
+	defer func() {
+		if stored {
+			return
+		}
+		// The request may be gone; the key must be released all the same.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(x.ctx), 5*time.Second)
+		defer cancel()
+		if rerr := cfg.Store.Release(ctx, storeKey, owner); rerr != nil && !errors.Is(rerr, ErrNotOwner) {
+			x.logStore("releasing an idempotency key", rerr)
+		}
+	}()
+	if err := next(x); err != nil {
+		return err
+	}
+	res := *x.capture
+	if res.Status < 200 || res.Status > 299 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(x.ctx), 5*time.Second)
+	defer cancel()
+	switch cerr := cfg.Store.Complete(ctx, storeKey, owner, res, cfg.Retention); {
+	case cerr == nil:
+		stored = true
+	case errors.Is(cerr, ErrNotOwner):
+		// The lease ran out while the handler ran, and another request took the key.
+		stored = true
+		x.api.logger.LogAttrs(x.ctx, slog.LevelWarn, "remedy: an idempotent request outlived its lease; its result was not stored",
+			slog.String("operation", x.op.ID), slog.String("trace_id", x.trace()), slog.Duration("lease", cfg.Lease))
+	default:
+		x.logStore("storing an idempotent result", cerr)
+	}
+	return nil
+}
+
+// replayedHeaders are the headers stored with a result and replayed with it: those that
+// describe the response, not the connection or the moment.
+var replayedHeaders = []string{"Content-Type", "Content-Location", "Location", "Etag", "Last-Modified", "Link"}
+
+// record keeps what writeJSON sends, when the exchange is capturing it.
+func (x *exchange) record(status int, body []byte) {
+	if x.capture == nil {
+		return
+	}
+	h := make(http.Header, 1)
+	for _, k := range replayedHeaders {
+		if v := x.w.Header().Values(k); len(v) > 0 {
+			h[k] = v
+		}
+	}
+	*x.capture = StoredResponse{Status: status, Header: h, Body: body}
+}
+
+// replay sends a stored result.
+func (x *exchange) replay(res StoredResponse) {
+	h := x.w.Header()
+	for k, v := range res.Header {
+		h[k] = v
+	}
+	h.Set(remedy.HeaderReplayed, "true")
+	x.wrote = true
+	x.w.WriteHeader(res.Status)
+	x.w.Write(res.Body)
+}
+
+// scoped is the store key of an idempotency key: hashed with the principal and the operation,
+// so that callers cannot reach each other's results and the store holds no caller's text.
+func (x *exchange) scoped(key string) string {
+	h := sha256.New()
+	for _, part := range []string{string(x.principal), x.op.ID, key} {
+		h.Write([]byte(strconv.Itoa(len(part))))
+		h.Write([]byte{':'})
+		h.Write([]byte(part))
+	}
+	return "idem:" + base64.RawURLEncoding.EncodeToString(h.Sum(nil))
+}
+
+// fingerprint identifies the payload as sent: method, path, query (its parameters in order of
+// name) and the body, in canonical JSON (RFC 8785) when it is JSON, so that key order and
+// whitespace do not matter and any changed value does, and byte for byte when it is not.
+func (x *exchange) fingerprint() []byte {
+	if x.fp != nil {
+		return x.fp
+	}
+	query := x.r.URL.RawQuery
+	if q, err := url.ParseQuery(query); err == nil {
+		query = q.Encode()
+	}
+	var body [sha256.Size]byte
+	if len(x.body) > 0 {
+		var err error
+		if body, err = canon.Fingerprint(x.body); err != nil {
+			body = sha256.Sum256(append([]byte("raw\x00"), x.body...))
+		}
+	}
+	h := sha256.New()
+	for _, part := range []string{x.r.Method, x.r.URL.EscapedPath(), query} {
+		h.Write([]byte(strconv.Itoa(len(part))))
+		h.Write([]byte{':'})
+		h.Write([]byte(part))
+	}
+	h.Write(body[:])
+	x.fp = h.Sum(nil)
+	return x.fp
+}
+
+// idempotencyKey reads the Idempotency-Key header: one value, bare or an RFC 8941 string, of
+// 1 to 255 printable ASCII characters. present is false when there is none.
+func idempotencyKey(values []string) (key string, present bool, err error) {
+	if len(values) == 0 {
+		return "", false, nil
+	}
+	invalid := func(why string) (string, bool, error) {
+		return "", true, Error(CodeIdempotencyKeyInvalid, "the Idempotency-Key header "+why)
+	}
+	if len(values) > 1 {
+		return invalid("is sent more than once")
+	}
+	v := trimOWS(values[0])
+	if len(v) > 0 && v[0] == '"' {
+		s, ok := sfString(v)
+		if !ok {
+			return invalid("is not a valid quoted string (RFC 8941)")
+		}
+		v = s
+	} else {
+		for i := 0; i < len(v); i++ {
+			if v[i] <= ' ' || v[i] > '~' {
+				return invalid("holds a character outside printable ASCII (quote a key with spaces)")
+			}
+		}
+	}
+	switch {
+	case v == "":
+		return invalid("is empty")
+	case len(v) > 255:
+		return invalid("is longer than 255 characters")
+	}
+	return v, true, nil
+}
+
+func trimOWS(s string) string {
+	for len(s) > 0 && (s[0] == ' ' || s[0] == '\t') {
+		s = s[1:]
+	}
+	for len(s) > 0 && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t') {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+// sfString decodes an RFC 8941 string: printable ASCII in double quotes, with \" and \\ the
+// only escapes.
+func sfString(s string) (string, bool) {
+	if len(s) < 2 || s[0] != '"' || s[len(s)-1] != '"' {
+		return "", false
+	}
+	b := make([]byte, 0, len(s)-2)
+	for i := 1; i < len(s)-1; i++ {
+		c := s[i]
+		switch {
+		case c == '\\':
+			i++
+			if i >= len(s)-1 || (s[i] != '"' && s[i] != '\\') {
+				return "", false
+			}
+			b = append(b, s[i])
+		case c == '"' || c < ' ' || c > '~':
+			return "", false
+		default:
+			b = append(b, c)
+		}
+	}
+	return string(b), true
+}
+
+// newToken is 128 random bits, in base64url.
+func newToken() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// storeFailure answers a store that could not be reached: 503 unavailable, retryable, and
+// the cause logged, never sent.
+func (x *exchange) storeFailure(what string, err error) error {
+	if ctxErr := x.ctx.Err(); ctxErr != nil {
+		return ctxErr
+	}
+	x.logStore(what, err)
+	p := Error(CodeUnavailable, "the service cannot guarantee this operation runs once right now; nothing was done")
+	p.RetryAfter = time.Second
+	return p
+}
+
+func (x *exchange) logStore(what string, err error) {
+	x.api.logger.LogAttrs(x.ctx, slog.LevelError, "remedy: "+what, slog.String("error", err.Error()),
+		slog.String("operation", x.op.ID), slog.String("trace_id", x.trace()))
+}
