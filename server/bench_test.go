@@ -89,3 +89,17 @@ func BenchmarkPipeline(b *testing.B) {
 		b.ReportMetric(float64(pipe)/float64(base), "x-bare")
 	})
 }
+
+// BenchmarkIdempotent is an idempotent POST through the pipeline with the memory store: a
+// first execution (a new key each time: claim, run, store) and a replay (one key: claim finds
+// the result), beside the same operation without a key.
+func BenchmarkIdempotent(b *testing.B) {
+	api := server.New()
+	answer := map[string]string{"id": "ord_1", "status": "created"}
+	if err := server.Post(api, "/v1/orders", func(ctx context.Context, in benchOrder) (map[string]string, error) {
+		return answer, nil
+	}, server.OperationID("create_order"), server.Idempotent()); err != nil {
+		b.Fatal(err)
+	}
+	BenchIdempotent(b, api)
+}
