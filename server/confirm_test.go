@@ -14,42 +14,17 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/remedy-go/remedy/server"
+	"github.com/remedy-go/remedy/server/storetest"
 )
-
-// fakeClock is a clock tests move by hand.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{now: time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // byBearer authenticates "Bearer <name>" as the principal name; anything else is refused.
 var byBearer = server.AuthenticatorFunc(func(r *http.Request, op *server.Operation) (server.Principal, error) {
-	if name, ok := cutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && name != "" {
+	if name, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && name != "" {
 		return server.Principal(name), nil
 	}
 	return "", server.ErrUnauthenticated
 })
 
-func cutPrefix(s, prefix string) (string, bool) {
-	if len(s) < len(prefix) || s[:len(prefix)] != prefix {
-		return "", false
-	}
-	return s[len(prefix):], true
-}
 
 type DeleteAccount struct {
 	ID     string `path:"id" schema:"pattern=^acct_"`
@@ -124,7 +99,7 @@ func TestConfirmationHandshake(t *testing.T) {
 
 func TestConfirmationRefusals(t *testing.T) {
 	t.Parallel()
-	clock := newFakeClock()
+	clock := storetest.NewClock()
 	srv, runs := confirmAPI(t, server.WithClock(clock.Now))
 	send := func(path, body, principal, token string) string {
 		t.Helper()

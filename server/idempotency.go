@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"time"
 
@@ -142,7 +143,7 @@ func (x *exchange) record(status int, body []byte) {
 func (x *exchange) replay(res StoredResponse) {
 	h := x.w.Header()
 	for k, v := range res.Header {
-		h[k] = v
+		h[k] = slices.Clone(v) // the store's own; the response may add to it
 	}
 	h.Set(remedy.HeaderReplayed, "true")
 	x.wrote = true

@@ -20,6 +20,7 @@ import (
 
 	"github.com/remedy-go/remedy"
 	"github.com/remedy-go/remedy/server"
+	"github.com/remedy-go/remedy/server/storetest"
 )
 
 type Charge struct {
@@ -260,7 +261,7 @@ func TestIdempotencyInFlight(t *testing.T) {
 // result does not overwrite the retry's.
 func TestIdempotencyLeaseTakeover(t *testing.T) {
 	t.Parallel()
-	clock := newFakeClock()
+	clock := storetest.NewClock()
 	logs := &logSink{}
 	p := newPayments(t, server.Idempotent(), server.WithClock(clock.Now),
 		server.WithLogger(slog.New(slog.NewJSONHandler(logs, nil))),

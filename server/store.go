@@ -34,7 +34,8 @@ type ConfirmStore interface {
 type IdempotencyStore interface {
 	// Claim takes key for owner, with the payload's fingerprint, for lease, unless the key
 	// holds a record (in flight or completed): then it returns that record and claimed false.
-	// Of concurrent claims of one key, at most one gets claimed.
+	// Of concurrent claims of one key, at most one gets claimed. The record returned may share
+	// memory with the store's: callers read it and do not modify it.
 	Claim(ctx context.Context, key string, fingerprint []byte, owner string, lease time.Duration) (rec IdempotencyRecord, claimed bool, err error)
 	// Complete replaces owner's claim on key with the result, kept for ttl. It returns
 	// ErrNotOwner, and changes nothing, when the claim is no longer owner's (its lease ran out
@@ -51,7 +52,7 @@ var ErrNotOwner = errors.New("server: the idempotency claim is not this request'
 // IdempotencyRecord is what an IdempotencyStore holds under a key.
 type IdempotencyRecord struct {
 	Fingerprint []byte // of the payload that claimed the key
-	Owner       string // the claiming request, while in flight
+	Owner       string // the claiming request
 	Completed   bool   // Result holds the response; otherwise the request is in flight
 	Result      StoredResponse
 }

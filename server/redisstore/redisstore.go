@@ -1,0 +1,448 @@
+// Package redisstore keeps the confirmation challenges and idempotency records of a server.API
+// in Redis. Use it when several instances of one API serve the same callers, so that a
+// confirmation issued by one instance can be spent on another and a retried request is
+// replayed by whichever instance it reaches.
+package redisstore
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/remedy-go/remedy/server"
+)
+
+// Store keeps confirmation challenges and idempotency records in Redis, so that several
+// instances of one API share them. It implements server.ConfirmStore and
+// server.IdempotencyStore.
+//
+// Each method of the two interfaces is one round trip to Redis: a challenge is put with a SET
+// and taken with a GETDEL; a claim, a completion and a release are each one Lua script, run by
+// EVALSHA, which falls back to EVAL (a second round trip) the first time a Redis server meets
+// the script (Load avoids that). Every key carries a TTL, so nothing outlives its purpose, and
+// each operation touches a single key, so that no operation spans Redis Cluster slots.
+//
+// A challenge is a string key, Prefix+"c:"+id, holding the binding. An idempotency record is a
+// hash, Prefix+"i:"+key, with the fields "state" ("inflight" or "done"), "fp" (the
+// fingerprint), "owner" and, once done, "result" (the response, encoded by this package).
+//
+// Redis must keep these keys until they expire: with a maxmemory-policy that evicts them early
+// (allkeys-*, or volatile-* under memory pressure) an evicted claim lets a duplicate execute
+// and an evicted challenge refuses its confirmation; noeviction makes a full Redis fail
+// requests instead (503), which is the safe side.
+//
+// A Store is safe for concurrent use.
+type Store struct {
+	client    redis.UniversalClient
+	challenge string // key prefix of challenges
+	record    string // key prefix of idempotency records
+}
+
+// Options configure a Store.
+type Options struct {
+	// Prefix starts every key the Store writes (default "remedy:"). Give each API its own
+	// prefix when several share one Redis database, and one prefix to all instances of one API.
+	Prefix string
+}
+
+// DefaultPrefix is the key prefix of a Store unless Options say otherwise.
+const DefaultPrefix = "remedy:"
+
+var (
+	_ server.ConfirmStore     = (*Store)(nil)
+	_ server.IdempotencyStore = (*Store)(nil)
+)
+
+// New returns a Store that keeps its keys in client, which may be a single-node, failover or
+// cluster client. The Store does not close client.
+func New(client redis.UniversalClient, opts Options) *Store {
+	prefix := opts.Prefix
+	if prefix == "" {
+		prefix = DefaultPrefix
+	}
+	return &Store{client: client, challenge: prefix + "c:", record: prefix + "i:"}
+}
+
+// Load loads the Store's scripts into Redis (SCRIPT LOAD), so that the first Claim, Complete
+// and Release on that server need not fall back from EVALSHA to EVAL. It is optional: calling
+// it when an instance starts saves a round trip on each script's first run. A server that
+// restarts or flushes its scripts is handled by the fallback.
+func (s *Store) Load(ctx context.Context) error {
+	for _, script := range []*redis.Script{claimScript, completeScript, releaseScript} {
+		if err := script.Load(ctx, s.client).Err(); err != nil {
+			return fmt.Errorf("redisstore: load scripts: %w", err)
+		}
+	}
+	return nil
+}
+
+// PutChallenge implements server.ConfirmStore: one SET with PX.
+func (s *Store) PutChallenge(ctx context.Context, id string, binding []byte, ttl time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("redisstore: put challenge: %w", err)
+	}
+	if err := s.client.Do(ctx, "SET", s.challenge+id, binding, "PX", millis(ttl)).Err(); err != nil {
+		return fmt.Errorf("redisstore: put challenge: %w", err)
+	}
+	return nil
+}
+
+// TakeChallenge implements server.ConfirmStore: one GETDEL, so that of concurrent takes only
+// one finds the challenge.
+func (s *Store) TakeChallenge(ctx context.Context, id string) ([]byte, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, false, fmt.Errorf("redisstore: take challenge: %w", err)
+	}
+	binding, err := s.client.GetDel(ctx, s.challenge+id).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("redisstore: take challenge: %w", err)
+	}
+	return binding, true, nil
+}
+
+// The record's states, in its "state" field.
+const (
+	stateInFlight = "inflight"
+	stateDone     = "done"
+)
+
+// claimScript returns the record under KEYS[1] as HGETALL does, or, when there is none, stores
+// an in-flight record (fingerprint ARGV[1], owner ARGV[2]) for ARGV[3] ms and returns 1.
+var claimScript = redis.NewScript(`
+local rec = redis.call('HGETALL', KEYS[1])
+if #rec > 0 then
+	return rec
+end
+redis.call('HSET', KEYS[1], 'state', 'inflight', 'fp', ARGV[1], 'owner', ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1
+`)
+
+// completeScript replaces the in-flight record of owner ARGV[1] under KEYS[1] by the completed
+// one, with the result ARGV[2], for ARGV[3] ms, and returns 1. It returns 0, changing nothing,
+// when the record is not ARGV[1]'s in flight.
+var completeScript = redis.NewScript(`
+local rec = redis.call('HMGET', KEYS[1], 'state', 'owner')
+if rec[1] ~= 'inflight' or rec[2] ~= ARGV[1] then
+	return 0
+end
+redis.call('HSET', KEYS[1], 'state', 'done', 'result', ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1
+`)
+
+// releaseScript deletes the in-flight record of owner ARGV[1] under KEYS[1] and returns 1. It
+// returns 0, changing nothing, when the record is not ARGV[1]'s in flight.
+var releaseScript = redis.NewScript(`
+local rec = redis.call('HMGET', KEYS[1], 'state', 'owner')
+if rec[1] ~= 'inflight' or rec[2] ~= ARGV[1] then
+	return 0
+end
+redis.call('DEL', KEYS[1])
+return 1
+`)
+
+// Claim implements server.IdempotencyStore: one script, which returns the record under key or
+// claims it.
+func (s *Store) Claim(ctx context.Context, key string, fingerprint []byte, owner string, lease time.Duration) (server.IdempotencyRecord, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return server.IdempotencyRecord{}, false, fmt.Errorf("redisstore: claim: %w", err)
+	}
+	v, err := claimScript.Run(ctx, s.client, []string{s.record + key}, fingerprint, owner, millis(lease)).Result()
+	if err != nil {
+		return server.IdempotencyRecord{}, false, fmt.Errorf("redisstore: claim: %w", err)
+	}
+	switch v := v.(type) {
+	case int64:
+		if v != 1 {
+			return server.IdempotencyRecord{}, false, fmt.Errorf("redisstore: claim: the script returned %d", v)
+		}
+		return server.IdempotencyRecord{Fingerprint: bytes.Clone(fingerprint), Owner: owner}, true, nil
+	case []any:
+		rec, err := decodeRecord(v)
+		if err != nil {
+			return server.IdempotencyRecord{}, false, fmt.Errorf("redisstore: claim: the record under %q: %w", s.record+key, err)
+		}
+		return rec, false, nil
+	default:
+		return server.IdempotencyRecord{}, false, fmt.Errorf("redisstore: claim: the script returned a %T", v)
+	}
+}
+
+// Complete implements server.IdempotencyStore: one script, which replaces owner's in-flight
+// record with the completed one.
+func (s *Store) Complete(ctx context.Context, key, owner string, result server.StoredResponse, ttl time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("redisstore: complete: %w", err)
+	}
+	return s.owned(ctx, "complete", completeScript, key, owner, encodeResult(result), millis(ttl))
+}
+
+// Release implements server.IdempotencyStore: one script, which deletes owner's in-flight
+// record.
+func (s *Store) Release(ctx context.Context, key, owner string) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("redisstore: release: %w", err)
+	}
+	return s.owned(ctx, "release", releaseScript, key, owner)
+}
+
+// owned runs a script that acts on owner's in-flight record under key and returns 1 when it did,
+// 0 when the record was not owner's.
+func (s *Store) owned(ctx context.Context, op string, script *redis.Script, key, owner string, args ...any) error {
+	n, err := script.Run(ctx, s.client, []string{s.record + key}, append([]any{owner}, args...)...).Int64()
+	switch {
+	case err != nil:
+		return fmt.Errorf("redisstore: %s: %w", op, err)
+	case n == 0:
+		return server.ErrNotOwner
+	case n != 1:
+		return fmt.Errorf("redisstore: %s: the script returned %d", op, n)
+	}
+	return nil
+}
+
+// millis is d in whole milliseconds, rounded up, at least 1: PX and PEXPIRE refuse 0.
+func millis(d time.Duration) int64 {
+	if d < time.Millisecond {
+		return 1
+	}
+	return int64((d + time.Millisecond - 1) / time.Millisecond)
+}
+
+// decodeRecord decodes a record from the reply of HGETALL: field, value, field, value...
+func decodeRecord(reply []any) (server.IdempotencyRecord, error) {
+	if len(reply)%2 != 0 {
+		return server.IdempotencyRecord{}, fmt.Errorf("%d elements, not field-value pairs", len(reply))
+	}
+	fields := make(map[string]string, len(reply)/2)
+	for i := 0; i < len(reply); i += 2 {
+		name, ok1 := reply[i].(string)
+		value, ok2 := reply[i+1].(string)
+		if !ok1 || !ok2 {
+			return server.IdempotencyRecord{}, fmt.Errorf("element %d or %d is a %T, %T, not a string", i, i+1, reply[i], reply[i+1])
+		}
+		fields[name] = value
+	}
+	fp, hasFP := fields["fp"]
+	owner, hasOwner := fields["owner"]
+	if !hasFP || !hasOwner {
+		return server.IdempotencyRecord{}, errors.New(`malformed: no "fp" or no "owner" field`)
+	}
+	rec := server.IdempotencyRecord{Fingerprint: []byte(fp), Owner: owner}
+	switch state := fields["state"]; state {
+	case stateInFlight:
+	case stateDone:
+		encoded, ok := fields["result"]
+		if !ok {
+			return server.IdempotencyRecord{}, errors.New(`malformed: done without a "result" field`)
+		}
+		result, err := decodeResult([]byte(encoded))
+		if err != nil {
+			return server.IdempotencyRecord{}, fmt.Errorf("malformed result: %w", err)
+		}
+		rec.Completed, rec.Result = true, result
+	default:
+		return server.IdempotencyRecord{}, fmt.Errorf("malformed: state %q", state)
+	}
+	return rec, nil
+}
+
+// The encoding of a result, in the "result" field of a completed record:
+//
+//	version  byte (resultVersion)
+//	flags    byte (flagNilHeader, flagNilBody)
+//	status   varint
+//	headers  uvarint count, then per name in sorted order: uvarint length, name, and
+//	         uvarint count+1 of its values (0 for a nil slice), each a uvarint length and value
+//	body     the rest
+//
+// It keeps every byte of names, values and body, and tells nil from empty, so that a replay
+// is the response that was stored.
+const (
+	resultVersion = 1
+	flagNilHeader = 1 << 0
+	flagNilBody   = 1 << 1
+)
+
+// encodeResult encodes r as described above.
+func encodeResult(r server.StoredResponse) []byte {
+	size := 2 + binary.MaxVarintLen64 + len(r.Body) + binary.MaxVarintLen64
+	for name, values := range r.Header {
+		size += 2*binary.MaxVarintLen64 + len(name)
+		for _, v := range values {
+			size += binary.MaxVarintLen64 + len(v)
+		}
+	}
+	b := make([]byte, 0, size)
+	var flags byte
+	if r.Header == nil {
+		flags |= flagNilHeader
+	}
+	if r.Body == nil {
+		flags |= flagNilBody
+	}
+	b = append(b, resultVersion, flags)
+	b = binary.AppendVarint(b, int64(r.Status))
+	b = binary.AppendUvarint(b, uint64(len(r.Header)))
+	for _, name := range slices.Sorted(maps.Keys(r.Header)) { // one result, one encoding
+		values := r.Header[name]
+		b = appendString(b, name)
+		if values == nil {
+			b = binary.AppendUvarint(b, 0)
+			continue
+		}
+		b = binary.AppendUvarint(b, uint64(len(values))+1)
+		for _, v := range values {
+			b = appendString(b, v)
+		}
+	}
+	return append(b, r.Body...)
+}
+
+// decodeResult decodes what encodeResult encoded; it returns an error, never panics, on
+// anything else.
+func decodeResult(b []byte) (server.StoredResponse, error) {
+	d := decoder{b: b}
+	version, flags := d.byte(), d.byte()
+	if d.err == nil && version != resultVersion {
+		return server.StoredResponse{}, fmt.Errorf("version %d, want %d", version, resultVersion)
+	}
+	var r server.StoredResponse
+	status := d.varint()
+	r.Status = int(status)
+	if d.err == nil && int64(r.Status) != status {
+		d.fail("status %d out of range", status)
+	}
+	names := d.count()
+	if flags&flagNilHeader == 0 {
+		r.Header = make(map[string][]string, names)
+	} else if names != 0 && d.err == nil {
+		d.fail("%d headers in a nil header", names)
+	}
+	for range names {
+		if d.err != nil {
+			break
+		}
+		name := d.string()
+		n := d.count()
+		if d.err != nil {
+			break
+		}
+		if _, dup := r.Header[name]; dup {
+			d.fail("header %q twice", name)
+			break
+		}
+		if n == 0 {
+			r.Header[name] = nil
+			continue
+		}
+		values := make([]string, 0, n-1)
+		for range n - 1 {
+			values = append(values, d.string())
+		}
+		r.Header[name] = values
+	}
+	if d.err != nil {
+		return server.StoredResponse{}, d.err
+	}
+	if flags&flagNilBody == 0 {
+		r.Body = bytes.Clone(d.b)
+		if r.Body == nil {
+			r.Body = []byte{}
+		}
+	} else if len(d.b) != 0 {
+		return server.StoredResponse{}, fmt.Errorf("%d bytes of a nil body", len(d.b))
+	}
+	return r, nil
+}
+
+// decoder reads what encodeResult wrote, remembering the first error.
+type decoder struct {
+	b   []byte
+	err error
+}
+
+func (d *decoder) fail(format string, args ...any) {
+	if d.err == nil {
+		d.err = fmt.Errorf(format, args...)
+	}
+}
+
+func (d *decoder) byte() byte {
+	if d.err != nil {
+		return 0
+	}
+	if len(d.b) == 0 {
+		d.fail("truncated")
+		return 0
+	}
+	c := d.b[0]
+	d.b = d.b[1:]
+	return c
+}
+
+func (d *decoder) varint() int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.fail("bad varint")
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.fail("bad uvarint")
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+// count reads a count of items that each take at least one byte, so that a corrupt count
+// cannot make the decoder allocate more than the input.
+func (d *decoder) count() int {
+	v := d.uvarint()
+	if d.err == nil && v > uint64(len(d.b))+1 {
+		d.fail("count %d beyond the %d bytes left", v, len(d.b))
+		return 0
+	}
+	return int(v)
+}
+
+func (d *decoder) string() string {
+	n := d.uvarint()
+	if d.err != nil {
+		return ""
+	}
+	if n > uint64(len(d.b)) {
+		d.fail("string of %d bytes, %d left", n, len(d.b))
+		return ""
+	}
+	s := string(d.b[:n])
+	d.b = d.b[n:]
+	return s
+}
+
+func appendString(b []byte, s string) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
+}

@@ -1,0 +1,523 @@
+// Package storetest is the shared test suite of the stores behind confirmation and idempotency:
+// every implementation of server.ConfirmStore and server.IdempotencyStore runs Run, so that they
+// all keep one contract.
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/remedy-go/remedy/server"
+)
+
+// Stores is what the suite tests: both stores in one value.
+type Stores interface {
+	server.ConfirmStore
+	server.IdempotencyStore
+}
+
+// The durations of the suite. Short is what a test lets expire: advancing by Past runs it out.
+// Long is what must outlive the test.
+const (
+	Short = 200 * time.Millisecond
+	Past  = 300 * time.Millisecond
+	Long  = time.Hour
+)
+
+// Run runs the suite. newStore returns a fresh, empty store and a function that moves the
+// store's clock forward by d (a fake clock for the memory store; a sleep for Redis, whose clock
+// is real). Each subtest calls newStore once and runs in parallel with the others.
+func Run(t *testing.T, newStore func(t *testing.T) (Stores, func(d time.Duration))) {
+	for _, tc := range []struct {
+		name string
+		test func(t *testing.T, s Stores, advance func(time.Duration))
+	}{
+		{"Challenge/RoundTrip", challengeRoundTrip},
+		{"Challenge/TakenOnce", challengeTakenOnce},
+		{"Challenge/Unknown", challengeUnknown},
+		{"Challenge/Expired", challengeExpired},
+		{"Challenge/Replaced", challengeReplaced},
+		{"Challenge/ConcurrentTakes", challengeConcurrentTakes},
+		{"Challenge/Copied", challengeCopied},
+		{"Idempotency/FirstClaim", firstClaim},
+		{"Idempotency/InFlight", inFlight},
+		{"Idempotency/Complete", complete},
+		{"Idempotency/CompleteEmptyResult", completeEmptyResult},
+		{"Idempotency/CompleteCopied", completeCopied},
+		{"Idempotency/CompleteTwice", completeTwice},
+		{"Idempotency/CompleteByAnother", completeByAnother},
+		{"Idempotency/CompleteUnclaimed", completeUnclaimed},
+		{"Idempotency/ReleaseByOwner", releaseByOwner},
+		{"Idempotency/ReleaseByAnother", releaseByAnother},
+		{"Idempotency/ReleaseCompleted", releaseCompleted},
+		{"Idempotency/ReleaseUnclaimed", releaseUnclaimed},
+		{"Idempotency/CompleteAfterRelease", completeAfterRelease},
+		{"Idempotency/LeaseExpired", leaseExpired},
+		{"Idempotency/CompleteOutlivesLease", completeOutlivesLease},
+		{"Idempotency/RetentionExpired", retentionExpired},
+		{"Idempotency/ConcurrentClaims", concurrentClaims},
+		{"Idempotency/DistinctKeys", distinctKeys},
+		{"ChallengesAndRecordsApart", challengesAndRecordsApart},
+		{"CancelledContext", cancelledContext},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s, advance := newStore(t)
+			require.NotNil(t, s, "newStore returned no store")
+			require.NotNil(t, advance, "newStore returned no clock")
+			tc.test(t, s, advance)
+		})
+	}
+}
+
+// binary is a binding, fingerprint or body that is not text: zero bytes, invalid UTF-8, a CRLF.
+var binary = []byte{0, 1, 2, 0xff, 0xfe, 0, '\r', '\n', 0x80, 'x', 0}
+
+// fp returns a distinct binary fingerprint for name.
+func fp(name string) []byte {
+	return append([]byte{0, 0xff}, name...)
+}
+
+// sampleResult is a response with repeated headers, an empty value and a binary body.
+func sampleResult() server.StoredResponse {
+	return server.StoredResponse{
+		Status: http.StatusCreated,
+		Header: http.Header{
+			"Content-Type": {"application/octet-stream"},
+			"Location":     {"/orders/42"},
+			"Link":         {"</a>; rel=a", "</b>; rel=b"},
+			"X-Empty":      {""},
+		},
+		Body: append([]byte("order\x00"), binary...),
+	}
+}
+
+// claim claims key and requires the claim to succeed with what it was given.
+func claim(t *testing.T, s Stores, key string, fingerprint []byte, owner string, lease time.Duration) {
+	t.Helper()
+	rec, claimed, err := s.Claim(context.Background(), key, fingerprint, owner, lease)
+	require.NoError(t, err, "Claim(%q, %q)", key, owner)
+	require.True(t, claimed, "Claim(%q, %q) of a free key: not claimed, record %+v", key, owner, rec)
+	assert.Equal(t, fingerprint, rec.Fingerprint, "the claimed record's fingerprint")
+	assert.Equal(t, owner, rec.Owner, "the claimed record's owner")
+	assert.False(t, rec.Completed, "a fresh claim is completed")
+}
+
+// requireInFlight claims key as a probe and requires it held in flight by owner with fingerprint.
+func requireInFlight(t *testing.T, s Stores, key string, fingerprint []byte, owner string) {
+	t.Helper()
+	rec, claimed, err := s.Claim(context.Background(), key, fp("probe"), "probe", Long)
+	require.NoError(t, err, "Claim(%q)", key)
+	require.False(t, claimed, "key %q was free; want it in flight for %q", key, owner)
+	assert.False(t, rec.Completed, "key %q is completed; want it in flight for %q", key, owner)
+	assert.Equal(t, owner, rec.Owner, "the owner of key %q", key)
+	assert.Equal(t, fingerprint, rec.Fingerprint, "the fingerprint of key %q", key)
+}
+
+// requireCompleted claims key as a probe and requires it completed with result and fingerprint.
+func requireCompleted(t *testing.T, s Stores, key string, fingerprint []byte, result server.StoredResponse) {
+	t.Helper()
+	rec, claimed, err := s.Claim(context.Background(), key, fp("probe"), "probe", Long)
+	require.NoError(t, err, "Claim(%q)", key)
+	require.False(t, claimed, "key %q was free; want it completed", key)
+	require.True(t, rec.Completed, "key %q is in flight (owner %q); want it completed", key, rec.Owner)
+	assert.Equal(t, fingerprint, rec.Fingerprint, "the fingerprint of key %q", key)
+	assert.Equal(t, result, rec.Result, "the result of key %q", key)
+}
+
+// requireFree claims key for owner and requires the claim to succeed.
+func requireFree(t *testing.T, s Stores, key, owner string) {
+	t.Helper()
+	claim(t, s, key, fp(owner), owner, Long)
+}
+
+func challengeRoundTrip(t *testing.T, s Stores, _ func(time.Duration)) {
+	ctx := context.Background()
+	require.NoError(t, s.PutChallenge(ctx, "c1", binary, Long))
+	got, ok, err := s.TakeChallenge(ctx, "c1")
+	require.NoError(t, err)
+	require.True(t, ok, "TakeChallenge of a challenge just put")
+	assert.Equal(t, binary, got, "the binding taken")
+
+	// An empty binding is a binding.
+	require.NoError(t, s.PutChallenge(ctx, "c2", []byte{}, Long))
+	got, ok, err = s.TakeChallenge(ctx, "c2")
+	require.NoError(t, err)
+	require.True(t, ok, "TakeChallenge of an empty binding")
+	assert.Empty(t, got, "the empty binding taken")
+}
+
+func challengeTakenOnce(t *testing.T, s Stores, _ func(time.Duration)) {
+	ctx := context.Background()
+	require.NoError(t, s.PutChallenge(ctx, "c", binary, Long))
+	_, ok, err := s.TakeChallenge(ctx, "c")
+	require.NoError(t, err)
+	require.True(t, ok, "the first take")
+	got, ok, err := s.TakeChallenge(ctx, "c")
+	require.NoError(t, err)
+	assert.False(t, ok, "a second take of one challenge: ok, binding %q", got)
+}
+
+func challengeUnknown(t *testing.T, s Stores, _ func(time.Duration)) {
+	ctx := context.Background()
+	require.NoError(t, s.PutChallenge(ctx, "known", binary, Long))
+	for _, id := range []string{"unknown", "", "know", "known\x00"} {
+		got, ok, err := s.TakeChallenge(ctx, id)
+		require.NoError(t, err, "TakeChallenge(%q)", id)
+		assert.False(t, ok, "TakeChallenge(%q) of an id never put: ok, binding %q", id, got)
+	}
+	_, ok, err := s.TakeChallenge(ctx, "known")
+	require.NoError(t, err)
+	assert.True(t, ok, "the challenge put, after takes of other ids")
+}
+
+func challengeExpired(t *testing.T, s Stores, advance func(time.Duration)) {
+	ctx := context.Background()
+	require.NoError(t, s.PutChallenge(ctx, "short", binary, Short))
+	require.NoError(t, s.PutChallenge(ctx, "long", binary, Long))
+	advance(Past)
+	got, ok, err := s.TakeChallenge(ctx, "short")
+	require.NoError(t, err)
+	assert.False(t, ok, "a challenge taken %v after it was put for %v: ok, binding %q", Past, Short, got)
+	_, ok, err = s.TakeChallenge(ctx, "long")
+	require.NoError(t, err)
+	assert.True(t, ok, "a challenge put for %v, taken after %v", Long, Past)
+}
+
+func challengeReplaced(t *testing.T, s Stores, _ func(time.Duration)) {
+	ctx := context.Background()
+	require.NoError(t, s.PutChallenge(ctx, "c", []byte("first"), Long))
+	require.NoError(t, s.PutChallenge(ctx, "c", []byte("second"), Long))
+	got, ok, err := s.TakeChallenge(ctx, "c")
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, []byte("second"), got, "a challenge put twice under one id holds the second binding")
+}
+
+func challengeConcurrentTakes(t *testing.T, s Stores, _ func(time.Duration)) {
+	const takers = 100
+	ctx := context.Background()
+	require.NoError(t, s.PutChallenge(ctx, "c", binary, Long))
+	var (
+		wg    sync.WaitGroup
+		start = make(chan struct{})
+		mu    sync.Mutex
+		oks   int
+		errs  []error
+	)
+	for range takers {
+		wg.Go(func() {
+			<-start
+			got, ok, err := s.TakeChallenge(ctx, "c")
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err != nil:
+				errs = append(errs, err)
+			case ok:
+				oks++
+				if string(got) != string(binary) {
+					errs = append(errs, fmt.Errorf("the winning take got binding %q", got))
+				}
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	assert.Empty(t, errs)
+	assert.Equal(t, 1, oks, "of %d concurrent takes of one challenge, how many got it", takers)
+}
+
+func challengeCopied(t *testing.T, s Stores, _ func(time.Duration)) {
+	ctx := context.Background()
+	binding := []byte("binding")
+	require.NoError(t, s.PutChallenge(ctx, "c", binding, Long))
+	copy(binding, "XXXXXXX") // the caller reuses its buffer
+	got, ok, err := s.TakeChallenge(ctx, "c")
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, []byte("binding"), got, "the binding after the caller changed the slice it put")
+}
+
+func firstClaim(t *testing.T, s Stores, _ func(time.Duration)) {
+	claim(t, s, "k", binary, "owner-1", Long)
+}
+
+func inFlight(t *testing.T, s Stores, _ func(time.Duration)) {
+	ctx := context.Background()
+	claim(t, s, "k", fp("first"), "owner-1", Long)
+	rec, claimed, err := s.Claim(ctx, "k", fp("second"), "owner-2", Long)
+	require.NoError(t, err)
+	assert.False(t, claimed, "a second claim of a key in flight")
+	assert.Equal(t, server.IdempotencyRecord{Fingerprint: fp("first"), Owner: "owner-1"}, rec,
+		"the record a second claim sees")
+}
+
+func complete(t *testing.T, s Stores, _ func(time.Duration)) {
+	ctx := context.Background()
+	claim(t, s, "k", binary, "owner-1", Long)
+	require.NoError(t, s.Complete(ctx, "k", "owner-1", sampleResult(), Long))
+	requireCompleted(t, s, "k", binary, sampleResult())
+	// And again: a replay changes nothing.
+	requireCompleted(t, s, "k", binary, sampleResult())
+}
+
+func completeEmptyResult(t *testing.T, s Stores, _ func(time.Duration)) {
+	ctx := context.Background()
+	claim(t, s, "k", fp("k"), "owner-1", Long)
+	require.NoError(t, s.Complete(ctx, "k", "owner-1", server.StoredResponse{Status: http.StatusNoContent}, Long))
+	rec, claimed, err := s.Claim(ctx, "k", fp("k"), "owner-2", Long)
+	require.NoError(t, err)
+	require.False(t, claimed)
+	require.True(t, rec.Completed)
+	assert.Equal(t, http.StatusNoContent, rec.Result.Status)
+	assert.Empty(t, rec.Result.Header, "the headers of a result stored without any")
+	assert.Empty(t, rec.Result.Body, "the body of a result stored without one")
+}
+
+func completeCopied(t *testing.T, s Stores, _ func(time.Duration)) {
+	ctx := context.Background()
+	claim(t, s, "k", binary, "owner-1", Long)
+	result := sampleResult()
+	require.NoError(t, s.Complete(ctx, "k", "owner-1", result, Long))
+	// The caller reuses what it passed.
+	copy(result.Body, "XXXX")
+	result.Header.Set("Location", "/changed")
+	result.Header.Add("X-Added", "1")
+	requireCompleted(t, s, "k", binary, sampleResult())
+}
+
+func completeTwice(t *testing.T, s Stores, _ func(time.Duration)) {
+	ctx := context.Background()
+	claim(t, s, "k", binary, "owner-1", Long)
+	require.NoError(t, s.Complete(ctx, "k", "owner-1", sampleResult(), Long))
+	err := s.Complete(ctx, "k", "owner-1", server.StoredResponse{Status: 500}, Long)
+	assert.ErrorIs(t, err, server.ErrNotOwner, "a second Complete by the owner of a completed key")
+	requireCompleted(t, s, "k", binary, sampleResult())
+}
+
+func completeByAnother(t *testing.T, s Stores, _ func(time.Duration)) {
+	ctx := context.Background()
+	claim(t, s, "k", binary, "owner-1", Long)
+	err := s.Complete(ctx, "k", "owner-2", sampleResult(), Long)
+	assert.ErrorIs(t, err, server.ErrNotOwner, "Complete by another owner")
+	requireInFlight(t, s, "k", binary, "owner-1")
+	// The owner still completes it.
+	require.NoError(t, s.Complete(ctx, "k", "owner-1", sampleResult(), Long))
+	requireCompleted(t, s, "k", binary, sampleResult())
+}
+
+func completeUnclaimed(t *testing.T, s Stores, _ func(time.Duration)) {
+	ctx := context.Background()
+	err := s.Complete(ctx, "k", "owner-1", sampleResult(), Long)
+	assert.ErrorIs(t, err, server.ErrNotOwner, "Complete of a key never claimed")
+	requireFree(t, s, "k", "owner-2")
+}
+
+func releaseByOwner(t *testing.T, s Stores, _ func(time.Duration)) {
+	ctx := context.Background()
+	claim(t, s, "k", fp("first"), "owner-1", Long)
+	require.NoError(t, s.Release(ctx, "k", "owner-1"))
+	claim(t, s, "k", fp("second"), "owner-2", Long)
+}
+
+func releaseByAnother(t *testing.T, s Stores, _ func(time.Duration)) {
+	ctx := context.Background()
+	claim(t, s, "k", binary, "owner-1", Long)
+	err := s.Release(ctx, "k", "owner-2")
+	assert.ErrorIs(t, err, server.ErrNotOwner, "Release by another owner")
+	requireInFlight(t, s, "k", binary, "owner-1")
+}
+
+func releaseCompleted(t *testing.T, s Stores, _ func(time.Duration)) {
+	ctx := context.Background()
+	claim(t, s, "k", binary, "owner-1", Long)
+	require.NoError(t, s.Complete(ctx, "k", "owner-1", sampleResult(), Long))
+	err := s.Release(ctx, "k", "owner-1")
+	assert.ErrorIs(t, err, server.ErrNotOwner, "Release of a completed key by its owner")
+	requireCompleted(t, s, "k", binary, sampleResult())
+}
+
+func releaseUnclaimed(t *testing.T, s Stores, _ func(time.Duration)) {
+	err := s.Release(context.Background(), "k", "owner-1")
+	assert.ErrorIs(t, err, server.ErrNotOwner, "Release of a key never claimed")
+	requireFree(t, s, "k", "owner-2")
+}
+
+func completeAfterRelease(t *testing.T, s Stores, _ func(time.Duration)) {
+	ctx := context.Background()
+	claim(t, s, "k", binary, "owner-1", Long)
+	require.NoError(t, s.Release(ctx, "k", "owner-1"))
+	err := s.Complete(ctx, "k", "owner-1", sampleResult(), Long)
+	assert.ErrorIs(t, err, server.ErrNotOwner, "Complete after Release")
+	requireFree(t, s, "k", "owner-2")
+}
+
+func leaseExpired(t *testing.T, s Stores, advance func(time.Duration)) {
+	ctx := context.Background()
+	claim(t, s, "k", fp("old"), "old", Short)
+	advance(Past)
+	claim(t, s, "k", fp("new"), "new", Long)
+
+	// The old owner's late Complete and Release change nothing.
+	err := s.Complete(ctx, "k", "old", sampleResult(), Long)
+	assert.ErrorIs(t, err, server.ErrNotOwner, "Complete by the owner whose lease ran out")
+	err = s.Release(ctx, "k", "old")
+	assert.ErrorIs(t, err, server.ErrNotOwner, "Release by the owner whose lease ran out")
+	requireInFlight(t, s, "k", fp("new"), "new")
+
+	require.NoError(t, s.Complete(ctx, "k", "new", sampleResult(), Long))
+	requireCompleted(t, s, "k", fp("new"), sampleResult())
+}
+
+func completeOutlivesLease(t *testing.T, s Stores, advance func(time.Duration)) {
+	ctx := context.Background()
+	claim(t, s, "k", binary, "owner-1", Short)
+	require.NoError(t, s.Complete(ctx, "k", "owner-1", sampleResult(), Long))
+	advance(Past)
+	requireCompleted(t, s, "k", binary, sampleResult())
+}
+
+func retentionExpired(t *testing.T, s Stores, advance func(time.Duration)) {
+	ctx := context.Background()
+	claim(t, s, "k", binary, "owner-1", Long)
+	require.NoError(t, s.Complete(ctx, "k", "owner-1", sampleResult(), Short))
+	requireCompleted(t, s, "k", binary, sampleResult())
+	advance(Past)
+	requireFree(t, s, "k", "owner-2")
+}
+
+func concurrentClaims(t *testing.T, s Stores, _ func(time.Duration)) {
+	const claimers = 200
+	ctx := context.Background()
+	type outcome struct {
+		rec     server.IdempotencyRecord
+		claimed bool
+		err     error
+	}
+	outcomes := make([]outcome, claimers)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range claimers {
+		wg.Go(func() {
+			<-start
+			owner := fmt.Sprint("owner-", i)
+			rec, claimed, err := s.Claim(ctx, "k", fp(owner), owner, Long)
+			outcomes[i] = outcome{rec, claimed, err}
+		})
+	}
+	close(start)
+	wg.Wait()
+
+	winner := -1
+	for i, o := range outcomes {
+		require.NoError(t, o.err, "claim %d", i)
+		if o.claimed {
+			require.Equal(t, -1, winner, "claims %d and %d of one key both claimed it", winner, i)
+			winner = i
+		}
+	}
+	require.NotEqual(t, -1, winner, "none of %d concurrent claims of a free key claimed it", claimers)
+	want := server.IdempotencyRecord{Fingerprint: fp(fmt.Sprint("owner-", winner)), Owner: fmt.Sprint("owner-", winner)}
+	for i, o := range outcomes {
+		assert.Equal(t, want, o.rec, "the record claim %d got (claimed %v)", i, o.claimed)
+	}
+	requireInFlight(t, s, "k", want.Fingerprint, want.Owner)
+}
+
+func distinctKeys(t *testing.T, s Stores, _ func(time.Duration)) {
+	ctx := context.Background()
+	claim(t, s, "a", fp("a"), "owner-a", Long)
+	claim(t, s, "b", fp("b"), "owner-b", Long)
+	claim(t, s, "c", fp("c"), "owner-c", Long)
+	// A key that differs only by a suffix or a zero byte is another key.
+	claim(t, s, "a\x00", fp("a0"), "owner-a0", Long)
+	claim(t, s, "aa", fp("aa"), "owner-aa", Long)
+
+	require.NoError(t, s.Complete(ctx, "a", "owner-a", sampleResult(), Long))
+	require.NoError(t, s.Release(ctx, "b", "owner-b"))
+	// Owners are per key: a's owner cannot complete c.
+	assert.ErrorIs(t, s.Complete(ctx, "c", "owner-a", sampleResult(), Long), server.ErrNotOwner)
+
+	requireCompleted(t, s, "a", fp("a"), sampleResult())
+	requireFree(t, s, "b", "owner-b2")
+	requireInFlight(t, s, "c", fp("c"), "owner-c")
+	requireInFlight(t, s, "a\x00", fp("a0"), "owner-a0")
+	requireInFlight(t, s, "aa", fp("aa"), "owner-aa")
+}
+
+func challengesAndRecordsApart(t *testing.T, s Stores, _ func(time.Duration)) {
+	ctx := context.Background()
+	require.NoError(t, s.PutChallenge(ctx, "x", []byte("binding"), Long))
+	claim(t, s, "x", fp("x"), "owner-x", Long)
+	got, ok, err := s.TakeChallenge(ctx, "x")
+	require.NoError(t, err)
+	require.True(t, ok, "a challenge, after a claim of an idempotency key named like it")
+	assert.Equal(t, []byte("binding"), got)
+	requireInFlight(t, s, "x", fp("x"), "owner-x")
+}
+
+func cancelledContext(t *testing.T, s Stores, _ func(time.Duration)) {
+	bg := context.Background()
+	require.NoError(t, s.PutChallenge(bg, "taken", binary, Long))
+	claim(t, s, "owned", binary, "owner-1", Long)
+
+	ctx, cancel := context.WithCancel(bg)
+	cancel()
+	notOwner := func(t *testing.T, err error, call string) {
+		t.Helper()
+		if assert.Error(t, err, call) {
+			assert.False(t, errors.Is(err, server.ErrNotOwner), "%s with a cancelled context: %v; want an error that is not ErrNotOwner", call, err)
+		}
+	}
+	assert.Error(t, s.PutChallenge(ctx, "put", binary, Long), "PutChallenge")
+	_, ok, err := s.TakeChallenge(ctx, "taken")
+	assert.Error(t, err, "TakeChallenge")
+	assert.False(t, ok, "TakeChallenge with a cancelled context: ok")
+	_, claimed, err := s.Claim(ctx, "claimed", binary, "owner-2", Long)
+	assert.Error(t, err, "Claim")
+	assert.False(t, claimed, "Claim with a cancelled context: claimed")
+	notOwner(t, s.Complete(ctx, "owned", "owner-1", sampleResult(), Long), "Complete")
+	notOwner(t, s.Release(ctx, "owned", "owner-1"), "Release")
+
+	// None of them reached the store.
+	_, ok, err = s.TakeChallenge(bg, "put")
+	require.NoError(t, err)
+	assert.False(t, ok, "a challenge put with a cancelled context was stored")
+	_, ok, err = s.TakeChallenge(bg, "taken")
+	require.NoError(t, err)
+	assert.True(t, ok, "a challenge was taken with a cancelled context")
+	requireFree(t, s, "claimed", "owner-3")
+	requireInFlight(t, s, "owned", binary, "owner-1")
+}
+
+// Clock is a clock that moves only when told to, for stores (and APIs) that take one.
+type Clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// NewClock returns a Clock set to a fixed time.
+func NewClock() *Clock { return &Clock{now: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)} }
+
+// Now is the clock's time.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Advance moves the clock forward by d.
+func (c *Clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
