@@ -25,7 +25,6 @@ var byBearer = server.AuthenticatorFunc(func(r *http.Request, op *server.Operati
 	return "", server.ErrUnauthenticated
 })
 
-
 type DeleteAccount struct {
 	ID     string `path:"id" schema:"pattern=^acct_"`
 	Reason string `json:"reason" schema:"minLength=3"`
