@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
-	"strconv"
 
 	"github.com/remedy-go/remedy"
 )
@@ -57,12 +56,5 @@ func challengeID(token string) string {
 // binding is what a confirmation token is bound to: the principal, the operation and the
 // payload's fingerprint.
 func (x *exchange) binding() []byte {
-	h := sha256.New()
-	for _, part := range []string{string(x.principal), x.op.ID} {
-		h.Write([]byte(strconv.Itoa(len(part))))
-		h.Write([]byte{':'})
-		h.Write([]byte(part))
-	}
-	h.Write(x.fingerprint())
-	return h.Sum(nil)
+	return hashParts(string(x.principal), x.op.ID, string(x.fingerprint()))
 }

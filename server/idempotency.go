@@ -73,8 +73,9 @@ func (x *exchange) once(storeKey string, next handler) error {
 		t := time.NewTimer(pause)
 		select {
 		case <-x.ctx.Done():
+			// The caller is gone; nothing it could read, and nothing to log as a failure.
 			t.Stop()
-			return x.ctx.Err()
+			return Error(CodeUnavailable, "the request was cancelled while a request with its Idempotency-Key ran")
 		case <-t.C:
 		}
 		pause = min(pause*2, 200*time.Millisecond)
@@ -154,13 +155,19 @@ func (x *exchange) replay(res StoredResponse) {
 // scoped is the store key of an idempotency key: hashed with the principal and the operation,
 // so that callers cannot reach each other's results and the store holds no caller's text.
 func (x *exchange) scoped(key string) string {
+	return "idem:" + base64.RawURLEncoding.EncodeToString(hashParts(string(x.principal), x.op.ID, key))
+}
+
+// hashParts is the SHA-256 of parts, each prefixed by its length, so that no two lists of
+// parts hash alike by moving text from one part to the next.
+func hashParts(parts ...string) []byte {
 	h := sha256.New()
-	for _, part := range []string{string(x.principal), x.op.ID, key} {
+	for _, part := range parts {
 		h.Write([]byte(strconv.Itoa(len(part))))
 		h.Write([]byte{':'})
 		h.Write([]byte(part))
 	}
-	return "idem:" + base64.RawURLEncoding.EncodeToString(h.Sum(nil))
+	return h.Sum(nil)
 }
 
 // fingerprint identifies the payload as sent: method, path, query (its parameters in order of
@@ -181,14 +188,7 @@ func (x *exchange) fingerprint() []byte {
 			body = sha256.Sum256(append([]byte("raw\x00"), x.body...))
 		}
 	}
-	h := sha256.New()
-	for _, part := range []string{x.r.Method, x.r.URL.EscapedPath(), query} {
-		h.Write([]byte(strconv.Itoa(len(part))))
-		h.Write([]byte{':'})
-		h.Write([]byte(part))
-	}
-	h.Write(body[:])
-	x.fp = h.Sum(nil)
+	x.fp = hashParts(x.r.Method, x.r.URL.EscapedPath(), query, string(body[:]))
 	return x.fp
 }
 
@@ -272,8 +272,8 @@ func newToken() string {
 // storeFailure answers a store that could not be reached: 503 unavailable, retryable, and
 // the cause logged, never sent.
 func (x *exchange) storeFailure(what string, err error) error {
-	if ctxErr := x.ctx.Err(); ctxErr != nil {
-		return ctxErr
+	if x.ctx.Err() != nil { // the caller is gone: no store failure to report
+		return Error(CodeUnavailable, "the request was cancelled")
 	}
 	x.logStore(what, err)
 	p := Error(CodeUnavailable, "the service cannot guarantee this operation runs once right now; nothing was done")
