@@ -28,7 +28,7 @@ func confirm(next handler) handler {
 			if x.op.Summary != "" {
 				what += " (" + x.op.Summary + ")"
 			}
-			p := Error(CodeConfirmationRequired, what+" needs confirmation: if approved, send the identical call again with the token in X-Confirmation-Token, within "+cfg.TTL.String())
+			p := Error(CodeConfirmationRequired, what+" needs confirmation: if approved, send the identical call again with the token in "+x.tokenAt()+", within "+fmtDuration(cfg.TTL))
 			p.confirmationToken = token
 			return p
 		}

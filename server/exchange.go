@@ -30,6 +30,7 @@ type exchange struct {
 	capture   *StoredResponse // where a success is recorded, for idempotency
 	traceID   string
 	wrote     bool
+	tool      bool // the request is an MCP tool call's: tokens and keys are arguments, not headers
 }
 
 // handler is a step of the pipeline: it handles the exchange, or returns the error to answer.

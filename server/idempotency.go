@@ -32,7 +32,7 @@ func idempotency(next handler) handler {
 		case err != nil:
 			return err
 		case !present && x.op.Idempotency == IdempotencyRequired:
-			return Error(CodeIdempotencyKeyRequired, x.op.ID+" requires an Idempotency-Key header: mint one unique value per logical call and reuse it for its retries")
+			return Error(CodeIdempotencyKeyRequired, x.op.ID+" requires "+x.keyAt()+": mint one unique value per logical call and reuse it for its retries")
 		case !present:
 			return next(x)
 		}

@@ -173,6 +173,9 @@ func (a *API) add(op *Operation) error {
 	if err != nil {
 		return err
 	}
+	if op.Path == a.openapiPath || (op.Path == a.mcpConf.Path && !a.mcpConf.Disabled) {
+		return fmt.Errorf("%s is where the API serves its OpenAPI document or MCP (see WithOpenAPIPath, WithMCP)", op.Path)
+	}
 	op.route = route
 	if op.ID == "" {
 		op.ID = defaultID(op.Method, route)

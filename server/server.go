@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // API is the reference server: the operations registered on it, served through the pipeline.
@@ -24,6 +26,15 @@ type API struct {
 	ops    []*Operation
 	routes router
 
+	info        Info
+	openapiPath string
+	docOnce     sync.Once
+	doc         []byte
+	docErr      error
+	mcpConf     MCPConfig
+	mcpServer   *mcp.Server
+	mcpHandler  http.Handler
+
 	once sync.Once
 	run  handler // the pipeline, assembled at the first request
 }
@@ -37,9 +48,13 @@ const DefaultMaxBody = 1 << 20
 // New returns an API with no operations. Without options it authenticates nobody (every
 // caller is the anonymous principal), limits no rates, and reads bodies up to DefaultMaxBody.
 func New(opts ...Option) *API {
-	a := &API{reg: NewRegistry(), maxBody: DefaultMaxBody, logger: slog.Default(), now: time.Now}
+	a := &API{reg: NewRegistry(), maxBody: DefaultMaxBody, logger: slog.Default(), now: time.Now,
+		openapiPath: DefaultOpenAPIPath}
 	for _, o := range opts {
 		o(a)
+	}
+	if a.mcpConf.Path == "" {
+		a.mcpConf.Path = DefaultMCPPath
 	}
 	return a
 }
@@ -169,14 +184,30 @@ func (a *API) Registry() *Registry { return a.reg }
 // Operations lists the registered operations in registration order.
 func (a *API) Operations() []*Operation { return append([]*Operation(nil), a.ops...) }
 
-// ServeHTTP routes the request to its operation and runs it through the pipeline.
+// ServeHTTP serves the OpenAPI document and the MCP endpoint at their paths, and routes every
+// other request to its operation, through the pipeline.
 func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	a.start()
+	switch p := r.URL.Path; {
+	case p == a.openapiPath && p != "":
+		a.serveOpenAPI(w, r)
+		return
+	case p == a.mcpConf.Path && a.mcpHandler != nil:
+		a.mcpHandler.ServeHTTP(w, r)
+		return
+	}
+	x := &exchange{api: a, w: w, r: r}
+	x.run()
+}
+
+// start completes the API at its first request (or MCPServer call): no operation can be
+// registered after it.
+func (a *API) start() {
 	a.once.Do(func() {
 		a.setup()
 		a.run = a.pipeline()
+		a.buildMCP()
 	})
-	x := &exchange{api: a, w: w, r: r}
-	x.run()
 }
 
 // pipeline is the order every request goes through, outermost first. Each stage sees only

@@ -1,0 +1,431 @@
+package remedy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// maxOpenAPIDocument bounds the document LoadOpenAPI reads: 8 MiB.
+const maxOpenAPIDocument = 8 << 20
+
+// openAPIMethods are the Path Item members that are operations, in the order
+// OperationsFromOpenAPI lists them.
+var openAPIMethods = [...]string{"get", "put", "post", "delete", "options", "head", "patch", "trace"}
+
+// oaMaxRefHops bounds a chain of parameter $refs, so that a cycle ends.
+const oaMaxRefHops = 16
+
+// OperationsFromOpenAPI reads the operations of an OpenAPI 3.0 or 3.1 document written in
+// JSON (YAML is not read), one Operation per method of every path, sorted by path and then by
+// method (get, put, post, delete, options, head, patch, trace).
+//
+// Name is the operationId; an operation without one is named as the reference server names
+// it: the lower-case method, then "_" and each path segment (a {param} by its name), every
+// character outside [a-z0-9] lower-cased or replaced by "_" (GET /v1/orders/{order-id} →
+// get_v1_orders_order_id). Path is the template as written. Query lists the parameters that
+// are "in": "query", path-item-level and operation-level merged, $refs to
+// #/components/parameters resolved. The template decides which arguments go into the path:
+// a declared path parameter the template lacks is ignored, and so is a query parameter that
+// the template names. Header and cookie parameters are left out (the loop sets its own
+// headers); request bodies and servers are not read.
+//
+// The document is refused, with an error saying why, when it is not a JSON object, its
+// openapi member is missing or not 3.x (a Swagger 2.0 document included), a path does not
+// start with "/" or has a malformed {parameter}, two operations share a name, a path item is
+// a $ref, or a parameter's $ref points anywhere but to an existing #/components/parameters
+// entry (or the references go round in a cycle). Other members, extensions included, are
+// ignored.
+func OperationsFromOpenAPI(doc []byte) ([]Operation, error) {
+	ops, err := parseOpenAPI(doc)
+	if err != nil {
+		return nil, fmt.Errorf("remedy: OpenAPI: %w", err)
+	}
+	return ops, nil
+}
+
+// LoadOpenAPI fetches the OpenAPI document at docURL with the client's http.Client (GET,
+// Accept: application/json), reads its operations as OperationsFromOpenAPI does, registers
+// each (replacing an operation already registered under the same name) and returns how many
+// it registered.
+//
+// A relative docURL is resolved against the client's base URL by RFC 3986: "/openapi.json"
+// is at the root of the base URL's host, "openapi.json" under the base URL's path when that
+// ends in "/". Without a base URL, docURL must be an absolute http(s) URL.
+//
+// The document's servers are ignored: operations are sent under the client's base URL, which
+// must therefore include any path prefix the servers entry names ("https://api.example.com/v2"
+// for servers: [{"url": "/v2"}]).
+//
+// A status other than 2xx, a document larger than 8 MiB or one that
+// OperationsFromOpenAPI refuses is an error, and then no operation is registered.
+func (c *Client) LoadOpenAPI(ctx context.Context, docURL string) (int, error) {
+	u, err := url.Parse(docURL)
+	if err != nil {
+		return 0, fmt.Errorf("remedy: OpenAPI document URL %q: %w", docURL, err)
+	}
+	if c.base != nil {
+		u = c.base.ResolveReference(u)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		if c.base == nil {
+			return 0, fmt.Errorf("remedy: OpenAPI document URL %q is not an absolute http(s) URL, and the client has no base URL to resolve it against", docURL)
+		}
+		return 0, fmt.Errorf("remedy: OpenAPI document URL %q is not an http(s) URL", docURL)
+	}
+	where := u.Redacted()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return 0, fmt.Errorf("remedy: OpenAPI document %s: %w", where, err)
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("remedy: fetching the OpenAPI document: %w", err)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		discard(resp.Body)
+		return 0, fmt.Errorf("remedy: OpenAPI document %s: status %s", where, resp.Status)
+	}
+	tooLarge := fmt.Errorf("remedy: OpenAPI document %s is larger than the %d MiB limit", where, maxOpenAPIDocument>>20)
+	if resp.ContentLength > maxOpenAPIDocument {
+		resp.Body.Close()
+		return 0, tooLarge
+	}
+	doc, err := readBounded(resp.Body, maxOpenAPIDocument+1, resp.ContentLength)
+	resp.Body.Close()
+	if err != nil {
+		return 0, fmt.Errorf("remedy: reading the OpenAPI document %s: %w", where, err)
+	}
+	if len(doc) > maxOpenAPIDocument {
+		return 0, tooLarge
+	}
+	ops, err := parseOpenAPI(doc)
+	if err != nil {
+		return 0, fmt.Errorf("remedy: OpenAPI document %s: %w", where, err)
+	}
+	// parseOpenAPI checked everything Register checks, so no operation is refused halfway.
+	for i, op := range ops {
+		if err := c.Register(op); err != nil {
+			return i, err
+		}
+	}
+	return len(ops), nil
+}
+
+// oaParam is what a parameter contributes to an Operation: its name and where it goes.
+type oaParam struct{ name, in string }
+
+// oaDoc is a document being read: its members, and the parameters its $refs may point to.
+type oaDoc struct {
+	top    map[string]json.RawMessage
+	comps  map[string]json.RawMessage // components.parameters, once read
+	compOK bool
+}
+
+func parseOpenAPI(doc []byte) ([]Operation, error) {
+	doc = bytes.TrimPrefix(doc, []byte("\xef\xbb\xbf"))
+	if t := bytes.TrimLeft(doc, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+		return nil, errors.New("the document must be JSON, a single object (YAML is not read)")
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(doc, &top); err != nil {
+		return nil, fmt.Errorf("the document is not valid JSON: %w", err)
+	}
+	if err := checkOpenAPIVersion(top); err != nil {
+		return nil, err
+	}
+	paths, err := oaMembers(top["paths"], "paths")
+	if err != nil {
+		return nil, err
+	}
+	d := &oaDoc{top: top}
+	var ops []Operation
+	owner := map[string]string{} // name → "METHOD /path" of the operation that has it
+	for _, path := range slices.Sorted(maps.Keys(paths)) {
+		if !strings.HasPrefix(path, "/") {
+			return nil, fmt.Errorf("path %q must start with /", path)
+		}
+		tmpl, err := pathParams(path)
+		if err != nil {
+			return nil, err
+		}
+		item, err := oaMembers(paths[path], fmt.Sprintf("path item %q", path))
+		if err != nil {
+			return nil, err
+		}
+		if _, ok := item["$ref"]; ok {
+			return nil, fmt.Errorf("path item %q is a $ref, which is not read", path)
+		}
+		for _, method := range openAPIMethods {
+			raw, ok := item[method]
+			if !ok || oaNull(raw) {
+				continue
+			}
+			where := strings.ToUpper(method) + " " + path
+			obj, err := oaMembers(raw, "operation "+where)
+			if err != nil {
+				return nil, err
+			}
+			name, err := oaOperationName(obj, method, path)
+			if err != nil {
+				return nil, fmt.Errorf("operation %s: %w", where, err)
+			}
+			if prev, ok := owner[name]; ok {
+				return nil, fmt.Errorf("operationId %q is used by both %s and %s", name, prev, where)
+			}
+			owner[name] = where
+			params, err := d.mergedParams(item["parameters"], obj["parameters"])
+			if err != nil {
+				return nil, fmt.Errorf("operation %q (%s): %w", name, where, err)
+			}
+			var query []string
+			for _, p := range params {
+				if p.in == "query" && p.name != "" && !slices.Contains(tmpl, p.name) && !slices.Contains(query, p.name) {
+					query = append(query, p.name)
+				}
+			}
+			ops = append(ops, Operation{Name: name, Method: strings.ToUpper(method), Path: path, Query: query})
+		}
+	}
+	return ops, nil
+}
+
+func checkOpenAPIVersion(top map[string]json.RawMessage) error {
+	raw, ok := top["openapi"]
+	if !ok {
+		if sw, ok := top["swagger"]; ok {
+			return fmt.Errorf("the document is Swagger %s; only OpenAPI 3.x is read", oaVersionText(sw))
+		}
+		return errors.New("the document has no openapi member; only OpenAPI 3.x is read")
+	}
+	var v string
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return fmt.Errorf("the openapi member is %s, not a version string; only OpenAPI 3.x is read", oaVersionText(raw))
+	}
+	if !strings.HasPrefix(v, "3.") {
+		return fmt.Errorf("the document is OpenAPI %q; only OpenAPI 3.x is read", v)
+	}
+	return nil
+}
+
+// oaVersionText is a version member for a message: a string's text, anything else as written,
+// cut short.
+func oaVersionText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		s = string(raw)
+	}
+	if len(s) > 40 {
+		s = s[:40] + "…"
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+// oaOperationName is an operation's operationId or, without one, the name the reference server
+// derives.
+func oaOperationName(obj map[string]json.RawMessage, method, path string) (string, error) {
+	if raw, ok := obj["operationId"]; ok && !oaNull(raw) {
+		var id string
+		if err := json.Unmarshal(raw, &id); err != nil {
+			return "", errors.New("operationId is not a string")
+		}
+		if id != "" {
+			return id, nil
+		}
+	}
+	return oaDerivedName(method, path), nil
+}
+
+// oaDerivedName names an operation as the reference server's defaultID does:
+// GET /v1/orders/{id}/cancel → get_v1_orders_id_cancel.
+func oaDerivedName(method, path string) string {
+	var b strings.Builder
+	b.WriteString(strings.ToLower(method))
+	if path == "/" {
+		return b.String()
+	}
+	for seg := range strings.SplitSeq(strings.TrimPrefix(path, "/"), "/") {
+		b.WriteByte('_')
+		if len(seg) >= 2 && seg[0] == '{' && seg[len(seg)-1] == '}' {
+			seg = seg[1 : len(seg)-1]
+		}
+		for _, r := range seg {
+			switch {
+			case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+				b.WriteRune(r)
+			case r >= 'A' && r <= 'Z':
+				b.WriteRune(r + 'a' - 'A')
+			default:
+				b.WriteByte('_')
+			}
+		}
+	}
+	return b.String()
+}
+
+// mergedParams is the path item's parameters with the operation's. One of the operation's
+// replaces the path item's of the same name and location; as only the name and the location
+// are read, that is keeping it once.
+func (d *oaDoc) mergedParams(itemRaw, opRaw json.RawMessage) ([]oaParam, error) {
+	merged, err := d.params(itemRaw, "the path item's parameters")
+	if err != nil {
+		return nil, err
+	}
+	own, err := d.params(opRaw, "parameters")
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range own {
+		if !slices.Contains(merged, p) {
+			merged = append(merged, p)
+		}
+	}
+	return merged, nil
+}
+
+// params reads a parameters array, resolving $refs.
+func (d *oaDoc) params(raw json.RawMessage, what string) ([]oaParam, error) {
+	if len(raw) == 0 || oaNull(raw) {
+		return nil, nil
+	}
+	var elems []json.RawMessage
+	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '[' {
+		return nil, fmt.Errorf("%s is not a JSON array", what)
+	}
+	if err := json.Unmarshal(raw, &elems); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	out := make([]oaParam, 0, len(elems))
+	for i, el := range elems {
+		p, err := d.param(el)
+		if err != nil {
+			return nil, fmt.Errorf("%s[%d]: %w", what, i, err)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// param reads one Parameter Object, following a chain of $refs to components.parameters.
+func (d *oaDoc) param(raw json.RawMessage) (oaParam, error) {
+	var seen []string
+	for {
+		obj, err := oaMembers(raw, "the parameter")
+		if err != nil {
+			return oaParam{}, err
+		}
+		refRaw, ok := obj["$ref"]
+		if !ok {
+			name, err := oaString(obj, "name")
+			if err != nil {
+				return oaParam{}, err
+			}
+			in, err := oaString(obj, "in")
+			if err != nil {
+				return oaParam{}, err
+			}
+			return oaParam{name: name, in: in}, nil
+		}
+		var ref string
+		if json.Unmarshal(refRaw, &ref) != nil {
+			return oaParam{}, errors.New("$ref is not a string")
+		}
+		if slices.Contains(seen, ref) || len(seen) >= oaMaxRefHops {
+			return oaParam{}, fmt.Errorf("$ref %q: the references go round in a cycle or too deep", ref)
+		}
+		seen = append(seen, ref)
+		if raw, err = d.resolve(ref); err != nil {
+			return oaParam{}, fmt.Errorf("$ref %q: %w", ref, err)
+		}
+	}
+}
+
+func oaString(obj map[string]json.RawMessage, name string) (string, error) {
+	raw, ok := obj[name]
+	if !ok || oaNull(raw) {
+		return "", nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", fmt.Errorf("the parameter's %s is not a string", name)
+	}
+	return s, nil
+}
+
+// resolve finds the component a $ref names: only "#/components/parameters/<name>", the name
+// a JSON Pointer token (RFC 6901: ~1 for "/", ~0 for "~").
+func (d *oaDoc) resolve(ref string) (json.RawMessage, error) {
+	const prefix = "#/components/parameters/"
+	tok, ok := strings.CutPrefix(ref, prefix)
+	if !ok || strings.Contains(tok, "/") {
+		return nil, errors.New("only references to " + prefix + "<name> in the same document are read")
+	}
+	name, err := oaUnescape(tok)
+	if err != nil {
+		return nil, err
+	}
+	if !d.compOK {
+		comps, err := oaMembers(d.top["components"], "components")
+		if err != nil {
+			return nil, err
+		}
+		if d.comps, err = oaMembers(comps["parameters"], "components.parameters"); err != nil {
+			return nil, err
+		}
+		d.compOK = true
+	}
+	raw, ok := d.comps[name]
+	if !ok {
+		return nil, fmt.Errorf("components.parameters has no %q", name)
+	}
+	return raw, nil
+}
+
+// oaUnescape decodes a JSON Pointer reference token.
+func oaUnescape(tok string) (string, error) {
+	if !strings.Contains(tok, "~") {
+		return tok, nil
+	}
+	var b strings.Builder
+	for i := 0; i < len(tok); i++ {
+		if tok[i] != '~' {
+			b.WriteByte(tok[i])
+			continue
+		}
+		if i+1 == len(tok) || (tok[i+1] != '0' && tok[i+1] != '1') {
+			return "", errors.New("a ~ in a JSON Pointer must be followed by 0 or 1")
+		}
+		if tok[i+1] == '0' {
+			b.WriteByte('~')
+		} else {
+			b.WriteByte('/')
+		}
+		i++
+	}
+	return b.String(), nil
+}
+
+// oaMembers reads a JSON object's members; absent and null are empty.
+func oaMembers(raw json.RawMessage, what string) (map[string]json.RawMessage, error) {
+	if len(raw) == 0 || oaNull(raw) {
+		return nil, nil
+	}
+	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' {
+		return nil, fmt.Errorf("%s is not a JSON object", what)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return m, nil
+}
+
+func oaNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }

@@ -1,0 +1,462 @@
+package remedy_test
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/remedy-go/remedy"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// ordersDoc is an OpenAPI 3.1 document as they come: parameters at the path item and at the
+// operation, a $ref (one with a name that needs JSON Pointer escaping), header and cookie
+// parameters, an operation without an operationId, and path parameters declared where the
+// template has none and vice versa.
+const ordersDoc = `{
+  "openapi": "3.1.0",
+  "info": {"title": "Orders", "version": "1.4.0"},
+  "servers": [{"url": "https://api.example.com"}],
+  "paths": {
+    "/v1/orders/{id}": {
+      "summary": "One order",
+      "parameters": [
+        {"name": "id", "in": "path", "required": true, "schema": {"type": "string"}},
+        {"name": "expand", "in": "query", "schema": {"type": "string"}}
+      ],
+      "get": {"operationId": "getOrder", "responses": {"200": {"description": "the order"}}},
+      "patch": {
+        "operationId": "updateOrder",
+        "parameters": [
+          {"name": "expand", "in": "query", "description": "overrides the path item's"},
+          {"name": "session", "in": "cookie"},
+          {"name": "X-Request-Id", "in": "header"}
+        ],
+        "requestBody": {"content": {"application/json": {"schema": {"type": "object"}}}},
+        "responses": {"200": {"description": "the order"}}
+      },
+      "delete": {
+        "operationId": "cancelOrder",
+        "parameters": [{"name": "reason", "in": "query"}],
+        "responses": {"204": {"description": "cancelled"}}
+      },
+      "x-internal": true
+    },
+    "/v1/orders": {
+      "get": {
+        "operationId": "listOrders",
+        "parameters": [
+          {"$ref": "#/components/parameters/Limit"},
+          {"name": "status", "in": "query", "schema": {"enum": ["open", "shipped"]}},
+          {"name": "Idempotency-Key", "in": "header"}
+        ],
+        "responses": {"200": {"description": "a page"}}
+      },
+      "post": {
+        "operationId": "createOrder",
+        "parameters": [{"name": "dry_run", "in": "query", "schema": {"type": "boolean"}}],
+        "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Order"}}}},
+        "responses": {"201": {"description": "created"}}
+      }
+    },
+    "/v1/orders/{order-id}/items": {
+      "parameters": [{"name": "order-id", "in": "path", "required": true}],
+      "put": {
+        "parameters": [{"$ref": "#/components/parameters/api~1version~0v"}],
+        "responses": {"200": {"description": "replaced"}}
+      }
+    },
+    "/v1/orders/{id}/ship": {
+      "post": {
+        "operationId": "shipOrder",
+        "parameters": [
+          {"name": "carrier", "in": "path", "required": true},
+          {"name": "id", "in": "query"}
+        ],
+        "responses": {"200": {"description": "shipped"}}
+      }
+    }
+  },
+  "components": {
+    "schemas": {"Order": {"type": "object"}},
+    "parameters": {
+      "Limit": {"$ref": "#/components/parameters/PageSize"},
+      "PageSize": {"name": "limit", "in": "query", "schema": {"type": "integer"}},
+      "api/version~v": {"name": "version", "in": "query"}
+    }
+  }
+}`
+
+func TestOperationsFromOpenAPI(t *testing.T) {
+	t.Parallel()
+	ops, err := remedy.OperationsFromOpenAPI([]byte(ordersDoc))
+	require.NoError(t, err)
+	assert.Equal(t, []remedy.Operation{
+		{Name: "listOrders", Method: "GET", Path: "/v1/orders", Query: []string{"limit", "status"}},
+		{Name: "createOrder", Method: "POST", Path: "/v1/orders", Query: []string{"dry_run"}},
+		{Name: "getOrder", Method: "GET", Path: "/v1/orders/{id}", Query: []string{"expand"}},
+		{Name: "cancelOrder", Method: "DELETE", Path: "/v1/orders/{id}", Query: []string{"expand", "reason"}},
+		{Name: "updateOrder", Method: "PATCH", Path: "/v1/orders/{id}", Query: []string{"expand"}},
+		// A declared path parameter the template lacks goes to the body; a query parameter
+		// the template names stays in the path.
+		{Name: "shipOrder", Method: "POST", Path: "/v1/orders/{id}/ship"},
+		{Name: "put_v1_orders_order_id_items", Method: "PUT", Path: "/v1/orders/{order-id}/items", Query: []string{"version"}},
+	}, ops)
+
+	again, err := remedy.OperationsFromOpenAPI([]byte(ordersDoc))
+	require.NoError(t, err)
+	assert.Equal(t, ops, again, "the order does not depend on map iteration")
+}
+
+func TestOperationsFromOpenAPIAccepts(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		doc  string
+		want []remedy.Operation
+	}{
+		{"3.0 without paths", `{"openapi":"3.0.3","info":{}}`, nil},
+		{"null paths", `{"openapi":"3.1.0","paths":null}`, nil},
+		{"byte order mark and whitespace", "\xef\xbb\xbf \n\t{\"openapi\":\"3.1.1\",\"paths\":{\"/\":{\"get\":{}}}}", []remedy.Operation{
+			{Name: "get", Method: "GET", Path: "/"},
+		}},
+		{"derived names", `{"openapi":"3.0.0","paths":{
+			"/v1/orders/{order-id}":{"get":{},"head":{"operationId":""}},
+			"/Users/{userID}/Photos.json":{"trace":{}},
+			"/café/{x}.json":{"options":{}}}}`, []remedy.Operation{
+			{Name: "trace_users_userid_photos_json", Method: "TRACE", Path: "/Users/{userID}/Photos.json"},
+			{Name: "options_caf___x__json", Method: "OPTIONS", Path: "/café/{x}.json"},
+			{Name: "get_v1_orders_order_id", Method: "GET", Path: "/v1/orders/{order-id}"},
+			{Name: "head_v1_orders_order_id", Method: "HEAD", Path: "/v1/orders/{order-id}"},
+		}},
+		{"members that are not methods", `{"openapi":"3.1.0","paths":{"/a":{
+			"GET":{"operationId":"upper"},"query":{},"x-get":{},"servers":[],"get":null,"post":{"operationId":"p"}}}}`,
+			[]remedy.Operation{{Name: "p", Method: "POST", Path: "/a"}}},
+		{"parameters without a name or location", `{"openapi":"3.1.0","paths":{"/a":{"get":{"parameters":[
+			{"in":"query"},{"name":"x"},{"name":"q","in":"query"},{"name":"q","in":"query"}]}}}}`,
+			[]remedy.Operation{{Name: "get_a", Method: "GET", Path: "/a", Query: []string{"q"}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ops, err := remedy.OperationsFromOpenAPI([]byte(tc.doc))
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, ops)
+		})
+	}
+}
+
+func TestOperationsFromOpenAPIRefuses(t *testing.T) {
+	t.Parallel()
+	doc := func(paths string) string { return `{"openapi":"3.1.0","paths":` + paths + `}` }
+	withParam := func(param string) string {
+		return `{"openapi":"3.1.0","paths":{"/a":{"get":{"operationId":"getA","parameters":[` + param + `]}}},
+			"components":{"parameters":{"A":{"$ref":"#/components/parameters/B"},"B":{"$ref":"#/components/parameters/A"},
+			"ok":{"name":"ok","in":"query"}},"schemas":{"S":{"type":"string"}}}}`
+	}
+	for _, tc := range []struct {
+		name string
+		doc  string
+		want []string // each in the message
+	}{
+		{"empty", ``, []string{"must be JSON"}},
+		{"not JSON", `{openapi: 3}`, []string{"not valid JSON"}},
+		{"trailing garbage", `{"openapi":"3.1.0"} x`, []string{"not valid JSON"}},
+		{"YAML", "openapi: 3.1.0\ninfo:\n  title: Orders\npaths: {}\n", []string{"must be JSON", "YAML"}},
+		{"a JSON array", `[{"openapi":"3.1.0"}]`, []string{"must be JSON"}},
+		{"Swagger 2.0", `{"swagger":"2.0","info":{},"paths":{}}`, []string{`Swagger "2.0"`, "only OpenAPI 3.x"}},
+		{"no openapi member", `{"info":{},"paths":{}}`, []string{"no openapi member", "only OpenAPI 3.x"}},
+		{"openapi 2", `{"openapi":"2.0.0","paths":{}}`, []string{`OpenAPI "2.0.0"`, "only OpenAPI 3.x"}},
+		{"openapi 30", `{"openapi":"30.1","paths":{}}`, []string{`OpenAPI "30.1"`}},
+		{"openapi a number", `{"openapi":3.1,"paths":{}}`, []string{`"3.1"`, "not a version string"}},
+		{"paths an array", doc(`[]`), []string{"paths is not a JSON object"}},
+		{"path without a slash", doc(`{"orders":{"get":{}}}`), []string{`path "orders" must start with /`}},
+		{"unbalanced braces", doc(`{"/a/{id":{"get":{}}}`), []string{`"/a/{id"`, "unclosed {"}},
+		{"path item $ref", doc(`{"/a":{"$ref":"#/components/pathItems/A"}}`), []string{`path item "/a" is a $ref`}},
+		{"operation not an object", doc(`{"/a":{"get":[]}}`), []string{"operation GET /a is not a JSON object"}},
+		{"operationId a number", doc(`{"/a":{"get":{"operationId":7}}}`), []string{"GET /a", "operationId is not a string"}},
+		{"duplicate operationId", doc(`{"/b":{"post":{"operationId":"x"}},"/a":{"get":{"operationId":"x"}}}`),
+			[]string{`operationId "x" is used by both GET /a and POST /b`}},
+		{"operationId taken by a derived name", doc(`{"/a":{"get":{}},"/b":{"get":{"operationId":"get_a"}}}`),
+			[]string{`operationId "get_a" is used by both GET /a and GET /b`}},
+		{"parameters not an array", doc(`{"/a":{"get":{"operationId":"getA","parameters":{}}}}`),
+			[]string{`operation "getA" (GET /a)`, "parameters is not a JSON array"}},
+		{"bad path-item parameter", doc(`{"/a":{"parameters":[7],"get":{"operationId":"getA"}}}`),
+			[]string{`operation "getA" (GET /a)`, "the path item's parameters[0]", "not a JSON object"}},
+		{"parameter name a number", withParam(`{"name":1,"in":"query"}`), []string{`operation "getA"`, "name is not a string"}},
+		{"$ref a number", withParam(`{"$ref":1}`), []string{`operation "getA"`, "$ref is not a string"}},
+		{"$ref to another document", withParam(`{"$ref":"common.json#/components/parameters/ok"}`),
+			[]string{`operation "getA" (GET /a)`, `"common.json#/components/parameters/ok"`, "#/components/parameters/<name>"}},
+		{"$ref to a schema", withParam(`{"$ref":"#/components/schemas/S"}`), []string{`operation "getA"`, "#/components/parameters/<name>"}},
+		{"$ref below a parameter", withParam(`{"$ref":"#/components/parameters/ok/name"}`), []string{`operation "getA"`, "#/components/parameters/<name>"}},
+		{"$ref to nothing", withParam(`{"$ref":"#/components/parameters/Nope"}`), []string{`operation "getA"`, `has no "Nope"`}},
+		{"$ref with a bad escape", withParam(`{"$ref":"#/components/parameters/o~2k"}`), []string{`operation "getA"`, "followed by 0 or 1"}},
+		{"$ref cycle", withParam(`{"$ref":"#/components/parameters/A"}`), []string{`operation "getA"`, "cycle"}},
+		{"$ref without components", `{"openapi":"3.1.0","paths":{"/a":{"get":{"operationId":"getA","parameters":[{"$ref":"#/components/parameters/ok"}]}}}}`,
+			[]string{`operation "getA"`, `has no "ok"`}},
+		{"components not an object", `{"openapi":"3.1.0","components":[],"paths":{"/a":{"get":{"operationId":"getA","parameters":[{"$ref":"#/components/parameters/ok"}]}}}}`,
+			[]string{`operation "getA"`, "components is not a JSON object"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ops, err := remedy.OperationsFromOpenAPI([]byte(tc.doc))
+			require.Error(t, err)
+			assert.Nil(t, ops)
+			assert.True(t, strings.HasPrefix(err.Error(), "remedy: OpenAPI: "), err.Error())
+			for _, w := range tc.want {
+				assert.Contains(t, err.Error(), w)
+			}
+		})
+	}
+}
+
+// openAPIServer is a real HTTP server on 127.0.0.1 that serves a document at
+// <prefix>/openapi.json and records every other request.
+type openAPIServer struct {
+	*httptest.Server
+	mu     sync.Mutex
+	docReq *http.Request
+	reqs   []openAPIRec
+}
+
+type openAPIRec struct {
+	Method, RawPath, Query, Body string
+}
+
+func newOpenAPIServer(t *testing.T, prefix, doc string) *openAPIServer {
+	t.Helper()
+	s := &openAPIServer{}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == prefix+"/openapi.json" {
+			s.docReq = r.Clone(r.Context())
+			io.WriteString(w, doc)
+			return
+		}
+		s.reqs = append(s.reqs, openAPIRec{Method: r.Method, RawPath: r.URL.EscapedPath(), Query: r.URL.RawQuery, Body: string(body)})
+		io.WriteString(w, `{"ok":true}`)
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+func (s *openAPIServer) documentRequest() *http.Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.docReq
+}
+
+func (s *openAPIServer) requests() []openAPIRec {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.reqs)
+}
+
+func TestClientLoadOpenAPI(t *testing.T) {
+	t.Parallel()
+	srv := newOpenAPIServer(t, "", ordersDoc)
+	c, err := remedy.NewClient(remedy.WithBaseURL(srv.URL), remedy.WithHTTPClient(srv.Client()))
+	require.NoError(t, err)
+	ctx := t.Context()
+
+	n, err := c.LoadOpenAPI(ctx, "/openapi.json")
+	require.NoError(t, err)
+	assert.Equal(t, 7, n)
+	docReq := srv.documentRequest()
+	require.NotNil(t, docReq)
+	assert.Equal(t, "GET", docReq.Method)
+	assert.Equal(t, "application/json", docReq.Header.Get("Accept"))
+
+	for _, call := range []struct {
+		op   string
+		args map[string]any
+		want openAPIRec
+	}{
+		{"getOrder", map[string]any{"id": "o 1", "expand": "items"},
+			openAPIRec{"GET", "/v1/orders/o%201", "expand=items", ""}},
+		{"updateOrder", map[string]any{"id": "o/2", "expand": "items", "note": "rush"},
+			openAPIRec{"PATCH", "/v1/orders/o%2F2", "expand=items", `{"note":"rush"}`}},
+		{"cancelOrder", map[string]any{"id": "o3", "reason": "late"},
+			openAPIRec{"DELETE", "/v1/orders/o3", "reason=late", ""}},
+		{"listOrders", map[string]any{"limit": 10, "status": "open"},
+			openAPIRec{"GET", "/v1/orders", "limit=10&status=open", ""}},
+		{"createOrder", map[string]any{"dry_run": true, "qty": 2, "sku": "abc"},
+			openAPIRec{"POST", "/v1/orders", "dry_run=true", `{"qty":2,"sku":"abc"}`}},
+		{"createOrder", map[string]any{"sku": "abc"},
+			openAPIRec{"POST", "/v1/orders", "", `{"sku":"abc"}`}},
+		{"shipOrder", map[string]any{"id": "o4", "carrier": "ups"},
+			openAPIRec{"POST", "/v1/orders/o4/ship", "", `{"carrier":"ups"}`}},
+		{"put_v1_orders_order_id_items", map[string]any{"order-id": "o5", "version": 3, "items": []string{"a"}},
+			openAPIRec{"PUT", "/v1/orders/o5/items", "version=3", `{"items":["a"]}`}},
+	} {
+		resp, err := c.Call(ctx, call.op, call.args)
+		require.NoError(t, err, call.op)
+		assert.Equal(t, 200, resp.Status, call.op)
+		reqs := srv.requests()
+		require.NotEmpty(t, reqs)
+		assert.Equal(t, call.want, reqs[len(reqs)-1], call.op)
+	}
+
+	t.Run("relative to a base URL with a path", func(t *testing.T) {
+		t.Parallel()
+		srv := newOpenAPIServer(t, "/api", `{"openapi":"3.0.3","servers":[{"url":"/api"}],
+			"paths":{"/ping":{"get":{"operationId":"ping"}}}}`)
+		c, err := remedy.NewClient(remedy.WithBaseURL(srv.URL+"/api/"), remedy.WithHTTPClient(srv.Client()))
+		require.NoError(t, err)
+		n, err := c.LoadOpenAPI(t.Context(), "openapi.json")
+		require.NoError(t, err)
+		assert.Equal(t, 1, n)
+		_, err = c.Call(t.Context(), "ping", nil)
+		require.NoError(t, err)
+		assert.Equal(t, []openAPIRec{{Method: "GET", RawPath: "/api/ping"}}, srv.requests())
+	})
+
+	t.Run("absolute without a base URL", func(t *testing.T) {
+		t.Parallel()
+		srv := newOpenAPIServer(t, "", ordersDoc)
+		c, err := remedy.NewClient(remedy.WithHTTPClient(srv.Client()))
+		require.NoError(t, err)
+		n, err := c.LoadOpenAPI(t.Context(), srv.URL+"/openapi.json")
+		require.NoError(t, err)
+		assert.Equal(t, 7, n)
+	})
+}
+
+func TestClientLoadOpenAPIRefuses(t *testing.T) {
+	t.Parallel()
+	const limit = 8 << 20
+	small := `{"openapi":"3.1.0","paths":{"/a":{"get":{"operationId":"getA"}}}}`
+	padded := func(n int) string { return small + strings.Repeat(" ", n-len(small)) }
+	for _, tc := range []struct {
+		name    string
+		handler http.HandlerFunc
+		want    []string
+	}{
+		{"a 500", func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, "boom", http.StatusInternalServerError)
+		}, []string{"status 500 Internal Server Error", "/openapi.json"}},
+		{"a 404", func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) }, []string{"status 404 Not Found"}},
+		{"larger than 8 MiB, with a Content-Length", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Length", strconv.Itoa(limit+1))
+			io.WriteString(w, padded(limit+1))
+		}, []string{"larger than the 8 MiB limit"}},
+		{"larger than 8 MiB, chunked", func(w http.ResponseWriter, r *http.Request) {
+			w.(http.Flusher).Flush()
+			io.WriteString(w, padded(limit+1))
+		}, []string{"larger than the 8 MiB limit"}},
+		{"a Swagger 2.0 document", func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, `{"swagger":"2.0","paths":{}}`)
+		}, []string{"/openapi.json", "only OpenAPI 3.x"}},
+		{"YAML", func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, "openapi: 3.1.0\n")
+		}, []string{"must be JSON"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := httptest.NewServer(tc.handler)
+			t.Cleanup(srv.Close)
+			c, err := remedy.NewClient(remedy.WithBaseURL(srv.URL), remedy.WithHTTPClient(srv.Client()))
+			require.NoError(t, err)
+			n, err := c.LoadOpenAPI(t.Context(), "/openapi.json")
+			require.Error(t, err)
+			assert.Zero(t, n)
+			for _, w := range tc.want {
+				assert.Contains(t, err.Error(), w)
+			}
+			_, err = c.Call(t.Context(), "getA", nil)
+			assert.ErrorContains(t, err, "not registered", "nothing was registered")
+		})
+	}
+
+	t.Run("exactly 8 MiB is read", func(t *testing.T) {
+		t.Parallel()
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, padded(limit))
+		}))
+		t.Cleanup(srv.Close)
+		c, err := remedy.NewClient(remedy.WithBaseURL(srv.URL), remedy.WithHTTPClient(srv.Client()))
+		require.NoError(t, err)
+		n, err := c.LoadOpenAPI(t.Context(), "/openapi.json")
+		require.NoError(t, err)
+		assert.Equal(t, 1, n)
+	})
+
+	t.Run("a relative URL without a base URL", func(t *testing.T) {
+		t.Parallel()
+		c, err := remedy.NewClient()
+		require.NoError(t, err)
+		_, err = c.LoadOpenAPI(t.Context(), "/openapi.json")
+		assert.ErrorContains(t, err, "no base URL")
+	})
+
+	t.Run("not an http URL", func(t *testing.T) {
+		t.Parallel()
+		c, err := remedy.NewClient(remedy.WithBaseURL("http://127.0.0.1:1"))
+		require.NoError(t, err)
+		_, err = c.LoadOpenAPI(t.Context(), "file:///etc/openapi.json")
+		assert.ErrorContains(t, err, "not an http(s) URL")
+		_, err = c.LoadOpenAPI(t.Context(), "http://[::1")
+		assert.ErrorContains(t, err, "OpenAPI document URL")
+	})
+}
+
+// FuzzOperationsFromOpenAPI checks that no document panics the reader, and that what it
+// accepts can be registered: a name, a path under "/", an operation method.
+func FuzzOperationsFromOpenAPI(f *testing.F) {
+	f.Add([]byte(ordersDoc))
+	f.Add([]byte(`{"openapi":"3.1.0","paths":{"/":{"get":{}},"/a/{b}":{"post":{"parameters":[{"$ref":"#/components/parameters/x~1y"}]}}},"components":{"parameters":{"x/y":{"name":"q","in":"query"}}}}`))
+	f.Add([]byte(`{"openapi":"3.0.0","paths":{"/a":{"parameters":[{"$ref":"#/components/parameters/A"}],"get":{}}},"components":{"parameters":{"A":{"$ref":"#/components/parameters/A"}}}}`))
+	f.Add([]byte(`{"swagger":"2.0"}`))
+	f.Add([]byte("openapi: 3.1.0\n"))
+	f.Add([]byte(`{"openapi":"3.1.0","paths":{"/{":{"get":{}},"x":{}}}`))
+	valid := []string{"GET", "PUT", "POST", "DELETE", "OPTIONS", "HEAD", "PATCH", "TRACE"}
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		ops, err := remedy.OperationsFromOpenAPI(doc)
+		if err != nil {
+			require.Nil(t, ops)
+			return
+		}
+		c, err := remedy.NewClient()
+		require.NoError(t, err)
+		for i, op := range ops {
+			require.NotEmpty(t, op.Name)
+			require.True(t, strings.HasPrefix(op.Path, "/"), op.Path)
+			require.Contains(t, valid, op.Method)
+			require.NoError(t, c.Register(op))
+			if i > 0 {
+				prev := ops[i-1]
+				require.True(t, prev.Path < op.Path || prev.Path == op.Path &&
+					slices.Index(valid, prev.Method) < slices.Index(valid, op.Method), "sorted: %v before %v", prev, op)
+			}
+		}
+	})
+}
+
+// The same reader runs on a document the test does not hold in a constant: it stays total on
+// sizes that a fuzzer seldom reaches.
+func TestOperationsFromOpenAPIManyPaths(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	b.WriteString(`{"openapi":"3.1.0","paths":{`)
+	for i := range 1000 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"/r%04d/{id}":{"get":{},"delete":{"operationId":"del%d"}}`, 999-i, i)
+	}
+	b.WriteString(`}}`)
+	ops, err := remedy.OperationsFromOpenAPI([]byte(b.String()))
+	require.NoError(t, err)
+	require.Len(t, ops, 2000)
+	assert.Equal(t, remedy.Operation{Name: "get_r0000_id", Method: "GET", Path: "/r0000/{id}"}, ops[0])
+	assert.Equal(t, remedy.Operation{Name: "del999", Method: "DELETE", Path: "/r0000/{id}"}, ops[1])
+}

@@ -1,0 +1,394 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/remedy-go/remedy"
+)
+
+// DefaultMCPPath is where an API serves MCP unless WithMCP says otherwise.
+const DefaultMCPPath = "/mcp"
+
+// The arguments an MCP tool takes besides its input, where REST has headers.
+const (
+	ArgConfirmationToken = "confirmationToken"
+	ArgIdempotencyKey    = "idempotencyKey"
+)
+
+// MetaReplayed is the _meta member of a tool result that is the stored result of an earlier
+// call with the same idempotency key (REST's Idempotency-Replayed: true).
+const MetaReplayed = "remedy/replayed"
+
+// MCPConfig configures the MCP surface: the API's operations as tools over streamable HTTP.
+type MCPConfig struct {
+	// Path is where it is served (default DefaultMCPPath). No operation may be registered there.
+	Path string
+	// Disabled serves no MCP endpoint (MCPServer still builds the tools).
+	Disabled bool
+	// Stateless gives every HTTP request a session of its own, so that instances behind a load
+	// balancer need not share sessions (with shared stores for confirmation and idempotency,
+	// any instance can answer any call). The server can then send no requests to the client.
+	Stateless bool
+	// JSONResponse answers calls with application/json instead of an event stream.
+	JSONResponse bool
+}
+
+// WithMCP configures the MCP surface (default: stateful streamable HTTP at DefaultMCPPath).
+func WithMCP(c MCPConfig) Option { return func(a *API) { a.mcpConf = c } }
+
+// MCPServer returns the API's operations as an MCP server, for transports other than the
+// streamable HTTP endpoint the API serves itself (stdio, in-memory). It is built once, at the
+// first call or request, from the operations registered by then.
+//
+// Each operation is a tool named by its operation id, whose input schema is the operation's
+// (InputSchema: body members and URL parameters in one object) with confirmationToken on
+// operations registered with Confirm and idempotencyKey on idempotent ones; its annotations
+// say readOnlyHint for GET, destructiveHint for Confirm and DELETE operations, idempotentHint
+// where a repeated call has no further effect; its description ends with the protocol it
+// follows and an "## Errors" block listing every code it may return (API.Emits).
+//
+// A call runs through the same pipeline as the REST request it maps to (authentication from
+// the HTTP request's headers, rate limits, idempotency and confirmation with the same stores
+// and scopes, validation, the handler), so that a token or a key means the same on both
+// surfaces. A success is a result whose text is the JSON result and whose structuredContent is
+// the same when it is an object; a failure is a result with isError whose text content is the
+// canonical envelope JSON and whose structuredContent is the same envelope. Arguments that
+// cannot be placed in the URL (a path parameter missing, an object where a query parameter
+// goes) are answered 400 invalid_parameter before the pipeline runs.
+func (a *API) MCPServer() *mcp.Server {
+	a.start()
+	return a.mcpServer
+}
+
+// buildMCP makes the MCP server and its HTTP handler.
+func (a *API) buildMCP() {
+	impl := &mcp.Implementation{Name: a.info.Title, Version: a.info.Version}
+	if impl.Name == "" {
+		impl.Name = "remedy"
+	}
+	if impl.Version == "" {
+		impl.Version = "0.0.0"
+	}
+	s := mcp.NewServer(impl, &mcp.ServerOptions{Instructions: a.info.Description})
+	for _, op := range a.ops {
+		s.AddTool(a.tool(op), a.toolHandler(op))
+	}
+	a.mcpServer = s
+	if !a.mcpConf.Disabled {
+		a.mcpHandler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
+			&mcp.StreamableHTTPOptions{Stateless: a.mcpConf.Stateless, JSONResponse: a.mcpConf.JSONResponse,
+				MaxRequestBodyBytes: a.maxBody + 64<<10})
+	}
+}
+
+// tool describes op as an MCP tool.
+func (a *API) tool(op *Operation) *mcp.Tool {
+	s := *op.schema
+	s.Properties = make(map[string]*jsonschema.Schema, len(op.schema.Properties)+2)
+	for k, v := range op.schema.Properties {
+		s.Properties[k] = v
+	}
+	if op.Confirm {
+		s.Properties[ArgConfirmationToken] = &jsonschema.Schema{Type: "string", MaxLength: ptr(256),
+			Description: "Leave out on the first call. The confirmationToken of a confirmation_required answer, once the user approved the call; send it with the identical arguments."}
+	}
+	if op.Idempotency != IdempotencyOff {
+		s.Properties[ArgIdempotencyKey] = &jsonschema.Schema{Type: "string", MinLength: ptr(1), MaxLength: ptr(255),
+			Description: "One unique key per logical call (printable ASCII), reused for every retry of that call."}
+		if op.Idempotency == IdempotencyRequired {
+			s.Required = append(s.Required[:len(s.Required):len(s.Required)], ArgIdempotencyKey)
+		}
+	}
+	readOnly := op.Method == http.MethodGet || op.Method == http.MethodHead
+	ann := &mcp.ToolAnnotations{
+		Title:          op.Summary,
+		ReadOnlyHint:   readOnly,
+		IdempotentHint: idempotentMethod(op.Method) || op.Idempotency != IdempotencyOff,
+	}
+	if !readOnly {
+		ann.DestructiveHint = ptr(op.Confirm || op.Method == http.MethodDelete)
+	}
+	return &mcp.Tool{
+		Name:        op.ID,
+		Description: a.toolDescription(op),
+		InputSchema: &s,
+		Annotations: ann,
+	}
+}
+
+// toolDescription is the summary, the protocol the tool follows, and its error catalog.
+func (a *API) toolDescription(op *Operation) string {
+	var b strings.Builder
+	if op.Summary != "" {
+		b.WriteString(op.Summary)
+	} else {
+		b.WriteString(op.Method + " " + op.Path)
+	}
+	b.WriteString(".")
+	if notes := a.protocolNotes(op, "the "+ArgConfirmationToken+" argument", "the "+ArgIdempotencyKey+" argument"); notes != "" {
+		b.WriteString("\n\n")
+		b.WriteString(notes)
+	}
+	b.WriteString("\n\n## Errors\nA failed call returns isError with the error envelope (code, message, issues with the field and what it accepts, retryable, retry_after_ms, next_operation). Codes:")
+	for _, c := range a.Emits(op) {
+		b.WriteString("\n- ")
+		b.WriteString(catalogLine(c))
+	}
+	return b.String()
+}
+
+// toolHandler runs a call of op's tool through the pipeline.
+func (a *API) toolHandler(op *Operation) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var header http.Header
+		if req.Extra != nil {
+			header = req.Extra.Header
+		}
+		var args json.RawMessage
+		if req.Params != nil {
+			args = req.Params.Arguments
+		}
+		rec := &recorder{h: http.Header{}}
+		hreq, err := op.toolRequest(ctx, args, header)
+		x := &exchange{api: a, w: rec, r: hreq, tool: true}
+		if err != nil {
+			x.ctx = ctx
+			x.op = op
+			x.fail(err)
+		} else {
+			x.run()
+		}
+		return rec.result(), nil
+	}
+}
+
+// tokenAt and keyAt name where the exchange's caller sends a confirmation token and an
+// idempotency key.
+func (x *exchange) tokenAt() string {
+	if x.tool {
+		return "the " + ArgConfirmationToken + " argument"
+	}
+	return remedy.HeaderConfirmationToken
+}
+
+func (x *exchange) keyAt() string {
+	if x.tool {
+		return "an " + ArgIdempotencyKey + " argument"
+	}
+	return "an " + remedy.HeaderIdempotencyKey + " header"
+}
+
+// forwarded are the headers of the MCP HTTP request that its tool calls do not inherit: they
+// describe the MCP exchange, not the call, or are set from the arguments.
+var forwarded = map[string]bool{
+	"Content-Type": false, "Content-Length": false, "Accept": false, "Accept-Encoding": false,
+	"Connection": false, "Transfer-Encoding": false, "Mcp-Session-Id": false,
+	"Mcp-Protocol-Version": false, "Last-Event-Id": false,
+	remedy.HeaderIdempotencyKey: false, remedy.HeaderConfirmationToken: false,
+}
+
+// toolRequest is the REST request a tool call maps to: path parameters into the path, query
+// parameters into the query, confirmationToken and idempotencyKey into their headers, the
+// other arguments into the JSON body; the MCP request's other headers (Authorization,
+// traceparent) are kept. It returns the request (with the template path when the arguments
+// cannot be placed) and, then, the problem.
+func (op *Operation) toolRequest(ctx context.Context, args json.RawMessage, from http.Header) (*http.Request, error) {
+	hreq, err := http.NewRequestWithContext(ctx, op.Method, "/", nil)
+	if err != nil {
+		return nil, err
+	}
+	hreq.URL.Path = op.Path
+	for k, vs := range from {
+		if _, skip := forwarded[k]; !skip {
+			hreq.Header[k] = vs
+		}
+	}
+	obj := map[string]any{}
+	if len(bytes.TrimSpace(args)) > 0 && string(bytes.TrimSpace(args)) != "null" {
+		v, err := decodeBody(args)
+		if err != nil {
+			return hreq, err
+		}
+		o, ok := v.(map[string]any)
+		if !ok {
+			return hreq, Error(CodeInvalidJSON, "the arguments must be a JSON object")
+		}
+		obj = o
+	}
+	var issues []remedy.Issue
+	moved := false
+	text := func(name string) (string, bool) {
+		v, ok := obj[name]
+		if !ok {
+			return "", false
+		}
+		delete(obj, name)
+		moved = true
+		s, ok := v.(string)
+		if !ok {
+			issues = append(issues, remedy.Issue{Path: "/" + pointerEscape(name), Code: "type",
+				Message: name + " must be a string", Expected: json.RawMessage(`{"type":"string"}`)})
+		}
+		return s, ok
+	}
+	if op.Confirm {
+		if t, ok := text(ArgConfirmationToken); ok {
+			hreq.Header.Set(remedy.HeaderConfirmationToken, t)
+		}
+	}
+	if op.Idempotency != IdempotencyOff {
+		if k, ok := text(ArgIdempotencyKey); ok {
+			hreq.Header.Set(remedy.HeaderIdempotencyKey, k)
+		}
+	}
+	path, query := op.Path, url.Values{}
+	for _, p := range op.params {
+		v, present := obj[p.Name]
+		if !present || (v == nil && p.In == "query") {
+			if p.In == "path" {
+				issues = append(issues, remedy.Issue{Path: "/" + pointerEscape(p.Name), Code: "required",
+					Message: p.Name + " is required"})
+			}
+			delete(obj, p.Name)
+			continue
+		}
+		delete(obj, p.Name)
+		moved = true
+		vals, ok := paramTexts(v, p.In == "query")
+		if !ok || (p.In == "path" && (len(vals) != 1 || vals[0] == "" || vals[0] == "." || vals[0] == "..")) {
+			issues = append(issues, remedy.Issue{Path: "/" + pointerEscape(p.Name), Code: "type",
+				Message: p.Name + " is a " + p.In + " parameter: it must be a non-empty string, a number or a boolean"})
+			continue
+		}
+		if p.In == "path" {
+			path = strings.Replace(path, "{"+p.Name+"}", url.PathEscape(vals[0]), 1)
+			continue
+		}
+		query[p.Name] = vals
+	}
+	if len(issues) > 0 {
+		p := Error(CodeInvalidParameter, "the arguments cannot be sent: "+issues[0].Message)
+		p.Issues = issues
+		return hreq, p
+	}
+	var body []byte
+	switch {
+	case !moved && len(obj) > 0:
+		body = args
+	case len(obj) > 0 || !bodyless(op.Method):
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(obj); err != nil {
+			return hreq, err
+		}
+		body = bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	}
+	target := path
+	if len(query) > 0 {
+		target += "?" + query.Encode()
+	}
+	var rd *bytes.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	out, err := http.NewRequestWithContext(ctx, op.Method, target, nil)
+	if err != nil {
+		return hreq, Error(CodeInvalidParameter, "the arguments do not make a valid URL")
+	}
+	out.Header = hreq.Header
+	if rd != nil {
+		out.Body, out.ContentLength = readCloser{rd}, int64(len(body))
+		out.Header.Set("Content-Type", "application/json")
+	}
+	return out, nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+type readCloser struct{ *bytes.Reader }
+
+func (readCloser) Close() error { return nil }
+
+// paramTexts is an argument as URL text: a string as is, a number or boolean as written; for a
+// query parameter, an array of those as repeated values.
+func paramTexts(v any, list bool) ([]string, bool) {
+	switch v := v.(type) {
+	case string:
+		return []string{v}, true
+	case json.Number:
+		return []string{v.String()}, true
+	case bool:
+		if v {
+			return []string{"true"}, true
+		}
+		return []string{"false"}, true
+	case []any:
+		if !list {
+			return nil, false
+		}
+		out := make([]string, 0, len(v))
+		for _, e := range v {
+			s, ok := paramTexts(e, false)
+			if !ok {
+				return nil, false
+			}
+			out = append(out, s...)
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// bodyless reports whether a request of the method is sent without a body when it has no
+// body arguments (as the reference client sends it).
+func bodyless(m string) bool {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodDelete, http.MethodOptions:
+		return true
+	}
+	return false
+}
+
+// recorder keeps the response of a tool call's pipeline run.
+type recorder struct {
+	h      http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (r *recorder) Header() http.Header { return r.h }
+
+func (r *recorder) WriteHeader(status int) {
+	if r.status == 0 {
+		r.status = status
+	}
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	r.WriteHeader(http.StatusOK)
+	return r.body.Write(b)
+}
+
+// result is the tool result of the recorded response.
+func (r *recorder) result() *mcp.CallToolResult {
+	res := &mcp.CallToolResult{Content: []mcp.Content{}, IsError: r.status >= 400}
+	body := r.body.Bytes()
+	if len(body) > 0 {
+		res.Content = []mcp.Content{&mcp.TextContent{Text: string(body)}}
+		if b := bytes.TrimSpace(body); len(b) > 0 && b[0] == '{' {
+			res.StructuredContent = json.RawMessage(body)
+		}
+	}
+	if strings.EqualFold(r.h.Get(remedy.HeaderReplayed), "true") {
+		res.Meta = mcp.Meta{MetaReplayed: true}
+	}
+	return res
+}
