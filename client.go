@@ -242,11 +242,24 @@ func (c *Client) Call(ctx context.Context, name string, args any, opts ...CallOp
 	if !ok {
 		return nil, &CallError{Operation: name, Cause: ErrNotRetryable, Detail: "operation not registered with the client"}
 	}
+	call, err := NewCall(name, args, opts...)
+	if err != nil {
+		return nil, err
+	}
+	call.Idempotent = op.idempotent()
+	return c.loop.Do(ctx, call)
+}
+
+// NewCall makes the Call of operation with args (as Client.Call takes them: nil, a JSON
+// object as json.RawMessage or []byte, or any value that encodes to a JSON object) and opts,
+// for a Loop of the caller's own (package mcp's, for one). Arguments that are not a JSON
+// object are a *CallError wrapping ErrNotRetryable.
+func NewCall(operation string, args any, opts ...CallOption) (Call, error) {
 	raw, err := encodeArgs(args)
 	if err != nil {
-		return nil, &CallError{Operation: name, Cause: ErrNotRetryable, Detail: "the arguments are not a JSON object", Err: err}
+		return Call{}, &CallError{Operation: operation, Cause: ErrNotRetryable, Detail: "the arguments are not a JSON object", Err: err}
 	}
-	call := Call{Operation: name, Args: raw, Idempotent: op.idempotent(), checked: true}
+	call := Call{Operation: operation, Args: raw, checked: true}
 	for _, o := range opts {
 		if o.key != "" {
 			call.IdempotencyKey = o.key
@@ -255,7 +268,7 @@ func (c *Client) Call(ctx context.Context, name string, args any, opts ...CallOp
 			call.ConfirmationToken = o.token
 		}
 	}
-	return c.loop.Do(ctx, call)
+	return call, nil
 }
 
 func encodeArgs(args any) (json.RawMessage, error) {

@@ -269,12 +269,15 @@ type Call struct {
 
 // Request is one attempt, as the transport sends it.
 type Request struct {
-	Operation         string
-	Args              json.RawMessage // exactly the bytes to send; never rewritten by a transport
-	IdempotencyKey    string          // send as the Idempotency-Key header (or its MCP argument); may be empty
-	ConfirmationToken string          // send as X-Confirmation-Token (or its MCP argument); may be empty
-	Attempt           int             // from 1, within its call
-	Depth             int             // nesting of next operations
+	Operation string
+	Args      json.RawMessage // exactly the bytes to send; never rewritten by a transport
+	// IdempotencyKey goes as the Idempotency-Key header (or its MCP argument); may be empty. A
+	// transport that cannot send it clears it, so that the loop does not count on it to make
+	// a retry safe.
+	IdempotencyKey    string
+	ConfirmationToken string // send as X-Confirmation-Token (or its MCP argument); may be empty
+	Attempt           int    // from 1, within its call
+	Depth             int    // nesting of next operations
 	// Method and Target describe the attempt for records and logs ("POST", "/v1/orders";
 	// "tools/call", a tool's name); the transport sets them.
 	Method, Target string

@@ -276,6 +276,9 @@ func transientTransportError(err error) bool {
 	if permanentTransportError(err) {
 		return false
 	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return true // through a joined error, which the walk above does not enter
+	}
 	if errors.As(err, &netErr) && netErr.Timeout() {
 		return true
 	}

@@ -1,0 +1,58 @@
+package mcp
+
+import (
+	"context"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/remedy-go/remedy"
+)
+
+// Client runs calls of a session's tools through a remedy.Loop. It is safe for concurrent
+// use.
+type Client struct {
+	loop remedy.Loop
+	t    *Transport
+}
+
+// NewClient lists the session's tools and returns a client that runs them through loop: its
+// Rewriter, ConfirmPolicy, Limits, Budget and hooks as given, its Transport set to a
+// Transport over the session, and its Registered, when nil, to the tools the server listed
+// (a failure's next_operation runs one of them, and nothing else).
+func NewClient(ctx context.Context, session *sdk.ClientSession, loop remedy.Loop) (*Client, error) {
+	t := NewTransport(session)
+	if _, err := t.Load(ctx); err != nil {
+		return nil, err
+	}
+	loop.Transport = t
+	if loop.Registered == nil {
+		loop.Registered = t.Registered
+	}
+	return &Client{loop: loop, t: t}, nil
+}
+
+// Transport is the client's transport.
+func (c *Client) Transport() *Transport { return c.t }
+
+// Call runs the tool with args (nil, a JSON object as json.RawMessage or []byte, or any value
+// that encodes to one) through the loop, as remedy.Client.Call runs an HTTP operation: it
+// returns the success (Body is the tool's result) or a *remedy.CallError saying why it
+// stopped.
+func (c *Client) Call(ctx context.Context, tool string, args any, opts ...remedy.CallOption) (*remedy.Response, error) {
+	call, err := remedy.NewCall(tool, args, opts...)
+	if err != nil {
+		return nil, err
+	}
+	_, call.Idempotent = c.t.Registered(tool)
+	return c.loop.Do(ctx, call)
+}
+
+// Only approves the named tools, and no other, as a failure's next_operation: a
+// remedy.Loop.Registered narrower than every tool the server lists.
+func Only(names ...string) func(name string) (ok, idempotent bool) {
+	allowed := make(map[string]bool, len(names))
+	for _, n := range names {
+		allowed[n] = true
+	}
+	return func(name string) (bool, bool) { return allowed[name], false }
+}

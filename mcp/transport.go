@@ -1,0 +1,282 @@
+// Package mcp runs remedy's loop over the Model Context Protocol: each attempt is a tools/call
+// on a session of the official go-sdk client, and each failure — a result with isError, or a
+// JSON-RPC error — is read as a remedy.Envelope, the same as over HTTP. With the reference
+// server's tools, the confirmation token and the idempotency key travel as the
+// confirmationToken and idempotencyKey arguments each tool advertises, and next_operation runs
+// as another tool call.
+//
+//	cs, _ := sdk.NewClient(impl, nil).Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url}, nil)
+//	c, _ := mcp.NewClient(ctx, cs, remedy.Loop{Rewriter: remedy.DefaultRewriter})
+//	resp, err := c.Call(ctx, "create_invoice", map[string]any{"customer_id": "cus_1", "amount": 1200})
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/remedy-go/remedy"
+)
+
+// The tool arguments that carry what REST sends in headers.
+const (
+	ArgConfirmationToken = "confirmationToken"
+	ArgIdempotencyKey    = "idempotencyKey"
+)
+
+// MetaReplayed is the _meta member that marks a result as the stored result of an earlier
+// call with the same idempotency key.
+const MetaReplayed = "remedy/replayed"
+
+// Transport sends the loop's attempts as tool calls on one session. It learns from tools/list
+// which tools take an idempotency key (an idempotencyKey property in their input schema) and
+// sends a key only to those, so that a tool whose schema refuses unknown arguments is not
+// sent one. It is safe for concurrent use.
+type Transport struct {
+	session *sdk.ClientSession
+
+	mu     sync.RWMutex
+	tools  map[string]tool
+	loaded bool
+}
+
+// tool is what the transport knows of one listed tool.
+type tool struct {
+	takesKey, takesToken, idempotent bool
+}
+
+// NewTransport returns a transport over the session. It lists the tools at its first
+// attempt, or when Load is called.
+func NewTransport(session *sdk.ClientSession) *Transport {
+	return &Transport{session: session}
+}
+
+// Load lists the server's tools (every page) and returns their names. Call it again when the
+// server says its tools changed.
+func (t *Transport) Load(ctx context.Context) ([]string, error) {
+	tools := map[string]tool{}
+	var names []string
+	for tl, err := range t.session.Tools(ctx, nil) {
+		if err != nil {
+			return nil, fmt.Errorf("remedy/mcp: listing the tools: %w", err)
+		}
+		props := schemaProperties(tl.InputSchema)
+		info := tool{takesKey: props[ArgIdempotencyKey], takesToken: props[ArgConfirmationToken]}
+		if a := tl.Annotations; a != nil {
+			info.idempotent = a.ReadOnlyHint
+		}
+		tools[tl.Name] = info
+		names = append(names, tl.Name)
+	}
+	t.mu.Lock()
+	t.tools, t.loaded = tools, true
+	t.mu.Unlock()
+	return names, nil
+}
+
+// schemaProperties lists the property names of an input schema as the client holds it (the
+// go-sdk decodes it into a map).
+func schemaProperties(schema any) map[string]bool {
+	out := map[string]bool{}
+	var m map[string]any
+	switch s := schema.(type) {
+	case map[string]any:
+		m = s
+	default:
+		b, err := json.Marshal(schema)
+		if err != nil || json.Unmarshal(b, &m) != nil {
+			return out
+		}
+	}
+	if props, ok := m["properties"].(map[string]any); ok {
+		for k := range props {
+			out[k] = true
+		}
+	}
+	return out
+}
+
+// lookup returns what the transport knows of a tool, listing the tools first if it has not.
+func (t *Transport) lookup(ctx context.Context, name string) (tool, bool, error) {
+	t.mu.RLock()
+	info, ok := t.tools[name]
+	loaded := t.loaded
+	t.mu.RUnlock()
+	if loaded {
+		return info, ok, nil
+	}
+	if _, err := t.Load(ctx); err != nil {
+		return tool{}, false, err
+	}
+	t.mu.RLock()
+	info, ok = t.tools[name]
+	t.mu.RUnlock()
+	return info, ok, nil
+}
+
+// Registered reports whether name is a tool the server listed (and whether it only reads),
+// for remedy.Loop.Registered: a failure's next_operation then runs only tools this session
+// offers. Before Load, it approves nothing. To allow fewer, wrap it.
+func (t *Transport) Registered(name string) (ok, idempotent bool) {
+	t.mu.RLock()
+	info, ok := t.tools[name]
+	t.mu.RUnlock()
+	return ok, ok && info.idempotent
+}
+
+// RoundTrip calls the tool req.Operation with req.Args, plus confirmationToken when the
+// attempt carries a token and idempotencyKey when it carries a key and the tool takes one. A
+// result with isError is read as an envelope (its structuredContent, else its text, as
+// remedy.Parse reads MCP results); a JSON-RPC error (an unknown tool, invalid params) is read
+// as a JSON-RPC envelope; any other error means no response came, and is returned. A success's
+// Body is its structuredContent when it has one, else its text.
+func (t *Transport) RoundTrip(ctx context.Context, req *remedy.Request) (*remedy.Response, error) {
+	req.Method, req.Target = "tools/call", req.Operation
+	info, _, err := t.lookup(ctx, req.Operation)
+	if err != nil {
+		return nil, err
+	}
+	if !info.takesKey {
+		req.IdempotencyKey = "" // not sent: a retry is not made safe by it
+	}
+	args, err := withProtocolArgs(req, info)
+	if err != nil {
+		return nil, err
+	}
+	res, err := t.session.CallTool(ctx, &sdk.CallToolParams{Name: req.Operation, Arguments: args})
+	if err != nil {
+		if cause, ok := transportCause(err); ok {
+			return nil, cause
+		}
+		var we *jsonrpc.Error
+		if errors.As(err, &we) {
+			return protocolFailure(we), nil
+		}
+		return nil, err
+	}
+	return readResult(res)
+}
+
+// codeRejected is the JSON-RPC code the go-sdk joins to the error of a request its transport
+// could not deliver or whose response it lost ("rejected by transport").
+const codeRejected = -32005
+
+// transportCause returns the cause of a call that got no response: what the go-sdk joined to
+// its "rejected by transport" error (the HTTP request's own failure, such as a connection
+// reset), so that the loop judges that, and not a JSON-RPC code.
+func transportCause(err error) (error, bool) {
+	for e := err; e != nil; {
+		switch u := e.(type) {
+		case interface{ Unwrap() []error }:
+			var rejected bool
+			var rest []error
+			for _, x := range u.Unwrap() {
+				if we, ok := x.(*jsonrpc.Error); ok && we.Code == codeRejected {
+					rejected = true
+					continue
+				}
+				rest = append(rest, x)
+			}
+			if rejected && len(rest) > 0 {
+				return errors.Join(rest...), true
+			}
+			return nil, false
+		case interface{ Unwrap() error }:
+			e = u.Unwrap()
+		default:
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+// withProtocolArgs adds the token and the key to the arguments, keeping their bytes
+// otherwise.
+func withProtocolArgs(req *remedy.Request, info tool) (json.RawMessage, error) {
+	args := req.Args
+	if len(args) == 0 {
+		args = json.RawMessage(`{}`)
+	}
+	var extra []string
+	if req.ConfirmationToken != "" {
+		extra = append(extra, ArgConfirmationToken, req.ConfirmationToken)
+	}
+	if req.IdempotencyKey != "" {
+		extra = append(extra, ArgIdempotencyKey, req.IdempotencyKey)
+	}
+	if len(extra) == 0 {
+		return args, nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(args, &m); err != nil || m == nil {
+		return nil, errors.New("remedy/mcp: the arguments are not a JSON object")
+	}
+	for i := 0; i < len(extra); i += 2 {
+		v, _ := json.Marshal(extra[i+1])
+		m[extra[i]] = v
+	}
+	return json.Marshal(m)
+}
+
+// protocolFailure is the envelope of a JSON-RPC error.
+func protocolFailure(we *jsonrpc.Error) *remedy.Response {
+	msg := struct {
+		JSONRPC string         `json:"jsonrpc"`
+		ID      any            `json:"id"`
+		Error   *jsonrpc.Error `json:"error"`
+	}{"2.0", nil, we}
+	b, _ := json.Marshal(msg)
+	env, ok := remedy.Parse(0, nil, b)
+	if !ok {
+		env = &remedy.Envelope{Code: "protocol_error", Message: we.Message, Category: remedy.CategoryInternal,
+			Severity: remedy.SeverityError}
+	}
+	return &remedy.Response{Status: env.Status, Envelope: env}
+}
+
+// readResult turns a tool result into the loop's response.
+func readResult(res *sdk.CallToolResult) (*remedy.Response, error) {
+	resp := &remedy.Response{Status: 200}
+	if v, ok := res.Meta[MetaReplayed].(bool); ok && v {
+		resp.Replayed = true
+	}
+	if res.IsError {
+		b, err := json.Marshal(res)
+		if err != nil {
+			return nil, fmt.Errorf("remedy/mcp: re-encoding the result: %w", err)
+		}
+		env, ok := remedy.Parse(0, nil, b)
+		if !ok {
+			env = &remedy.Envelope{Code: "tool_error", Message: text(res), Severity: remedy.SeverityError}
+		}
+		resp.Status, resp.Envelope = env.Status, env
+		return resp, nil
+	}
+	if res.StructuredContent != nil {
+		b, err := json.Marshal(res.StructuredContent)
+		if err != nil {
+			return nil, fmt.Errorf("remedy/mcp: re-encoding the structured content: %w", err)
+		}
+		resp.Body = b
+	} else {
+		resp.Body = []byte(text(res))
+	}
+	return resp, nil
+}
+
+// text joins a result's text contents.
+func text(res *sdk.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*sdk.TextContent); ok {
+			parts = append(parts, tc.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
