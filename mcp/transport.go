@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 
@@ -135,7 +136,9 @@ func (t *Transport) Registered(name string) (ok, idempotent bool) {
 // result with isError is read as an envelope (its structuredContent, else its text, as
 // remedy.Parse reads MCP results); a JSON-RPC error (an unknown tool, invalid params) is read
 // as a JSON-RPC envelope; any other error means no response came, and is returned. A success's
-// Body is its structuredContent when it has one, else its text.
+// Body is its structuredContent when it has one (as the text content sent it, when that is
+// the same JSON object), else its text. A tool that takes no idempotencyKey gets none, and the
+// attempt's IdempotencyKey is cleared so that the loop does not count on it.
 func (t *Transport) RoundTrip(ctx context.Context, req *remedy.Request) (*remedy.Response, error) {
 	req.Method, req.Target = "tools/call", req.Operation
 	info, _, err := t.lookup(ctx, req.Operation)
@@ -258,16 +261,32 @@ func readResult(res *sdk.CallToolResult) (*remedy.Response, error) {
 		resp.Status, resp.Envelope = env.Status, env
 		return resp, nil
 	}
-	if res.StructuredContent != nil {
+	txt := text(res)
+	switch {
+	case res.StructuredContent != nil && len(res.Content) == 1 && sameJSON(txt, res.StructuredContent):
+		// The structured result serialized, as the spec asks text content to carry it: the
+		// server's own bytes, where re-encoding the decoded value would reorder them.
+		resp.Body = []byte(txt)
+	case res.StructuredContent != nil:
 		b, err := json.Marshal(res.StructuredContent)
 		if err != nil {
 			return nil, fmt.Errorf("remedy/mcp: re-encoding the structured content: %w", err)
 		}
 		resp.Body = b
-	} else {
-		resp.Body = []byte(text(res))
+	default:
+		resp.Body = []byte(txt)
 	}
 	return resp, nil
+}
+
+// sameJSON reports whether s is the JSON of v, a value the go-sdk decoded.
+func sameJSON(s string, v any) bool {
+	t := strings.TrimSpace(s)
+	if len(t) == 0 || t[0] != '{' {
+		return false
+	}
+	var w any
+	return json.Unmarshal([]byte(t), &w) == nil && reflect.DeepEqual(w, v)
 }
 
 // text joins a result's text contents.
