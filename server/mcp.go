@@ -245,7 +245,7 @@ func (op *Operation) toolRequest(ctx context.Context, args json.RawMessage, from
 	}
 	if op.Idempotency != IdempotencyOff {
 		if k, ok := text(ArgIdempotencyKey); ok {
-			hreq.Header.Set(remedy.HeaderIdempotencyKey, k)
+			hreq.Header.Set(remedy.HeaderIdempotencyKey, headerKey(k))
 		}
 	}
 	path, query := op.Path, url.Values{}
@@ -312,6 +312,16 @@ func (op *Operation) toolRequest(ctx context.Context, args json.RawMessage, from
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// headerKey is an idempotency key argument as the header carries it: bare, or as an RFC 8941
+// string when it holds a space, a quote or a backslash (as a key with spaces is sent over REST),
+// so that a key means the same on both surfaces.
+func headerKey(k string) string {
+	if !strings.ContainsAny(k, " \"\\") {
+		return k
+	}
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(k) + `"`
+}
 
 type readCloser struct{ *bytes.Reader }
 

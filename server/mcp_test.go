@@ -283,6 +283,17 @@ func TestMCPIdempotencyAcrossSurfaces(t *testing.T) {
 	env = toolEnvelope(t, call(t, cs, "charge", args))
 	assert.Equal(t, "idempotency_key_reused", env.Code)
 
+	// A key with spaces and quotes means the same as the RFC 8941 string over REST.
+	spaced := map[string]any{"customer_id": "cus_ada", "amount": 800, "currency": "usd", "idempotencyKey": `order 7 "b"`}
+	ch = result[billing.Charge](t, call(t, cs, "charge", spaced))
+	status, h, body = do(t, "POST", srv.URL+"/v1/charges", "application/json", `{"currency":"usd","amount":800,"customer_id":"cus_ada"}`, "Idempotency-Key", `"order 7 \"b\""`)
+	require.Equal(t, 201, status, "%s", body)
+	assert.Equal(t, "true", h.Get("Idempotency-Replayed"))
+	assert.Equal(t, 2, store.Effects("charge"))
+	var replayed billing.Charge
+	require.NoError(t, json.Unmarshal(body, &replayed))
+	assert.Equal(t, ch, replayed)
+
 	env = toolEnvelope(t, call(t, cs, "charge", map[string]any{"customer_id": "cus_ada", "amount": 500, "currency": "usd", "idempotencyKey": 7}))
 	assert.Equal(t, "invalid_parameter", env.Code, "a key must be a string")
 }
