@@ -185,13 +185,13 @@ func (x *exchange) keyAt() string {
 	return "an " + remedy.HeaderIdempotencyKey + " header"
 }
 
-// forwarded are the headers of the MCP HTTP request that its tool calls do not inherit: they
+// notInherited are the headers of the MCP HTTP request that its tool calls do not inherit: they
 // describe the MCP exchange, not the call, or are set from the arguments.
-var forwarded = map[string]bool{
-	"Content-Type": false, "Content-Length": false, "Accept": false, "Accept-Encoding": false,
-	"Connection": false, "Transfer-Encoding": false, "Mcp-Session-Id": false,
-	"Mcp-Protocol-Version": false, "Last-Event-Id": false,
-	remedy.HeaderIdempotencyKey: false, remedy.HeaderConfirmationToken: false,
+var notInherited = map[string]bool{
+	"Content-Type": true, "Content-Length": true, "Accept": true, "Accept-Encoding": true,
+	"Connection": true, "Transfer-Encoding": true, "Mcp-Session-Id": true,
+	"Mcp-Protocol-Version": true, "Last-Event-Id": true,
+	remedy.HeaderIdempotencyKey: true, remedy.HeaderConfirmationToken: true,
 }
 
 // toolRequest is the REST request a tool call maps to: path parameters into the path, query
@@ -206,7 +206,7 @@ func (op *Operation) toolRequest(ctx context.Context, args json.RawMessage, from
 	}
 	hreq.URL.Path = op.Path
 	for k, vs := range from {
-		if _, skip := forwarded[k]; !skip {
+		if !notInherited[k] {
 			hreq.Header[k] = vs
 		}
 	}

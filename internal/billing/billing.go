@@ -176,54 +176,47 @@ func (s *Store) createInvoice(_ context.Context, in CreateInvoice) (Invoice, err
 	return *inv, nil
 }
 
-func (s *Store) invoice(id string) (*Invoice, error) {
-	inv := s.invoices[id]
+// onInvoice runs change on the invoice named by ref, under the lock, and returns the invoice
+// as it then is.
+func (s *Store) onInvoice(ref InvoiceRef, change func(inv *Invoice) error) (Invoice, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	inv := s.invoices[ref.ID]
 	if inv == nil {
-		return nil, server.Error(server.CodeNotFound, "no invoice "+id)
+		return Invoice{}, server.Error(server.CodeNotFound, "no invoice "+ref.ID)
 	}
-	return inv, nil
+	if err := change(inv); err != nil {
+		return Invoice{}, err
+	}
+	return *inv, nil
 }
 
 func (s *Store) getInvoice(_ context.Context, in InvoiceRef) (Invoice, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	inv, err := s.invoice(in.ID)
-	if err != nil {
-		return Invoice{}, err
-	}
-	return *inv, nil
+	return s.onInvoice(in, func(*Invoice) error { return nil })
 }
 
 func (s *Store) finalizeInvoice(_ context.Context, in InvoiceRef) (Invoice, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	inv, err := s.invoice(in.ID)
-	if err != nil {
-		return Invoice{}, err
-	}
-	if inv.Status == "draft" {
-		inv.Status = "open"
-		s.effect("finalize_invoice")
-	}
-	return *inv, nil
+	return s.onInvoice(in, func(inv *Invoice) error {
+		if inv.Status == "draft" {
+			inv.Status = "open"
+			s.effect("finalize_invoice")
+		}
+		return nil
+	})
 }
 
 func (s *Store) sendInvoice(_ context.Context, in InvoiceRef) (Invoice, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	inv, err := s.invoice(in.ID)
-	if err != nil {
-		return Invoice{}, err
-	}
-	if inv.Status == "draft" {
-		return Invoice{}, server.Precondition("invoice "+inv.ID+" is a draft: finalize it before sending it",
-			"draft", "open", "finalize_invoice", map[string]string{"id": inv.ID})
-	}
-	if inv.Status != "sent" {
-		inv.Status = "sent"
-		s.effect("send_invoice")
-	}
-	return *inv, nil
+	return s.onInvoice(in, func(inv *Invoice) error {
+		if inv.Status == "draft" {
+			return server.Precondition("invoice "+inv.ID+" is a draft: finalize it before sending it",
+				"draft", "open", "finalize_invoice", map[string]string{"id": inv.ID})
+		}
+		if inv.Status != "sent" {
+			inv.Status = "sent"
+			s.effect("send_invoice")
+		}
+		return nil
+	})
 }
 
 func (s *Store) charge(_ context.Context, in CreateCharge) (Charge, error) {
