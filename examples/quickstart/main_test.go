@@ -1,0 +1,32 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// TestQuickstart runs the quickstart as `go run` does and checks that every scenario ends the
+// way its transcript says: repaired, run after its prerequisite, replayed, waited for,
+// confirmed — and that no side effect ran twice (run itself fails otherwise).
+func TestQuickstart(t *testing.T) {
+	var out bytes.Buffer
+	if err := run(&out); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	s := out.String()
+	for _, want := range []string{
+		"agent: 7 operations loaded",
+		"-> rewrite: the failure names a fix",
+		"next_operation finalize_invoice",
+		"201 (Idempotency-Replayed: true)",
+		"retry after 20ms",
+		"-> confirm: confirmation challenge",
+		"a charge whose response is lost    2         201 (replayed)  charge ×1",
+		"every side effect executed exactly once",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the transcript lacks %q:\n%s", want, s)
+		}
+	}
+}
