@@ -84,7 +84,7 @@ func run(out io.Writer) error {
 			before: func(*billing.Store) { lose.Store(true) },
 			effect: "charge", expects: "the retry carries the same Idempotency-Key: replayed, not charged twice"},
 		{title: "a report that is being rebuilt", op: "revenue_report", args: map[string]any{"currency": "usd"},
-			before: func(s *billing.Store) { s.Busy(1) },
+			before:  func(s *billing.Store) { s.Busy(1) },
 			expects: "503 with retry_after_ms: the loop waits that long and retries"},
 		{title: "a destructive call", op: "delete_customer", args: map[string]any{"id": "cus_ada"},
 			effect: "delete_customer", expects: "409 confirmation_required: the policy approves, the token goes back once"},
