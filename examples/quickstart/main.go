@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -104,7 +105,7 @@ func run(out io.Writer) error {
 		r := row{title: sc.title}
 		if err != nil {
 			var ce *remedy.CallError
-			if !asCallError(err, &ce) {
+			if !errors.As(err, &ce) {
 				return err
 			}
 			r.outcome, r.attempts = "failed: "+ce.Cause.Error(), len(ce.Attempts)
@@ -202,14 +203,6 @@ func joinRaw(vs []json.RawMessage) string {
 func compact(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
-}
-
-func asCallError(err error, target **remedy.CallError) bool {
-	ce, ok := err.(*remedy.CallError)
-	if ok {
-		*target = ce
-	}
-	return ok
 }
 
 // lossy is an HTTP transport that, when told to, loses the response of the next charge after
