@@ -15,6 +15,8 @@ import (
 	"sync"
 
 	"github.com/cenkalti/backoff/v4"
+
+	"github.com/remedy-go/remedy/internal/httpop"
 )
 
 // Headers the loop sends.
@@ -22,6 +24,14 @@ const (
 	HeaderIdempotencyKey    = "Idempotency-Key"
 	HeaderConfirmationToken = "X-Confirmation-Token"
 	HeaderReplayed          = "Idempotency-Replayed"
+)
+
+// Over MCP, where a tool call has no headers, the confirmation token and the idempotency key
+// are arguments of the call, and a replayed result says so in its _meta.
+const (
+	ArgConfirmationToken = "confirmationToken"
+	ArgIdempotencyKey    = "idempotencyKey"
+	MetaReplayed         = "remedy/replayed"
 )
 
 // DefaultMaxResult bounds the success body Client.Call reads into Response.Body.
@@ -40,21 +50,9 @@ type Operation struct {
 }
 
 // idempotent reports whether the method may run twice with the same effect (RFC 9110 9.2.2).
-func (op *Operation) idempotent() bool {
-	switch op.Method {
-	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodPut, http.MethodDelete, http.MethodTrace:
-		return true
-	}
-	return false
-}
+func (op *Operation) idempotent() bool { return httpop.Idempotent(op.Method) }
 
-func (op *Operation) bodyless() bool {
-	switch op.Method {
-	case http.MethodGet, http.MethodHead, http.MethodDelete, http.MethodOptions:
-		return true
-	}
-	return false
-}
+func (op *Operation) bodyless() bool { return httpop.Bodyless(op.Method) }
 
 // Client runs calls over HTTP through the loop: Call for registered operations, Do for raw
 // requests. It is safe for concurrent use.

@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/remedy-go/remedy/internal/httpop"
 )
 
 // maxOpenAPIDocument bounds the document LoadOpenAPI reads: 8 MiB.
@@ -241,34 +243,7 @@ func oaOperationName(obj map[string]json.RawMessage, method, path string) (strin
 			return id, nil
 		}
 	}
-	return oaDerivedName(method, path), nil
-}
-
-// oaDerivedName names an operation as the reference server's defaultID does:
-// GET /v1/orders/{id}/cancel → get_v1_orders_id_cancel.
-func oaDerivedName(method, path string) string {
-	var b strings.Builder
-	b.WriteString(strings.ToLower(method))
-	if path == "/" {
-		return b.String()
-	}
-	for seg := range strings.SplitSeq(strings.TrimPrefix(path, "/"), "/") {
-		b.WriteByte('_')
-		if len(seg) >= 2 && seg[0] == '{' && seg[len(seg)-1] == '}' {
-			seg = seg[1 : len(seg)-1]
-		}
-		for _, r := range seg {
-			switch {
-			case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
-				b.WriteRune(r)
-			case r >= 'A' && r <= 'Z':
-				b.WriteRune(r + 'a' - 'A')
-			default:
-				b.WriteByte('_')
-			}
-		}
-	}
-	return b.String()
+	return httpop.Name(method, path), nil
 }
 
 // mergedParams is the path item's parameters with the operation's. One of the operation's

@@ -25,16 +25,6 @@ import (
 	"github.com/remedy-go/remedy"
 )
 
-// The tool arguments that carry what REST sends in headers.
-const (
-	ArgConfirmationToken = "confirmationToken"
-	ArgIdempotencyKey    = "idempotencyKey"
-)
-
-// MetaReplayed is the _meta member that marks a result as the stored result of an earlier
-// call with the same idempotency key.
-const MetaReplayed = "remedy/replayed"
-
 // Transport sends the loop's attempts as tool calls on one session. It learns from tools/list
 // which tools take an idempotency key (an idempotencyKey property in their input schema) and
 // sends a key only to those, so that a tool whose schema refuses unknown arguments is not
@@ -68,7 +58,7 @@ func (t *Transport) Load(ctx context.Context) ([]string, error) {
 			return nil, fmt.Errorf("remedy/mcp: listing the tools: %w", err)
 		}
 		props := schemaProperties(tl.InputSchema)
-		info := tool{takesKey: props[ArgIdempotencyKey], takesToken: props[ArgConfirmationToken]}
+		info := tool{takesKey: props[remedy.ArgIdempotencyKey], takesToken: props[remedy.ArgConfirmationToken]}
 		if a := tl.Annotations; a != nil {
 			info.idempotent = a.ReadOnlyHint
 		}
@@ -208,10 +198,10 @@ func withProtocolArgs(req *remedy.Request, info tool) (json.RawMessage, error) {
 	}
 	var extra []string
 	if req.ConfirmationToken != "" {
-		extra = append(extra, ArgConfirmationToken, req.ConfirmationToken)
+		extra = append(extra, remedy.ArgConfirmationToken, req.ConfirmationToken)
 	}
 	if req.IdempotencyKey != "" {
-		extra = append(extra, ArgIdempotencyKey, req.IdempotencyKey)
+		extra = append(extra, remedy.ArgIdempotencyKey, req.IdempotencyKey)
 	}
 	if len(extra) == 0 {
 		return args, nil
@@ -246,7 +236,7 @@ func protocolFailure(we *jsonrpc.Error) *remedy.Response {
 // readResult turns a tool result into the loop's response.
 func readResult(res *sdk.CallToolResult) (*remedy.Response, error) {
 	resp := &remedy.Response{Status: 200}
-	if v, ok := res.Meta[MetaReplayed].(bool); ok && v {
+	if v, ok := res.Meta[remedy.MetaReplayed].(bool); ok && v {
 		resp.Replayed = true
 	}
 	if res.IsError {

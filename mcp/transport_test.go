@@ -63,7 +63,7 @@ func connectForeign(t *testing.T) (*foreignServer, *sdk.ClientSession) {
 				Text: `{"error":{"statusCode":503,"code":"unavailable","message":"try again","retryable":true,"retry_after_ms":1}}`}}}
 		}
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "done"}},
-			Meta: sdk.Meta{mcp.MetaReplayed: n > 2}}
+			Meta: sdk.Meta{remedy.MetaReplayed: n > 2}}
 	})
 	// Names a prerequisite the caller never allowed.
 	raw("migrate", `{"type":"object"}`, func(int) *sdk.CallToolResult {

@@ -38,7 +38,7 @@ func (a *API) Emits(op *Operation) []Code {
 	slices.SortFunc(codes, func(x, y Code) int {
 		return cmp.Or(cmp.Compare(x.Status, y.Status), strings.Compare(x.Code, y.Code))
 	})
-	return slices.CompactFunc(codes, func(x, y Code) bool { return x.Code == y.Code })
+	return codes
 }
 
 // codeNames are the codes' names, in their order.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -11,20 +12,11 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/internal/httpop"
 )
 
 // DefaultMCPPath is where an API serves MCP unless WithMCP says otherwise.
 const DefaultMCPPath = "/mcp"
-
-// The arguments an MCP tool takes besides its input, where REST has headers.
-const (
-	ArgConfirmationToken = "confirmationToken"
-	ArgIdempotencyKey    = "idempotencyKey"
-)
-
-// MetaReplayed is the _meta member of a tool result that is the stored result of an earlier
-// call with the same idempotency key (REST's Idempotency-Replayed: true).
-const MetaReplayed = "remedy/replayed"
 
 // MCPConfig configures the MCP surface: the API's operations as tools over streamable HTTP.
 type MCPConfig struct {
@@ -96,21 +88,21 @@ func (a *API) tool(op *Operation) *mcp.Tool {
 		s.Properties[k] = v
 	}
 	if op.Confirm {
-		s.Properties[ArgConfirmationToken] = &jsonschema.Schema{Type: "string", MaxLength: ptr(256),
+		s.Properties[remedy.ArgConfirmationToken] = &jsonschema.Schema{Type: "string", MaxLength: ptr(256),
 			Description: "Leave out on the first call. The confirmationToken of a confirmation_required answer, once the user approved the call; send it with the identical arguments."}
 	}
 	if op.Idempotency != IdempotencyOff {
-		s.Properties[ArgIdempotencyKey] = &jsonschema.Schema{Type: "string", MinLength: ptr(1), MaxLength: ptr(255),
+		s.Properties[remedy.ArgIdempotencyKey] = &jsonschema.Schema{Type: "string", MinLength: ptr(1), MaxLength: ptr(255),
 			Description: "One unique key per logical call (printable ASCII), reused for every retry of that call."}
 		if op.Idempotency == IdempotencyRequired {
-			s.Required = append(s.Required[:len(s.Required):len(s.Required)], ArgIdempotencyKey)
+			s.Required = append(s.Required[:len(s.Required):len(s.Required)], remedy.ArgIdempotencyKey)
 		}
 	}
 	readOnly := op.Method == http.MethodGet || op.Method == http.MethodHead
 	ann := &mcp.ToolAnnotations{
 		Title:          op.Summary,
 		ReadOnlyHint:   readOnly,
-		IdempotentHint: idempotentMethod(op.Method) || op.Idempotency != IdempotencyOff,
+		IdempotentHint: httpop.Idempotent(op.Method) || op.Idempotency != IdempotencyOff,
 	}
 	if !readOnly {
 		ann.DestructiveHint = ptr(op.Confirm || op.Method == http.MethodDelete)
@@ -132,7 +124,7 @@ func (a *API) toolDescription(op *Operation) string {
 		b.WriteString(op.Method + " " + op.Path)
 	}
 	b.WriteString(".")
-	if notes := a.protocolNotes(op, "the "+ArgConfirmationToken+" argument", "the "+ArgIdempotencyKey+" argument"); notes != "" {
+	if notes := a.protocolNotes(op, "the "+remedy.ArgConfirmationToken+" argument", "the "+remedy.ArgIdempotencyKey+" argument"); notes != "" {
 		b.WriteString("\n\n")
 		b.WriteString(notes)
 	}
@@ -173,14 +165,14 @@ func (a *API) toolHandler(op *Operation) mcp.ToolHandler {
 // idempotency key.
 func (x *exchange) tokenAt() string {
 	if x.tool {
-		return "the " + ArgConfirmationToken + " argument"
+		return "the " + remedy.ArgConfirmationToken + " argument"
 	}
 	return remedy.HeaderConfirmationToken
 }
 
 func (x *exchange) keyAt() string {
 	if x.tool {
-		return "an " + ArgIdempotencyKey + " argument"
+		return "an " + remedy.ArgIdempotencyKey + " argument"
 	}
 	return "an " + remedy.HeaderIdempotencyKey + " header"
 }
@@ -239,12 +231,12 @@ func (op *Operation) toolRequest(ctx context.Context, args json.RawMessage, from
 		return s, ok
 	}
 	if op.Confirm {
-		if t, ok := text(ArgConfirmationToken); ok {
+		if t, ok := text(remedy.ArgConfirmationToken); ok {
 			hreq.Header.Set(remedy.HeaderConfirmationToken, t)
 		}
 	}
 	if op.Idempotency != IdempotencyOff {
-		if k, ok := text(ArgIdempotencyKey); ok {
+		if k, ok := text(remedy.ArgIdempotencyKey); ok {
 			hreq.Header.Set(remedy.HeaderIdempotencyKey, headerKey(k))
 		}
 	}
@@ -282,7 +274,7 @@ func (op *Operation) toolRequest(ctx context.Context, args json.RawMessage, from
 	switch {
 	case !moved && len(obj) > 0:
 		body = args
-	case len(obj) > 0 || !bodyless(op.Method):
+	case len(obj) > 0 || !httpop.Bodyless(op.Method):
 		var buf bytes.Buffer
 		enc := json.NewEncoder(&buf)
 		enc.SetEscapeHTML(false)
@@ -295,20 +287,16 @@ func (op *Operation) toolRequest(ctx context.Context, args json.RawMessage, from
 	if len(query) > 0 {
 		target += "?" + query.Encode()
 	}
-	var rd *bytes.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	out, err := http.NewRequestWithContext(ctx, op.Method, target, nil)
+	u, err := url.Parse(target)
 	if err != nil {
 		return hreq, Error(CodeInvalidParameter, "the arguments do not make a valid URL")
 	}
-	out.Header = hreq.Header
-	if rd != nil {
-		out.Body, out.ContentLength = readCloser{rd}, int64(len(body))
-		out.Header.Set("Content-Type", "application/json")
+	hreq.URL = u
+	if body != nil {
+		hreq.Body, hreq.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+		hreq.Header.Set("Content-Type", "application/json")
 	}
-	return out, nil
+	return hreq, nil
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -322,10 +310,6 @@ func headerKey(k string) string {
 	}
 	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(k) + `"`
 }
-
-type readCloser struct{ *bytes.Reader }
-
-func (readCloser) Close() error { return nil }
 
 // paramTexts is an argument as URL text: a string as is, a number or boolean as written; for a
 // query parameter, an array of those as repeated values.
@@ -355,16 +339,6 @@ func paramTexts(v any, list bool) ([]string, bool) {
 		return out, true
 	}
 	return nil, false
-}
-
-// bodyless reports whether a request of the method is sent without a body when it has no
-// body arguments (as the reference client sends it).
-func bodyless(m string) bool {
-	switch m {
-	case http.MethodGet, http.MethodHead, http.MethodDelete, http.MethodOptions:
-		return true
-	}
-	return false
 }
 
 // recorder keeps the response of a tool call's pipeline run.
@@ -398,7 +372,7 @@ func (r *recorder) result() *mcp.CallToolResult {
 		}
 	}
 	if strings.EqualFold(r.h.Get(remedy.HeaderReplayed), "true") {
-		res.Meta = mcp.Meta{MetaReplayed: true}
+		res.Meta = mcp.Meta{remedy.MetaReplayed: true}
 	}
 	return res
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -109,7 +110,7 @@ func TestMCPToolsList(t *testing.T) {
 			assert.Contains(t, props, name, "%s: every input member and parameter is an argument", op.ID)
 		}
 		required, _ := schema["required"].([]any)
-		assert.Equal(t, op.Idempotency == server.IdempotencyRequired, contains(required, "idempotencyKey"), op.ID)
+		assert.Equal(t, op.Idempotency == server.IdempotencyRequired, slices.Contains(required, any("idempotencyKey")), op.ID)
 
 		ann := tool.Annotations
 		require.NotNil(t, ann, op.ID)
@@ -139,15 +140,6 @@ func TestMCPToolsList(t *testing.T) {
 			assert.Contains(t, head, "idempotencyKey argument")
 		}
 	}
-}
-
-func contains(list []any, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 func TestMCPFailuresAreEnvelopes(t *testing.T) {
@@ -269,10 +261,10 @@ func TestMCPIdempotencyAcrossSurfaces(t *testing.T) {
 
 	first := call(t, cs, "charge", args)
 	ch := result[billing.Charge](t, first)
-	assert.Nil(t, first.Meta[server.MetaReplayed])
+	assert.Nil(t, first.Meta[remedy.MetaReplayed])
 	again := call(t, cs, "charge", args)
 	assert.Equal(t, ch, result[billing.Charge](t, again))
-	assert.Equal(t, true, again.Meta[server.MetaReplayed], "marked as a replay")
+	assert.Equal(t, true, again.Meta[remedy.MetaReplayed], "marked as a replay")
 
 	status, h, body := do(t, "POST", srv.URL+"/v1/charges", "application/json", `{"currency":"usd","amount":500,"customer_id":"cus_ada"}`, "Idempotency-Key", "k-1")
 	require.Equal(t, 201, status, "%s", body)

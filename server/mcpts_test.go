@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -114,7 +115,7 @@ func TestTypeScriptMCPClient(t *testing.T) {
 			tool := rep.Tools[i]
 			assert.Equal(t, op.Confirm, tool.HasConfirmationToken, "%s: confirmationToken advertised where it applies", op.ID)
 			assert.Equal(t, op.Idempotency != server.IdempotencyOff, tool.HasIdempotencyKey, "%s: idempotencyKey advertised where it applies", op.ID)
-			assert.Equal(t, op.Idempotency == server.IdempotencyRequired, contains(tool.Required, server.ArgIdempotencyKey), op.ID)
+			assert.Equal(t, op.Idempotency == server.IdempotencyRequired, slices.Contains(tool.Required, any(remedy.ArgIdempotencyKey)), op.ID)
 			assert.True(t, tool.HasErrorsSection, "%s: the description lists its errors", op.ID)
 			require.NotNil(t, tool.Annotations, op.ID)
 			assert.Equal(t, op.Method == "GET", tool.Annotations["readOnlyHint"] == true, "%s: readOnlyHint", op.ID)
@@ -162,8 +163,8 @@ func TestTypeScriptMCPClient(t *testing.T) {
 		}
 		assert.NotEmpty(t, charges[0].ID)
 		assert.Equal(t, charges[0], charges[1], "the same charge")
-		assert.Nil(t, rep.Charges[0].Meta[server.MetaReplayed], "the first call is not a replay")
-		assert.Equal(t, true, rep.Charges[1].Meta[server.MetaReplayed], "the second is, in _meta")
+		assert.Nil(t, rep.Charges[0].Meta[remedy.MetaReplayed], "the first call is not a replay")
+		assert.Equal(t, true, rep.Charges[1].Meta[remedy.MetaReplayed], "the second is, in _meta")
 		assert.Equal(t, 1, store.Effects("charge"), "one execution for two calls")
 	})
 }

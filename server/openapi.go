@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/internal/httpop"
 )
 
 // Info describes the API in its OpenAPI document and to MCP clients.
@@ -220,7 +221,7 @@ func (a *API) openAPIOperation(op *Operation) (*oaOp, []Code) {
 		Responses:   map[string]*oaResponse{},
 		Codes:       codeNames(codes),
 		Confirm:     op.Confirm,
-		Idempotent:  idempotentMethod(op.Method) || op.Idempotency != IdempotencyOff,
+		Idempotent:  httpop.Idempotent(op.Method) || op.Idempotency != IdempotencyOff,
 	}
 	o.Retryable = o.Idempotent
 	switch op.Idempotency {
@@ -333,15 +334,6 @@ func mustJSON(v any) json.RawMessage {
 		return json.RawMessage(`{}`)
 	}
 	return b
-}
-
-// idempotentMethod reports whether RFC 9110 calls the method idempotent.
-func idempotentMethod(m string) bool {
-	switch m {
-	case http.MethodGet, http.MethodHead, http.MethodPut, http.MethodDelete, http.MethodOptions:
-		return true
-	}
-	return false
 }
 
 // The envelope's JSON Schemas: the canonical {"error":{...}} form and RFC 9457 problem details

@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -162,11 +161,7 @@ func TestOpenAPISchemasAreTheValidatingOnes(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.method+" "+c.path+" "+c.body, func(t *testing.T) {
-			var rd *strings.Reader
-			if c.body != "" {
-				rd = strings.NewReader(c.body)
-			}
-			req := httptest.NewRequest(c.method, srv.URL+c.path, nilIfEmpty(rd))
+			req := httptest.NewRequest(c.method, srv.URL+c.path, strings.NewReader(c.body))
 			if c.body != "" {
 				req.Header.Set("Content-Type", "application/json")
 			}
@@ -187,15 +182,6 @@ func TestOpenAPISchemasAreTheValidatingOnes(t *testing.T) {
 			assert.Equal(t, c.ok, serverValid, "server: %d %s", status, body)
 		})
 	}
-}
-
-func nilIfEmpty(r *strings.Reader) *bytes.Reader {
-	if r == nil {
-		return bytes.NewReader(nil)
-	}
-	b := make([]byte, r.Len())
-	r.Read(b)
-	return bytes.NewReader(b)
 }
 
 func contentType(body string) string {

@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/remedy-go/remedy/internal/httpop"
 )
 
 // Operation is one registered operation, as the pipeline, the OpenAPI document and the MCP
@@ -178,7 +179,7 @@ func (a *API) add(op *Operation) error {
 	}
 	op.route = route
 	if op.ID == "" {
-		op.ID = defaultID(op.Method, route)
+		op.ID = httpop.Name(op.Method, op.Path)
 	}
 	if op.Confirm {
 		op.codes = appendNew(op.codes, CodeConfirmationRequired, CodeConfirmationInvalid)

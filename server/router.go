@@ -49,31 +49,6 @@ func parseRoute(path string) ([]segment, error) {
 	return segs, nil
 }
 
-// defaultID names an operation from its method and route: POST /v1/orders/{id}/cancel →
-// post_v1_orders_id_cancel.
-func defaultID(method string, route []segment) string {
-	var b strings.Builder
-	b.WriteString(strings.ToLower(method))
-	for _, s := range route {
-		b.WriteByte('_')
-		name := s.lit
-		if s.param != "" {
-			name = s.param
-		}
-		for _, r := range name {
-			switch {
-			case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
-				b.WriteRune(r)
-			case r >= 'A' && r <= 'Z':
-				b.WriteRune(r + 'a' - 'A')
-			default:
-				b.WriteByte('_')
-			}
-		}
-	}
-	return b.String()
-}
-
 // router matches request paths to operations: a tree of segments where a literal beats a
 // parameter at the same place.
 type router struct {
