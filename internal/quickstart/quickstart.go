@@ -1,0 +1,155 @@
+// Package quickstart is what `go run ./examples/quickstart` and `remedy demo` run: it starts the reference server with a small billing API on loopback and runs
+// an agent against it through remedy's loop: every call starts wrong in a way agents' calls
+// do, and the transcript shows, attempt by attempt, what failed, what the envelope said and
+// what the loop did about it. It ends with a summary of each scenario and of the side effects
+// the server executed. It needs no network and finishes in well under a second.
+package quickstart
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"text/tabwriter"
+	"time"
+
+	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/internal/billing"
+	"github.com/remedy-go/remedy/internal/transcript"
+)
+
+// scenario is one call an agent makes, and the side effect it should have executed once.
+type scenario struct {
+	title   string
+	op      string
+	args    map[string]any
+	before  func(*billing.Store)
+	effect  string
+	expects string
+}
+
+// Run runs the quickstart, writing its transcript and summary to out. It fails when a scenario
+// does not end as it should, or when a side effect did not execute exactly once.
+func Run(out io.Writer) error {
+	api, store, err := billing.New()
+	if err != nil {
+		return err
+	}
+	srv := httptest.NewServer(api)
+	defer srv.Close()
+	fmt.Fprintf(out, "reference server: %s (OpenAPI at /openapi.json, MCP at /mcp)\n", srv.URL)
+
+	var lose atomic.Bool // set to lose the next charge's response on the way back
+	c, err := remedy.NewClient(
+		remedy.WithBaseURL(srv.URL),
+		remedy.WithHTTPClient(&http.Client{Transport: lossy{&lose}}),
+		remedy.WithRewriter(remedy.DefaultRewriter),
+		remedy.WithConfirmPolicy(remedy.ConfirmFunc(func(ctx context.Context, ch *remedy.Challenge) (bool, error) {
+			fmt.Fprintf(out, "      policy: approving %s %s (%s)\n", ch.Operation, ch.Args, ch.Message)
+			return true, nil
+		})),
+		remedy.WithOnAttempt(func(a *remedy.Attempt) { transcript.Attempt(out, a) }),
+	)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	n, err := c.LoadOpenAPI(ctx, "/openapi.json")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "agent: %d operations loaded from the server's OpenAPI document\n", n)
+
+	scenarios := []scenario{
+		{title: "a wrong enum and a number as text", op: "create_invoice",
+			args:   map[string]any{"customer_id": "cus_ada", "currency": "EUR", "amount": "1200"},
+			effect: "create_invoice", expects: "the rewriter repairs both fields from the envelope"},
+		{title: "sending a draft", op: "send_invoice", args: map[string]any{"id": "in_1"},
+			effect: "send_invoice", expects: "the server names finalize_invoice; the loop runs it, then sends"},
+		{title: "a charge whose response is lost", op: "charge",
+			args:   map[string]any{"customer_id": "cus_ada", "amount": 4200, "currency": "usd"},
+			before: func(*billing.Store) { lose.Store(true) },
+			effect: "charge", expects: "the retry carries the same Idempotency-Key: replayed, not charged twice"},
+		{title: "a report that is being rebuilt", op: "revenue_report", args: map[string]any{"currency": "usd"},
+			before:  func(s *billing.Store) { s.Busy(1) },
+			expects: "503 with retry_after_ms: the loop waits that long and retries"},
+		{title: "a destructive call", op: "delete_customer", args: map[string]any{"id": "cus_ada"},
+			effect: "delete_customer", expects: "409 confirmation_required: the policy approves, the token goes back once"},
+	}
+	type row struct {
+		title, outcome string
+		attempts       int
+		effects        string
+	}
+	var rows []row
+	for i, sc := range scenarios {
+		fmt.Fprintf(out, "\n[%d] %s: %s %s\n    expected: %s\n", i+1, sc.title, sc.op, compact(sc.args), sc.expects)
+		if sc.before != nil {
+			sc.before(store)
+		}
+		resp, err := c.Call(ctx, sc.op, sc.args)
+		r := row{title: sc.title}
+		if err != nil {
+			var ce *remedy.CallError
+			if !errors.As(err, &ce) {
+				return err
+			}
+			r.outcome, r.attempts = "failed: "+ce.Cause.Error(), len(ce.Attempts)
+			fmt.Fprintf(out, "    => %v\n", err)
+		} else {
+			r.outcome, r.attempts = fmt.Sprintf("%d", resp.Status), len(resp.Attempts)
+			if resp.Replayed {
+				r.outcome += " (replayed)"
+			}
+			fmt.Fprintf(out, "    => %d %s\n", resp.Status, bytes.TrimSpace(resp.Body))
+		}
+		if sc.effect != "" {
+			r.effects = fmt.Sprintf("%s ×%d", sc.effect, store.Effects(sc.effect))
+		} else {
+			r.effects = "none (read only)"
+		}
+		rows = append(rows, r)
+	}
+
+	fmt.Fprintln(out, "\nsummary")
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  scenario\tattempts\toutcome\tside effects executed")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\n", r.title, r.attempts, r.outcome, r.effects)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, op := range []string{"create_invoice", "finalize_invoice", "send_invoice", "charge", "delete_customer"} {
+		if n := store.Effects(op); n != 1 {
+			return fmt.Errorf("%s executed %d times, want once", op, n)
+		}
+	}
+	fmt.Fprintln(out, "every side effect executed exactly once")
+	return nil
+}
+
+func compact(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// lossy is an HTTP transport that, when told to, loses the response of the next charge after
+// the server has executed it: the network failing at the worst moment.
+type lossy struct{ lose *atomic.Bool }
+
+func (l lossy) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	if err == nil && r.URL.Path == "/v1/charges" && l.lose.CompareAndSwap(true, false) {
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return nil, io.ErrUnexpectedEOF
+	}
+	return resp, err
+}
