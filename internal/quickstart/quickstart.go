@@ -1,8 +1,8 @@
-// Package quickstart is what `go run ./examples/quickstart` and `remedy demo` run: it starts the reference server with a small billing API on loopback and runs
-// an agent against it through remedy's loop: every call starts wrong in a way agents' calls
-// do, and the transcript shows, attempt by attempt, what failed, what the envelope said and
-// what the loop did about it. It ends with a summary of each scenario and of the side effects
-// the server executed. It needs no network and finishes in well under a second.
+// Package quickstart is what `go run ./examples/quickstart` and `remedy demo` run: the
+// reference server with a small billing API on loopback, and an agent calling it through
+// remedy's loop. Every call starts wrong in a way agents' calls do; the transcript shows,
+// attempt by attempt, what failed, what the envelope said and what the loop did about it, and
+// ends with a summary of each scenario and of the side effects the server executed.
 package quickstart
 
 import (
