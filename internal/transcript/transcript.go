@@ -16,12 +16,17 @@ import (
 // loop decided.
 func Attempt(out io.Writer, a *remedy.Attempt) {
 	indent := strings.Repeat("  ", a.Depth)
+	// Over MCP the key and the token are arguments of the tool call, not headers.
+	keyLabel, tokenLabel := remedy.HeaderIdempotencyKey, remedy.HeaderConfirmationToken
+	if a.Method == "tools/call" {
+		keyLabel, tokenLabel = remedy.ArgIdempotencyKey, remedy.ArgConfirmationToken
+	}
 	sent := a.Method + " " + a.Target
 	if a.IdempotencyKey != "" {
-		sent += "  Idempotency-Key: " + a.IdempotencyKey[:min(8, len(a.IdempotencyKey))] + "…"
+		sent += "  " + keyLabel + ": " + a.IdempotencyKey[:min(8, len(a.IdempotencyKey))] + "…"
 	}
 	if a.Confirmed {
-		sent += "  X-Confirmation-Token: …"
+		sent += "  " + tokenLabel + ": …"
 	}
 	fmt.Fprintf(out, "    %s#%d %s %s\n", indent, a.Number, a.Operation, sent)
 	switch {
