@@ -100,8 +100,8 @@ type TextOptions struct {
 }
 
 // WriteText writes the report as a table for people: one line per rule with its outcome and
-// statement, then for each failure (and skip) why, with its evidence, and a last line
-// counting the outcomes.
+// statement; then each failure with why and its evidence, each skip with why, and a last
+// line counting the outcomes.
 func (r *Report) WriteText(w io.Writer, o TextOptions) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, res := range r.Results {
@@ -110,12 +110,11 @@ func (r *Report) WriteText(w io.Writer, o TextOptions) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	// Failures with their evidence, each in a paragraph; then skips, one line each; passes
+	// only when verbose.
 	var b strings.Builder
 	for _, res := range r.Results {
-		if res.Outcome == Pass && !o.Verbose {
-			continue
-		}
-		if res.Detail == "" && len(res.Evidence) == 0 {
+		if res.Outcome == Skip || (res.Outcome == Pass && !o.Verbose) {
 			continue
 		}
 		fmt.Fprintf(&b, "\n%s %s", o.mark(res.Outcome), res.ID)
@@ -123,9 +122,6 @@ func (r *Report) WriteText(w io.Writer, o TextOptions) error {
 			fmt.Fprintf(&b, ": %s", res.Detail)
 		}
 		b.WriteByte('\n')
-		if res.Outcome == Skip && !o.Verbose {
-			continue
-		}
 		for _, ex := range res.Evidence {
 			fmt.Fprintf(&b, "    > %s\n", ex.Request)
 			switch {
@@ -133,6 +129,14 @@ func (r *Report) WriteText(w io.Writer, o TextOptions) error {
 				fmt.Fprintf(&b, "    < %d %s\n", ex.Status, ex.Response)
 			case ex.Response != "":
 				fmt.Fprintf(&b, "    < %s\n", ex.Response)
+			}
+		}
+	}
+	if n := r.Count(Skip); n > 0 {
+		b.WriteByte('\n')
+		for _, res := range r.Results {
+			if res.Outcome == Skip {
+				fmt.Fprintf(&b, "%s %s: %s\n", o.mark(res.Outcome), res.ID, res.Detail)
 			}
 		}
 	}

@@ -1,0 +1,416 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/internal/transcript"
+	"github.com/remedy-go/remedy/mcp"
+)
+
+// maxArgs bounds the JSON arguments read from stdin.
+const maxArgs = 8 << 20
+
+var callCommand = &command{
+	name:     "call",
+	summary:  "make one call through the loop (try, repair, retry) and print every attempt",
+	synopsis: "remedy call [flags] URL OPERATION ['JSON']",
+	about: `Call runs one operation through remedy's loop, as an agent would: a failure that
+names its fix is repaired by remedy's deterministic rewriter and sent again, a
+transient one is retried after the wait the server asks for (with the same
+Idempotency-Key, so nothing runs twice), and a prerequisite the server names is
+run first. It prints every attempt — what was sent, what came back, what the loop
+decided — and the result.
+
+OPERATION is an operationId of the server's OpenAPI document (read from --openapi)
+or, with --mcp, a tool of the MCP endpoint at URL. JSON is the arguments as one
+object: body members and path and query parameters by name ({} when omitted;
+"-" reads it from stdin).
+
+A call the server wants confirmed is not confirmed unless --confirm is given:
+the call stops, nothing is executed, and the output says what would be confirmed.`,
+	examples: []string{
+		`remedy call http://127.0.0.1:8080 create_invoice '{"customer_id":"cus_ada","currency":"EUR","amount":"1200"}'`,
+		`remedy call --confirm http://127.0.0.1:8080 delete_customer '{"id":"cus_ada"}'`,
+		`remedy call --mcp --json http://127.0.0.1:8080/mcp revenue_report '{"currency":"usd"}'`,
+		`remedy call --header "Authorization: Bearer $TOKEN" https://api.example.com get_invoice '{"id":"in_1"}'`,
+	},
+	exits: `0 the call succeeded
+1 it did not succeed, or it needs --confirm
+2 usage error: invalid JSON arguments, unknown operation or tool
+3 the server could not be reached, or its document or MCP endpoint used`,
+	run: call,
+}
+
+// callConfig is what the flags and arguments of one call say.
+type callConfig struct {
+	base      *url.URL
+	operation string
+	args      json.RawMessage
+	openapi   string
+	header    headerFlag
+	confirm   bool
+	json      bool
+	title     string // what the transcript's first line says
+}
+
+func call(ctx context.Context, in *invocation) error {
+	var cfg callConfig
+	fs := in.fs
+	fs.StringVar(&cfg.openapi, "openapi", "/openapi.json", "read the operations from the OpenAPI document at `PATH` (or URL), relative to URL")
+	useMCP := fs.Bool("mcp", false, "URL is an MCP endpoint (streamable HTTP), and OPERATION one of its tools")
+	fs.BoolVar(&cfg.confirm, "confirm", false, "approve the confirmation the server asks for (default: refuse, and say what would be confirmed)")
+	fs.Var(&cfg.header, "header", "send the header `'Name: value'` with every request, such as credentials (repeatable)")
+	timeout := fs.Duration("timeout", 30*time.Second, "give up after `DURATION`, loading, attempts and waits included (0: no limit)")
+	fs.BoolVar(&cfg.json, "json", false, "print one JSON object (ok, status, result, attempts, and why it failed) instead of the transcript")
+	pos, err := in.parse(2, 3)
+	if err != nil {
+		return err
+	}
+	if *useMCP {
+		openapiSet := false
+		fs.Visit(func(f *flag.Flag) { openapiSet = openapiSet || f.Name == "openapi" })
+		if openapiSet {
+			return usagef("call: --openapi does not apply to an MCP endpoint (--mcp)")
+		}
+	}
+	if cfg.base, err = parseBaseURL(pos[0]); err != nil {
+		return err
+	}
+	cfg.operation = pos[1]
+	if len(pos) == 3 {
+		if cfg.args, err = readArgs(pos[2], in.stdin); err != nil {
+			return err
+		}
+	}
+	if *timeout < 0 {
+		return usagef("call: --timeout must not be negative")
+	}
+	if *timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, *timeout)
+		defer cancel()
+	}
+
+	out := in.stdout
+	if cfg.json {
+		out = io.Discard
+	}
+	// The first attempt prints a line naming the call: an operation that is not there prints
+	// nothing but the error.
+	var named sync.Once
+	onAttempt := func(a *remedy.Attempt) {
+		named.Do(func() { fmt.Fprintln(out, cfg.title) })
+		transcript.Attempt(out, a)
+	}
+	policy := remedy.RefuseAll
+	if cfg.confirm {
+		policy = remedy.ConfirmFunc(func(_ context.Context, ch *remedy.Challenge) (bool, error) {
+			fmt.Fprintf(out, "      --confirm: approving %s %s (%s)\n", ch.Operation, ch.Args, ch.Message)
+			return true, nil
+		})
+	}
+	var resp *remedy.Response
+	if *useMCP {
+		resp, err = callMCP(ctx, &cfg, policy, onAttempt)
+	} else {
+		resp, err = callREST(ctx, &cfg, policy, onAttempt)
+	}
+	var ce *remedy.CallError
+	if err != nil && !errors.As(err, &ce) {
+		return err // the call could not be made: usage or could not run, said in err
+	}
+	if cfg.json {
+		if werr := writeCallJSON(in.stdout, resp, ce); werr != nil {
+			return cannotRunf("call: %v", werr)
+		}
+	} else {
+		writeCallText(in.stdout, resp, ce)
+	}
+	switch {
+	case ce == nil:
+		return nil
+	case noResponse(ce):
+		within := ""
+		if ce.Cause == remedy.ErrDeadline && *timeout > 0 {
+			within = " within --timeout " + timeout.String()
+		}
+		return cannotRunf("call: no response from %s%s: %v", cfg.base.Redacted(), within, unprefixed(lastTransportError(ce)))
+	default:
+		return errCheckFailed
+	}
+}
+
+// readArgs reads the JSON arguments: the argument itself, or stdin for "-". They must be one
+// JSON object.
+func readArgs(arg string, stdin io.Reader) (json.RawMessage, error) {
+	b := []byte(arg)
+	if arg == "-" {
+		var err error
+		if b, err = io.ReadAll(io.LimitReader(stdin, maxArgs+1)); err != nil {
+			return nil, cannotRunf("call: cannot read the arguments from stdin: %v", err)
+		}
+		if len(b) > maxArgs {
+			return nil, usagef("call: the arguments on stdin are larger than %d bytes", maxArgs)
+		}
+	}
+	raw, err := jsonObject(b)
+	if err != nil {
+		return nil, usagef("call: the arguments must be one JSON object, like '{\"id\":\"in_1\"}': %v", err)
+	}
+	return raw, nil
+}
+
+func callREST(ctx context.Context, cfg *callConfig, policy remedy.ConfirmPolicy, onAttempt func(*remedy.Attempt)) (*remedy.Response, error) {
+	ref, err := url.Parse(cfg.openapi)
+	if err != nil {
+		return nil, usagef("call: --openapi %q: %v", cfg.openapi, err)
+	}
+	docURL := cfg.base.ResolveReference(ref)
+	c, err := remedy.NewClient(
+		remedy.WithBaseURL(cfg.base.String()),
+		remedy.WithHTTPClient(httpClient(cfg.header.h, cfg.base, docURL)),
+		remedy.WithRewriter(remedy.DefaultRewriter),
+		remedy.WithConfirmPolicy(policy),
+		remedy.WithOnAttempt(onAttempt),
+	)
+	if err != nil {
+		return nil, cannotRunf("call: %v", unprefixed(err))
+	}
+	n, err := c.LoadOpenAPI(ctx, cfg.openapi)
+	if err != nil {
+		return nil, cannotRunf("call: cannot load the OpenAPI document %s: %v", docURL.Redacted(), unprefixed(err))
+	}
+	cfg.title = fmt.Sprintf("%s on %s (%d operations in %s)", cfg.operation, cfg.base.Redacted(), n, docURL.Redacted())
+	resp, err := c.Call(ctx, cfg.operation, cfg.args)
+	var ce *remedy.CallError
+	if errors.As(err, &ce) && len(ce.Attempts) == 0 && ce.Envelope == nil && errors.Is(ce.Cause, remedy.ErrNotRetryable) {
+		// Nothing was sent: the only refusal before the first attempt is an operation the
+		// document does not list (the arguments were checked already).
+		return nil, usagef("call: %q is not an operation of %s (%d operations; see its operationIds)",
+			cfg.operation, docURL.Redacted(), n)
+	}
+	return resp, err
+}
+
+func callMCP(ctx context.Context, cfg *callConfig, policy remedy.ConfirmPolicy, onAttempt func(*remedy.Attempt)) (*remedy.Response, error) {
+	endpoint := cfg.base.String()
+	session, err := sdk.NewClient(&sdk.Implementation{Name: "remedy", Version: version()}, nil).Connect(ctx,
+		&sdk.StreamableClientTransport{Endpoint: endpoint, HTTPClient: httpClient(cfg.header.h, cfg.base),
+			DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		return nil, cannotRunf("call: cannot connect to the MCP endpoint %s: %v", cfg.base.Redacted(), err)
+	}
+	defer session.Close()
+	c, err := mcp.NewClient(ctx, session, remedy.Loop{
+		Rewriter:  remedy.DefaultRewriter,
+		Confirm:   policy,
+		OnAttempt: onAttempt,
+	})
+	if err != nil {
+		return nil, cannotRunf("call: cannot list the tools of %s: %v", cfg.base.Redacted(), unprefixed(err))
+	}
+	if ok, _ := c.Transport().Registered(cfg.operation); !ok {
+		names, _ := c.Transport().Load(ctx)
+		return nil, usagef("call: %s has no tool %q (its tools: %s)", cfg.base.Redacted(), cfg.operation, strings.Join(names, ", "))
+	}
+	cfg.title = fmt.Sprintf("%s on %s (MCP)", cfg.operation, cfg.base.Redacted())
+	return c.Call(ctx, cfg.operation, cfg.args)
+}
+
+// noResponse reports whether the call never got a response: the server is unreachable.
+func noResponse(ce *remedy.CallError) bool {
+	if ce.Envelope != nil || len(ce.Attempts) == 0 {
+		return false
+	}
+	for _, a := range ce.Attempts {
+		if a.Err == nil || a.Status != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func lastTransportError(ce *remedy.CallError) error {
+	if n := len(ce.Attempts); n > 0 && ce.Attempts[n-1].Err != nil {
+		return ce.Attempts[n-1].Err
+	}
+	return ce
+}
+
+// challenge finds the confirmation the call stopped for: its own, or a prerequisite's.
+func challenge(ce *remedy.CallError) *remedy.Challenge {
+	for ce != nil {
+		if ce.Challenge != nil {
+			return ce.Challenge
+		}
+		var inner *remedy.CallError
+		if !errors.As(ce.Err, &inner) {
+			return nil
+		}
+		ce = inner
+	}
+	return nil
+}
+
+// unprefixed is err's message without the "remedy: " the library starts its errors with,
+// which the command's own prefix already says.
+func unprefixed(err error) string {
+	return strings.TrimPrefix(err.Error(), "remedy: ")
+}
+
+func plural(n int, one string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %ss", n, one)
+}
+
+func writeCallText(w io.Writer, resp *remedy.Response, ce *remedy.CallError) {
+	if ce == nil {
+		replayed := ""
+		if resp.Replayed {
+			replayed = ", replayed (Idempotency-Replayed: true): not executed again"
+		}
+		fmt.Fprintf(w, "=> %d%s, after %s\n", resp.Status, replayed, plural(len(resp.Attempts), "attempt"))
+		if e := resp.Envelope; e != nil {
+			fmt.Fprintf(w, "   %s: %s: %s\n", e.Severity, e.Code, e.Message)
+		}
+		if body := bytes.TrimSpace(resp.Body); len(body) > 0 {
+			var pretty bytes.Buffer
+			if json.Indent(&pretty, body, "", "  ") == nil {
+				body = pretty.Bytes()
+			}
+			fmt.Fprintf(w, "%s\n", body)
+		}
+		return
+	}
+	if ch := challenge(ce); ch != nil && errors.Is(ce, remedy.ErrConfirmationRequired) {
+		fmt.Fprintf(w, "=> not executed: %s needs confirmation\n", ch.Operation)
+		fmt.Fprintf(w, "   would confirm: %s %s\n", ch.Operation, ch.Args)
+		if ch.Message != "" {
+			fmt.Fprintf(w, "   the server says: %s\n", ch.Message)
+		}
+		fmt.Fprintln(w, "   rerun with --confirm to confirm this call")
+		return
+	}
+	fmt.Fprintf(w, "=> failed: %s", ce.Cause)
+	if ce.Detail != "" {
+		fmt.Fprintf(w, ": %s", ce.Detail)
+	}
+	fmt.Fprintf(w, " (after %s)\n", plural(len(ce.Attempts), "attempt"))
+	if e := ce.Envelope; e != nil {
+		fmt.Fprintf(w, "   last failure: %d %s: %s\n", e.Status, e.Code, e.Message)
+		if e.Hint != "" {
+			fmt.Fprintf(w, "   hint: %s\n", e.Hint)
+		}
+	}
+	if ce.Err != nil {
+		fmt.Fprintf(w, "   because: %v\n", ce.Err)
+	}
+}
+
+// callOutput is what call --json prints.
+type callOutput struct {
+	OK       bool            `json:"ok"`
+	Status   int             `json:"status,omitempty"` // the success's, or the last response's
+	Replayed bool            `json:"replayed"`
+	Result   json.RawMessage `json:"result,omitempty"`
+	// Warning is a warning the server attached to the success, in the canonical encoding.
+	Warning  json.RawMessage `json:"warning,omitempty"`
+	Attempts []attemptOutput `json:"attempts"`
+
+	// On failure: why the loop stopped, and the last envelope in the canonical encoding.
+	Cause        string          `json:"cause,omitempty"`
+	Detail       string          `json:"detail,omitempty"`
+	Error        string          `json:"error,omitempty"`
+	Envelope     json.RawMessage `json:"envelope,omitempty"`
+	Confirmation *confirmOutput  `json:"confirmation,omitempty"`
+}
+
+type attemptOutput struct {
+	Number    int    `json:"number"`
+	Operation string `json:"operation"`
+	Depth     int    `json:"depth,omitempty"`
+	Status    int    `json:"status"`
+	Code      string `json:"code,omitempty"`
+	Replayed  bool   `json:"replayed,omitempty"`
+	Error     string `json:"error,omitempty"` // the transport error, when no response came
+	Action    string `json:"action"`
+	Why       string `json:"why"`
+	WaitMS    int64  `json:"wait_ms,omitempty"`
+}
+
+type confirmOutput struct {
+	Operation string          `json:"operation"`
+	Args      json.RawMessage `json:"args"`
+	Message   string          `json:"message,omitempty"`
+	Hint      string          `json:"hint"`
+}
+
+func writeCallJSON(w io.Writer, resp *remedy.Response, ce *remedy.CallError) error {
+	var o callOutput
+	var attempts []remedy.Attempt
+	if ce == nil {
+		o.OK, o.Status, o.Replayed, attempts = true, resp.Status, resp.Replayed, resp.Attempts
+		o.Result = rawJSON(resp.Body)
+		if resp.Envelope != nil {
+			o.Warning, _ = resp.Envelope.MarshalJSON()
+		}
+	} else {
+		attempts = ce.Attempts
+		if n := len(attempts); n > 0 {
+			o.Status = attempts[n-1].Status
+		}
+		o.Cause, o.Detail, o.Error = ce.Cause.Error(), ce.Detail, ce.Error()
+		if ce.Envelope != nil {
+			o.Envelope, _ = ce.Envelope.MarshalJSON()
+		}
+		if ch := challenge(ce); ch != nil && errors.Is(ce, remedy.ErrConfirmationRequired) {
+			o.Confirmation = &confirmOutput{Operation: ch.Operation, Args: rawJSON(ch.Args), Message: ch.Message,
+				Hint: "nothing was executed: rerun with --confirm to confirm this call"}
+		}
+	}
+	o.Attempts = make([]attemptOutput, 0, len(attempts))
+	for _, a := range attempts {
+		ao := attemptOutput{Number: a.Number, Operation: a.Operation, Depth: a.Depth, Status: a.Status,
+			Replayed: a.Replayed, Action: a.Decision.Action.String(), Why: a.Decision.Why,
+			WaitMS: a.Decision.Wait.Milliseconds()}
+		if a.Envelope != nil {
+			ao.Code = a.Envelope.Code
+		}
+		if a.Err != nil {
+			ao.Error = a.Err.Error()
+		}
+		o.Attempts = append(o.Attempts, ao)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(o)
+}
+
+// rawJSON is b as a JSON value: itself when it is JSON, else a string holding it.
+func rawJSON(b []byte) json.RawMessage {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 {
+		return nil
+	}
+	if json.Valid(b) {
+		return b
+	}
+	s, _ := json.Marshal(string(b))
+	return s
+}

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/remedy-go/remedy/internal/billing"
+	"github.com/remedy-go/remedy/server"
+	"github.com/remedy-go/remedy/server/redisstore"
+)
+
+const (
+	// redisTimeout bounds the check that Redis answers, at start.
+	redisTimeout = 5 * time.Second
+	// shutdownGrace is how long requests in flight may finish once serve is told to stop;
+	// streams still open then (an MCP client's event stream) are closed.
+	shutdownGrace = 5 * time.Second
+)
+
+var serveCommand = &command{
+	name:     "serve",
+	summary:  "serve the example billing API: REST, /openapi.json and MCP at /mcp",
+	synopsis: "remedy serve [--addr HOST:PORT] [--redis ADDR] [--rate N]",
+	about: `Serve runs the example billing API on the reference server until it is
+interrupted (SIGINT, SIGTERM), then shuts down gracefully. The same operations are
+served over REST, described at /openapi.json, and as MCP tools at /mcp. Once it
+listens it prints one line with the API's URL, the OpenAPI URL and the MCP URL
+(with --addr 127.0.0.1:0 the port is chosen and the line gives the real one).
+
+The API is in memory, with one customer, cus_ada. With --redis, confirmation
+tokens and idempotency records are kept in that Redis, so that several instances
+serve one API (MCP sessions are then stateless, for the same reason).`,
+	examples: []string{
+		"remedy serve --addr 127.0.0.1:8080",
+		"remedy serve --addr :8080 --redis 127.0.0.1:6379 --rate 20",
+	},
+	exits: `0 stopped by a signal, after a graceful shutdown
+2 usage error
+3 it cannot listen on --addr, or Redis is unreachable`,
+	run: serve,
+}
+
+func serve(ctx context.Context, in *invocation) error {
+	addr := in.fs.String("addr", "127.0.0.1:8080", "listen on `HOST:PORT` (port 0: any free port)")
+	redisAddr := in.fs.String("redis", "", "keep confirmations and idempotency records in the Redis at `ADDR` (host:port or redis:// URL)")
+	rate := in.fs.Int("rate", 0, "allow each caller `N` requests per second (bursts of N); 0: no limit")
+	if _, err := in.parse(0, 0); err != nil {
+		return err
+	}
+	if *rate < 0 {
+		return usagef("serve: --rate must be 0 or more, got %d", *rate)
+	}
+
+	logger := slog.New(slog.NewTextHandler(in.stderr, nil))
+	opts := []server.Option{server.WithLogger(logger)}
+	if *rate > 0 {
+		opts = append(opts, server.WithRateLimit(float64(*rate), *rate))
+	}
+	if *redisAddr != "" {
+		store, closeRedis, err := redisStore(ctx, *redisAddr)
+		if err != nil {
+			return err
+		}
+		defer closeRedis()
+		opts = append(opts,
+			server.WithConfirmation(server.ConfirmConfig{Store: store}),
+			server.WithIdempotency(server.IdempotencyConfig{Store: store}),
+			server.WithMCP(server.MCPConfig{Stateless: true}))
+	}
+	api, _, err := billing.New(opts...)
+	if err != nil {
+		return cannotRunf("serve: %v", err)
+	}
+
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return cannotRunf("serve: cannot listen on %s: %v", *addr, err)
+	}
+	base := "http://" + displayAddr(*addr, ln.Addr())
+	fmt.Fprintf(in.stdout, "billing API at %s  OpenAPI %s%s  MCP %s%s\n",
+		base, base, server.DefaultOpenAPIPath, base, server.DefaultMCPPath)
+
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	streams, endStreams := context.WithCancel(context.Background())
+	defer endStreams()
+	srv := &http.Server{
+		Handler:           endOnShutdown(streams, api),
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          log.New(in.stderr, "remedy: serve: ", 0),
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		return cannotRunf("serve: %v", err)
+	case <-ctx.Done():
+	}
+	stop() // a second interrupt ends the process at once
+
+	endStreams()
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		srv.Close()
+	}
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+		return cannotRunf("serve: %v", err)
+	}
+	return nil
+}
+
+// endOnShutdown ends MCP clients' event streams (GET on the MCP path, open for as long as the
+// session lives) when streams is done, so that a connected client does not hold a shutdown
+// for its whole grace period; calls in flight still get it.
+func endOnShutdown(streams context.Context, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && r.URL.Path == server.DefaultMCPPath {
+			ctx, cancel := context.WithCancel(r.Context())
+			defer cancel()
+			defer context.AfterFunc(streams, cancel)()
+			r = r.WithContext(ctx)
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// redisStore connects to the Redis at addr, checks that it answers and returns a store on it.
+func redisStore(ctx context.Context, addr string) (*redisstore.Store, func(), error) {
+	var opts *redis.Options
+	if strings.Contains(addr, "://") {
+		o, err := redis.ParseURL(addr)
+		if err != nil {
+			return nil, nil, usagef("serve: --redis %q: %v", addr, err)
+		}
+		opts = o
+	} else {
+		opts = &redis.Options{Addr: addr}
+	}
+	quietRedis.Do(func() { redis.SetLogger(discardRedisLog{}) })
+	rc := redis.NewClient(opts)
+	ctx, cancel := context.WithTimeout(ctx, redisTimeout)
+	defer cancel()
+	if err := rc.Ping(ctx).Err(); err != nil {
+		rc.Close()
+		return nil, nil, cannotRunf("serve: Redis at %s is unreachable: %v", addr, err)
+	}
+	store := redisstore.New(rc, redisstore.Options{})
+	if err := store.Load(ctx); err != nil {
+		rc.Close()
+		return nil, nil, cannotRunf("serve: Redis at %s refused the store's scripts: %v", addr, err)
+	}
+	return store, func() { rc.Close() }, nil
+}
+
+// go-redis logs its pool's dial failures on stderr, several lines for one unreachable server;
+// serve says what failed in one line instead, and the API answers 503 when Redis fails later.
+var quietRedis sync.Once
+
+type discardRedisLog struct{}
+
+func (discardRedisLog) Printf(context.Context, string, ...any) {}
+
+// displayAddr is the address to print for a listener asked to listen on requested: the real
+// port, and a loopback host when it listens on every interface.
+func displayAddr(requested string, a net.Addr) string {
+	tcp, ok := a.(*net.TCPAddr)
+	if !ok {
+		return a.String()
+	}
+	host := tcp.IP.String()
+	if tcp.IP.IsUnspecified() {
+		host = "127.0.0.1"
+		if h, _, err := net.SplitHostPort(requested); err == nil && strings.Contains(h, ":") {
+			host = "::1"
+		}
+	}
+	return net.JoinHostPort(host, strconv.Itoa(tcp.Port))
+}
