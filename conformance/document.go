@@ -54,7 +54,7 @@ func (d *document) spend() bool {
 
 var methods = []string{"get", "put", "post", "delete", "options", "head", "patch", "trace"}
 
-// maxRefDepth bounds how many $refs are followed from one node, so that a cycle ends.
+// maxRefDepth bounds the nesting of allOf, anyOf and oneOf followed to a field.
 const maxRefDepth = 32
 
 // readDocument reads an OpenAPI 3.x document in JSON.
@@ -178,35 +178,11 @@ func (d *document) params(v any) []param {
 // resolve follows a local $ref ("#/components/schemas/X"), and the refs it leads to; an
 // unresolvable or cyclic reference gives nil.
 func (d *document) resolve(v any) any {
-	for range maxRefDepth {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return v
-		}
-		ref, ok := m["$ref"].(string)
-		if !ok {
-			return v
-		}
-		v = d.lookup(ref)
-	}
-	return nil
-}
-
-// lookup finds the value at a local JSON Pointer reference.
-func (d *document) lookup(ref string) any {
-	if !strings.HasPrefix(ref, "#/") {
+	out, err := resolveRef(d.root, v)
+	if err != nil {
 		return nil
 	}
-	var cur any = d.root
-	for seg := range strings.SplitSeq(ref[2:], "/") {
-		seg = strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~")
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return nil
-		}
-		cur = m[seg]
-	}
-	return cur
+	return out
 }
 
 // sub returns the schema at key of schema s (properties/name, items, ...), resolved.

@@ -162,7 +162,7 @@ func lintParse(doc []byte) (*linter, string) {
 	}
 	l := &linter{root: root, schemas: map[string]error{}}
 	npaths := 0
-	for _, p := range lintKeys(paths) {
+	for _, p := range sortedKeys(paths) {
 		if strings.HasPrefix(p, "x-") {
 			continue
 		}
@@ -196,7 +196,7 @@ func lintParse(doc []byte) (*linter, string) {
 	if len(l.ops) == 0 {
 		return nil, "the document describes no operation: no path holds a get, put, post, delete, options, head, patch or trace"
 	}
-	l.summary = fmt.Sprintf("OpenAPI %s, %s in %s", version, lintCount(len(l.ops), "operation"), lintCount(npaths, "path"))
+	l.summary = fmt.Sprintf("OpenAPI %s, %s in %s", version, plural(len(l.ops), "operation"), plural(npaths, "path"))
 	return l, ""
 }
 
@@ -246,9 +246,12 @@ func lintBadUTF8(b []byte) int64 {
 	return int64(len(b))
 }
 
-// resolve follows v's $ref, when v is a Reference Object, and the references that leads to,
-// to what they name.
-func (l *linter) resolve(v any) (any, error) {
+func (l *linter) resolve(v any) (any, error) { return resolveRef(l.root, v) }
+
+// resolveRef follows v's $ref, when v is a Reference Object, and the references that leads
+// to, to what they name in the document root; a cycle, a chain too long or a reference to
+// nothing is an error saying so.
+func resolveRef(root map[string]any, v any) (any, error) {
 	var chain []string
 	for {
 		m, ok := v.(map[string]any)
@@ -270,7 +273,7 @@ func (l *linter) resolve(v any) (any, error) {
 			return nil, fmt.Errorf("$ref %s starts a chain of more than %d references", chain[0], lintMaxRefHops)
 		}
 		chain = append(chain, ref)
-		target, err := l.lookup(ref)
+		target, err := lookupRef(root, ref)
 		if err != nil {
 			return nil, err
 		}
@@ -278,8 +281,8 @@ func (l *linter) resolve(v any) (any, error) {
 	}
 }
 
-// lookup finds what a local reference ("#/components/schemas/Envelope") names.
-func (l *linter) lookup(ref string) (any, error) {
+// lookupRef finds what a local reference ("#/components/schemas/Envelope") names in root.
+func lookupRef(root map[string]any, ref string) (any, error) {
 	frag, ok := strings.CutPrefix(ref, "#")
 	if !ok {
 		return nil, fmt.Errorf("$ref %q points outside the document, which Lint does not follow: bundle the document into one file", ref)
@@ -288,12 +291,12 @@ func (l *linter) lookup(ref string) (any, error) {
 		frag = u
 	}
 	if frag == "" {
-		return l.root, nil
+		return root, nil
 	}
 	if frag[0] != '/' {
 		return nil, fmt.Errorf("$ref %q is not a JSON Pointer into the document", ref)
 	}
-	var v any = l.root
+	var v any = root
 	for tok := range strings.SplitSeq(frag[1:], "/") {
 		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
 		found := false
@@ -367,7 +370,7 @@ func (l *linter) walkSchema(v any, depth int) error {
 				return err
 			}
 		}
-		for _, k := range lintKeys(x) {
+		for _, k := range sortedKeys(x) {
 			if k == "$ref" || lintData[k] {
 				continue
 			}
@@ -438,7 +441,7 @@ func (l *linter) responses(op *lintOp) (rs []lintResponse, ok bool) {
 	if !ok {
 		return nil, false
 	}
-	for _, k := range lintKeys(all) {
+	for _, k := range sortedKeys(all) {
 		if strings.HasPrefix(k, "x-") {
 			continue
 		}
@@ -467,7 +470,7 @@ func (l *linter) jsonContent(resp map[string]any) string {
 	}
 	var others []string
 	found := false
-	for _, mt := range lintKeys(content) {
+	for _, mt := range sortedKeys(content) {
 		if !lintJSONMedia(mt) {
 			others = append(others, mt)
 			continue
@@ -588,7 +591,7 @@ func (l *linter) checkOperationIDs() lintVerdict {
 			first[id] = op
 		}
 	}
-	v.covered = lintCount(len(l.ops), "operation") + ", each with its own operationId"
+	v.covered = plural(len(l.ops), "operation") + ", each with its own operationId"
 	return v
 }
 
@@ -625,7 +628,7 @@ func (l *linter) checkErrorResponses() lintVerdict {
 		}
 		v.add(op, probs...)
 	}
-	v.covered = fmt.Sprintf("%s, %s with a JSON schema", lintCount(len(l.ops), "operation"), lintCount(n, "error response"))
+	v.covered = fmt.Sprintf("%s, %s with a JSON schema", plural(len(l.ops), "operation"), plural(n, "error response"))
 	return v
 }
 
@@ -723,9 +726,9 @@ func (l *linter) checkErrorCodes() lintVerdict {
 		}
 		v.add(op, probs...)
 	}
-	v.covered = lintCount(len(l.ops), "operation")
+	v.covered = plural(len(l.ops), "operation")
 	if catalog != nil {
-		v.covered += ", their codes among the " + lintCount(len(catalog), "code") + " of x-agent-errors"
+		v.covered += ", their codes among the " + plural(len(catalog), "code") + " of x-agent-errors"
 	} else {
 		v.covered += "; the document has no x-agent-errors catalog to check the codes against"
 	}
@@ -753,7 +756,7 @@ func (l *linter) checkRetryMarkers() lintVerdict {
 	if n == 0 {
 		v.skip = "no POST, PUT, PATCH or DELETE operation"
 	}
-	v.covered = lintCount(n, "POST, PUT, PATCH or DELETE operation")
+	v.covered = plural(n, "POST, PUT, PATCH or DELETE operation")
 	return v
 }
 
@@ -794,7 +797,7 @@ func (l *linter) checkIdempotencyKey() lintVerdict {
 	if n == 0 {
 		v.skip = "no POST or PATCH operation says x-ax-idempotent: true, and none requires a key"
 	}
-	v.covered = fmt.Sprintf("%s accepting a key (%d requiring it)", lintCount(n, "operation"), required)
+	v.covered = fmt.Sprintf("%s accepting a key (%d requiring it)", plural(n, "operation"), required)
 	return v
 }
 
@@ -836,7 +839,7 @@ func (l *linter) checkConfirmation() lintVerdict {
 	if confirms == 0 && deletes == 0 {
 		v.skip = "no operation requires confirmation, and there is no DELETE"
 	}
-	v.covered = fmt.Sprintf("%s requiring confirmation, %s", lintCount(confirms, "operation"), lintCount(deletes, "DELETE"))
+	v.covered = fmt.Sprintf("%s requiring confirmation, %s", plural(confirms, "operation"), plural(deletes, "DELETE"))
 	return v
 }
 
@@ -883,14 +886,14 @@ func (l *linter) checkRetryAfter() lintVerdict {
 	if n == 0 {
 		v.skip = "no 429 or 503 response is documented"
 	}
-	v.covered = lintCount(n, "response") + " with status 429 or 503"
+	v.covered = plural(n, "response") + " with status 429 or 503"
 	return v
 }
 
 // retryAfter says what is wrong with a response's Retry-After header, or "".
 func (l *linter) retryAfter(resp map[string]any) string {
 	headers, _ := resp["headers"].(map[string]any)
-	for _, name := range lintKeys(headers) {
+	for _, name := range sortedKeys(headers) {
 		if !strings.EqualFold(name, "Retry-After") {
 			continue
 		}
@@ -975,20 +978,4 @@ func lintList(codes []string) string {
 		return strings.Join(codes[:most], ", ") + fmt.Sprintf(" and %d more", len(codes)-most)
 	}
 	return strings.Join(codes, ", ")
-}
-
-func lintCount(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return strconv.Itoa(n) + " " + noun + "s"
-}
-
-func lintKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
