@@ -84,6 +84,7 @@ type oaDoc struct {
 type oaCode struct {
 	Status    int    `json:"status"`
 	Retryable bool   `json:"retryable"`
+	Severity  string `json:"severity"`
 	Category  string `json:"category,omitempty"`
 	Hint      string `json:"hint,omitempty"`
 }
@@ -199,7 +200,8 @@ func (a *API) buildOpenAPI() ([]byte, error) {
 	}
 	for _, n := range all {
 		if c, ok := a.reg.Lookup(n); ok {
-			doc.Errors[c.Code] = oaCode{Status: c.Status, Retryable: c.Retryable, Category: string(c.Category), Hint: c.Hint}
+			doc.Errors[c.Code] = oaCode{Status: c.Status, Retryable: c.Retryable, Severity: string(c.severity()),
+				Category: string(c.Category), Hint: c.Hint}
 		}
 	}
 	slices.Sort(all)

@@ -52,6 +52,23 @@ func TestOpenAPIDocumentIsValidAndComplete(t *testing.T) {
 
 	var all []string
 	require.NoError(t, json.Unmarshal(extension(t, doc.Extensions, "x-agent-error-codes"), &all))
+	var catalog map[string]struct {
+		Status    int    `json:"status"`
+		Retryable bool   `json:"retryable"`
+		Severity  string `json:"severity"`
+	}
+	require.NoError(t, json.Unmarshal(extension(t, doc.Extensions, "x-agent-errors"), &catalog))
+	for _, code := range all {
+		c, ok := api.Registry().Lookup(code)
+		require.True(t, ok, code)
+		want := string(c.Severity)
+		if want == "" {
+			want = "error"
+		}
+		assert.Equal(t, c.Status, catalog[code].Status, code)
+		assert.Equal(t, c.Retryable, catalog[code].Retryable, code)
+		assert.Equal(t, want, catalog[code].Severity, code)
+	}
 	for _, op := range api.Operations() {
 		t.Run(op.ID, func(t *testing.T) {
 			item := doc.Paths.Find(op.Path)

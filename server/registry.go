@@ -71,6 +71,14 @@ type Code struct {
 	DocsURL string
 }
 
+// severity is the code's severity, remedy.SeverityError when unset.
+func (c Code) severity() remedy.Severity {
+	if c.Severity == "" {
+		return remedy.SeverityError
+	}
+	return c.Severity
+}
+
 // Envelope returns the envelope for this code: its status, code, title, message (c.Cause when
 // message is empty), retryable flag stated by the body (RetrySource remedy.RetryFromBody),
 // severity (remedy.SeverityError when unset), category, hint, related codes and docs URL. The
@@ -80,10 +88,7 @@ func (c Code) Envelope(message string) *remedy.Envelope {
 	if message == "" {
 		message = c.Cause
 	}
-	sev := c.Severity
-	if sev == "" {
-		sev = remedy.SeverityError
-	}
+	sev := c.severity()
 	return &remedy.Envelope{
 		Status:       c.Status,
 		Code:         c.Code,
