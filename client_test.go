@@ -338,6 +338,10 @@ func TestClientConfirmation(t *testing.T) {
 		assert.Equal(t, "delete_orders", ce.Challenge.Operation)
 		require.Len(t, srv.requests(), 1, "nothing is sent again without approval")
 		assert.Empty(t, srv.requests()[0].Token)
+		require.Len(t, ce.Attempts, 1)
+		assert.Equal(t, remedy.ActStop, ce.Attempts[0].Decision.Action, "the record says the call stopped")
+		assert.ErrorIs(t, ce.Attempts[0].Decision.Cause, remedy.ErrConfirmationRequired)
+		assert.Contains(t, ce.Attempts[0].Decision.Why, "not approved")
 
 		resp, err := c.Call(context.Background(), "delete_orders", ce.Challenge.Args, remedy.WithConfirmationToken(ce.Challenge.Token))
 		require.NoError(t, err)

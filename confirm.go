@@ -18,7 +18,9 @@ type Challenge struct {
 // ConfirmPolicy decides whether the loop may confirm an operation on the caller's behalf.
 // Approving makes the loop send the byte-identical payload once more with the token;
 // refusing (the default) ends the call with an error carrying the challenge, so that an agent
-// or a person can decide and call again with the token.
+// or a person can decide and call again with the token. The policy is asked before the
+// attempt that brought the challenge is reported, so that its record says what followed:
+// ActConfirm when approved, ActStop with ErrConfirmationRequired when not.
 type ConfirmPolicy interface {
 	Approve(ctx context.Context, c *Challenge) (bool, error)
 }

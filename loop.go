@@ -452,6 +452,23 @@ func (r *run) call(ctx context.Context, t Transport, c Call, depth int) (*Respon
 			s.Backoff = bo.NextBackOff()
 		}
 		d := Decide(env, err, &s)
+		// The policy is asked before the attempt is reported, so that the record says what
+		// was done: confirmed, or stopped for want of approval.
+		var ch *Challenge
+		var perr error
+		if d.Action == ActConfirm {
+			ch = &Challenge{Operation: c.Operation, Args: args, Message: env.Message, Token: env.ConfirmationToken, Envelope: env}
+			policy := l.Confirm
+			if policy == nil {
+				policy = RefuseAll
+			}
+			var ok bool
+			if ok, perr = policy.Approve(ctx, ch); ok && perr == nil {
+				d.Why = "confirmation challenge, approved by the confirm policy"
+			} else {
+				d = Decision{Action: ActStop, Cause: ErrConfirmationRequired, Why: "confirmation challenge, not approved by the confirm policy"}
+			}
+		}
 		a := r.record(Attempt{
 			Operation: c.Operation, Number: n, Depth: depth, Method: req.Method, Target: req.Target,
 			IdempotencyKey: req.IdempotencyKey, Confirmed: req.ConfirmationToken != "",
@@ -468,6 +485,11 @@ func (r *run) call(ctx context.Context, t Transport, c Call, depth int) (*Respon
 			resp.Attempts = r.attempts
 			return resp, nil
 		case ActStop:
+			if ch != nil {
+				e := r.fail(c, d.Cause, d.Why, last, perr)
+				e.Challenge = ch
+				return nil, e
+			}
 			e := r.fail(c, d.Cause, d.Why, last, err)
 			e.Asked = d.Asked
 			if d.Asked > 0 {
@@ -498,17 +520,6 @@ func (r *run) call(ctx context.Context, t Transport, c Call, depth int) (*Respon
 				bo.Reset()
 			}
 		case ActConfirm:
-			ch := &Challenge{Operation: c.Operation, Args: args, Message: env.Message, Token: env.ConfirmationToken, Envelope: env}
-			policy := l.Confirm
-			if policy == nil {
-				policy = RefuseAll
-			}
-			ok, perr := policy.Approve(ctx, ch)
-			if perr != nil || !ok {
-				e := r.fail(c, ErrConfirmationRequired, "the confirm policy did not approve", last, perr)
-				e.Challenge = ch
-				return nil, e
-			}
 			token, confirmed = env.ConfirmationToken, true
 		case ActNextOperation:
 			if err := r.next(ctx, env, depth); err != nil {

@@ -63,9 +63,8 @@ func run(out io.Writer, api *server.API, store *billing.Store) error {
 
 	client, err := mcp.NewClient(ctx, session, remedy.Loop{
 		Rewriter: remedy.DefaultRewriter,
-		Confirm: remedy.ConfirmFunc(func(_ context.Context, ch *remedy.Challenge) (bool, error) {
+		Confirm: remedy.ConfirmFunc(func(context.Context, *remedy.Challenge) (bool, error) {
 			// A real agent asks a person, or checks the call against what it was asked to do.
-			fmt.Fprintf(out, "       policy: approving %s %s\n", ch.Operation, ch.Args)
 			return true, nil
 		}),
 		OnAttempt: func(a *remedy.Attempt) { transcript.Attempt(out, a) },

@@ -50,7 +50,7 @@ func TestRun(t *testing.T) {
 	destructive := parts[3]
 	assert.Contains(t, destructive, "409 confirmation_required")
 	assert.Contains(t, destructive, "-> confirm: confirmation challenge")
-	assert.Contains(t, destructive, `policy: approving delete_customer {"id":"cus_ada"}`)
+	assert.Contains(t, destructive, "-> confirm: confirmation challenge, approved by the confirm policy")
 	assert.Contains(t, destructive, "#2 delete_customer tools/call delete_customer  confirmationToken")
 	assert.NotContains(t, destructive, "#3 ")
 	assert.Contains(t, destructive, `=> {"id":"cus_ada","deleted":true}`)

@@ -49,8 +49,9 @@ func Run(out io.Writer) error {
 		remedy.WithBaseURL(srv.URL),
 		remedy.WithHTTPClient(&http.Client{Transport: lossy{&lose}}),
 		remedy.WithRewriter(remedy.DefaultRewriter),
-		remedy.WithConfirmPolicy(remedy.ConfirmFunc(func(ctx context.Context, ch *remedy.Challenge) (bool, error) {
-			fmt.Fprintf(out, "      policy: approving %s %s (%s)\n", ch.Operation, ch.Args, ch.Message)
+		// A real agent would show ch.Operation and ch.Args to a person here; the quickstart
+		// approves, and the transcript records the approval.
+		remedy.WithConfirmPolicy(remedy.ConfirmFunc(func(context.Context, *remedy.Challenge) (bool, error) {
 			return true, nil
 		})),
 		remedy.WithOnAttempt(func(a *remedy.Attempt) { transcript.Attempt(out, a) }),
