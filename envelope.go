@@ -289,7 +289,9 @@ func parseResponse(resp *http.Response, maxBody int64) (*Envelope, bool) {
 func readBounded(r io.Reader, limit, hint int64) ([]byte, error) {
 	size := int64(512)
 	if hint >= 0 {
-		size = hint + 1 // room to see the end without growing
+		// Room to see the end without growing; a hint past the limit (a server may declare
+		// any Content-Length, up to the largest int64) is the limit.
+		size = min(hint, limit) + 1
 	}
 	buf := make([]byte, 0, min(size, limit))
 	for int64(len(buf)) < limit {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/remedy-go/remedy"
 	"github.com/stretchr/testify/assert"
@@ -89,5 +90,30 @@ func TestInBandMarkersWithEscapes(t *testing.T) {
 	}
 	if _, ok := remedy.Parse(200, nil, []byte(`{"id":"ord_1","status":"created"}`)); ok {
 		t.Error("a plain success read as a failure")
+	}
+}
+
+// A server may declare any Content-Length up to the largest int64: the buffer is sized from
+// the bound, not from the declaration (it once overflowed and panicked).
+func TestHugeContentLengthDoesNotSizeTheBuffer(t *testing.T) {
+	t.Parallel()
+	for _, cl := range []int64{1<<63 - 1, 1<<63 - 2, 1 << 62} {
+		resp := &http.Response{StatusCode: 503, Header: http.Header{}, ContentLength: cl,
+			Body: io.NopCloser(strings.NewReader(`{"error":{"code":"busy","message":"m"}}`))}
+		e, ok := remedy.ParseResponse(resp)
+		require.True(t, ok, "%d", cl)
+		assert.Equal(t, "busy", e.Code)
+	}
+}
+
+// Seconds near the largest Duration plus nanos saturate instead of wrapping to a negative wait.
+func TestGoogleRetryDelayObjectSaturates(t *testing.T) {
+	t.Parallel()
+	for _, sec := range []string{"9223372036854775807", "9223372036"} {
+		body := `{"error":{"code":503,"status":"UNAVAILABLE","message":"d","details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":{"seconds":` + sec + `,"nanos":999999999}}]}}`
+		e, ok := remedy.Parse(503, nil, []byte(body))
+		require.True(t, ok)
+		assert.Equal(t, time.Duration(1<<63-1), e.RetryAfter, sec)
+		assert.Equal(t, time.Duration(1<<63-1), remedy.Classify(503, nil, []byte(body)).RetryAfter, sec)
 	}
 }

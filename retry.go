@@ -259,7 +259,13 @@ func protoDuration(v val) wait {
 		if nanos.Exists() && !n.ok {
 			return wait{}
 		}
-		return wait{d: s.d + n.d, ok: true}
+		d := s.d + n.d
+		if d < s.d {
+			// seconds near the largest Duration plus nanos overflow: saturate, as every other
+			// enormous wait does.
+			d = time.Duration(math.MaxInt64)
+		}
+		return wait{d: d, ok: true}
 	}
 	return wait{}
 }
