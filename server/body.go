@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/remedy-go/remedy"
 	"github.com/remedy-go/remedy/internal/jsonscan"
@@ -39,7 +40,15 @@ func readBody(next handler) handler {
 			if errors.Is(err, errTooLarge) || errors.As(err, &mbe) {
 				return tooLarge(limit)
 			}
-			return Error(CodeInvalidJSON, "the body could not be read completely")
+			// The sender stopped before its declared length, or too slowly for the server's
+			// read timeout: what arrived is not the whole JSON text.
+			msg := "the body could not be read completely: it ended early or arrived too slowly"
+			return Error(CodeInvalidJSON, msg).with(remedy.Issue{Code: "incomplete_body", Message: msg})
+		}
+		if off := invalidUTF8(body); off >= 0 {
+			// RFC 8259 §8.1: JSON text is UTF-8. encoding/json would replace the bytes with
+			// U+FFFD, and the value validated, bound and stored would differ from the one sent.
+			return syntaxProblem(body, int64(off), "invalid UTF-8")
 		}
 		if len(body) > 0 {
 			x.body = body
@@ -73,6 +82,21 @@ func readAll(r io.Reader, declared, limit int64) ([]byte, error) {
 			return nil, err
 		}
 	}
+}
+
+// invalidUTF8 is the offset of the first byte of b that is not UTF-8, or -1.
+func invalidUTF8(b []byte) int {
+	if utf8.Valid(b) {
+		return -1
+	}
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n == 1 {
+			return i
+		}
+		i += n
+	}
+	return -1
 }
 
 func tooLarge(limit int64) *Problem {

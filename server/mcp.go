@@ -210,7 +210,10 @@ func (op *Operation) toolRequest(ctx context.Context, args json.RawMessage, from
 		}
 		o, ok := v.(map[string]any)
 		if !ok {
-			return hreq, Error(CodeInvalidJSON, "the arguments must be a JSON object")
+			// As REST answers a body that is not an object: the schema's refusal, at the root.
+			msg := "the arguments must be a JSON object, not " + jsonKind(v)
+			return hreq, Error(CodeInvalidBody, msg).with(remedy.Issue{Code: "type", Message: msg,
+				Expected: json.RawMessage(`"object"`)})
 		}
 		obj = o
 	}
@@ -375,4 +378,21 @@ func (r *recorder) result() *mcp.CallToolResult {
 		res.Meta = mcp.Meta{remedy.MetaReplayed: true}
 	}
 	return res
+}
+
+// jsonKind names the kind of a decoded JSON value, with its article: "an array".
+func jsonKind(v any) string {
+	switch v.(type) {
+	case []any:
+		return "an array"
+	case string:
+		return "a string"
+	case json.Number, float64:
+		return "a number"
+	case bool:
+		return "a boolean"
+	case nil:
+		return "null"
+	}
+	return "an object"
 }

@@ -546,7 +546,7 @@ func issueReceived(v any) json.RawMessage {
 	case bool:
 		return json.RawMessage(strconv.FormatBool(x))
 	case json.Number:
-		if len(x) <= issueMaxReceived && jsonscan.IsNumber(string(x)) {
+		if len(x) <= issueMaxReceived && jsonscan.IsNumber(string(x)) && finite(x) {
 			return json.RawMessage(x)
 		}
 		return nil
@@ -554,6 +554,9 @@ func issueReceived(v any) json.RawMessage {
 		if len(x) <= issueMaxReceived-2 && jsonPlainString(x) {
 			return json.RawMessage(`"` + x + `"`)
 		}
+	}
+	if !allFinite(v, 0) {
+		return nil
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -566,6 +569,39 @@ func issueReceived(v any) json.RawMessage {
 		return nil
 	}
 	return b
+}
+
+// finite reports whether a number is one a double holds: 1e400 is valid JSON, but a client
+// decoding the envelope into float64 (as encoding/json and the MCP SDK do) fails on it, and
+// would lose the whole envelope for one echoed value.
+func finite(n json.Number) bool {
+	_, err := strconv.ParseFloat(string(n), 64)
+	return err == nil
+}
+
+// allFinite reports whether every number in a decoded value is finite; past a depth it stops
+// and says no, since such a value is not echoed anyway.
+func allFinite(v any, depth int) bool {
+	if depth > 32 {
+		return false
+	}
+	switch x := v.(type) {
+	case json.Number:
+		return finite(x)
+	case []any:
+		for _, e := range x {
+			if !allFinite(e, depth+1) {
+				return false
+			}
+		}
+	case map[string]any:
+		for _, e := range x {
+			if !allFinite(e, depth+1) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // jsonPlainString reports whether s is written in JSON as it is, between quotes.
