@@ -396,3 +396,57 @@ func jsonKind(v any) string {
 	}
 	return "an object"
 }
+
+// sdkRefusals answers the MCP SDK's own plain-text refusals (a body that is not JSON-RPC, an
+// unknown session, a wrong method or media type) with the API's envelope instead: their text
+// is the Go decoder's message and names the SDK's types, which no caller should see.
+// Everything else the SDK writes, event streams included, passes through.
+type sdkRefusals struct {
+	http.ResponseWriter
+	x       *exchange
+	refused bool
+}
+
+func (w *sdkRefusals) WriteHeader(code int) {
+	if code < 400 || w.refused || !strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain") {
+		w.ResponseWriter.WriteHeader(code)
+		return
+	}
+	w.refused = true
+	w.Header().Del("Content-Type")
+	w.x.fail(mcpRefusal(code))
+}
+
+func (w *sdkRefusals) Write(b []byte) (int, error) {
+	if w.refused {
+		return len(b), nil // the SDK's text, replaced by the envelope
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *sdkRefusals) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *sdkRefusals) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// mcpRefusal is the envelope for a refusal of the MCP SDK's, by its status.
+func mcpRefusal(status int) *Problem {
+	switch status {
+	case http.StatusNotFound:
+		return Error(CodeNotFound, "no MCP session has this Mcp-Session-Id: initialize a new session")
+	case http.StatusMethodNotAllowed:
+		return Error(CodeMethodNotAllowed, "the MCP endpoint takes POST (and GET and DELETE for a session's stream)")
+	case http.StatusNotAcceptable, http.StatusUnsupportedMediaType:
+		return Error(CodeUnsupportedMediaType, "the MCP endpoint takes application/json and answers "+
+			"application/json or text/event-stream: send Content-Type and Accept accordingly")
+	}
+	if status >= 500 {
+		return Error(CodeInternalError, "")
+	}
+	msg := "the request is not a valid MCP message (JSON-RPC 2.0) for this session"
+	return Error(CodeInvalidJSON, msg).with(remedy.Issue{Code: "syntax", Message: msg})
+}

@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -317,4 +318,41 @@ func TestMCPServerInMemory(t *testing.T) {
 	env := toolEnvelope(t, call(t, cs, "create_invoice", map[string]any{"customer_id": "cus_ada", "currency": "usd"}))
 	assert.Equal(t, "invalid_body", env.Code)
 	assert.Equal(t, "/amount", env.Issues[0].Path)
+}
+
+// The MCP SDK's own refusals — a body that is not JSON-RPC, an unknown session — reach the
+// caller as the API's envelope, not as the Go decoder's text.
+func TestMCPRefusalsAreEnvelopes(t *testing.T) {
+	t.Parallel()
+	_, _, srv := billingServer(t)
+	for _, c := range []struct {
+		name, body, session string
+		status              int
+		code                string
+	}{
+		{name: "not JSON", body: `{"jsonrpc":`, status: 400, code: server.CodeInvalidJSON},
+		{name: "a JSON string", body: `"tools/call"`, status: 400, code: server.CodeInvalidJSON},
+		{name: "an unknown session", body: `{"jsonrpc":"2.0","id":1,"method":"ping"}`, session: "nope", status: 404, code: server.CodeNotFound},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			req, err := http.NewRequest("POST", srv.URL+"/mcp", strings.NewReader(c.body))
+			require.NoError(t, err)
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			if c.session != "" {
+				req.Header.Set("Mcp-Session-Id", c.session)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			assert.Equal(t, c.status, resp.StatusCode, "%s", body)
+			assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
+			env, ok := remedy.Parse(resp.StatusCode, resp.Header, body)
+			require.True(t, ok)
+			assert.Equal(t, c.code, env.Code, "%s", body)
+			assert.NotEmpty(t, env.TraceID)
+			assert.NotContains(t, string(body), "json:", "no decoder message")
+		})
+	}
 }

@@ -193,7 +193,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.serveOpenAPI(w, r)
 		return
 	case p == a.mcpConf.Path && a.mcpHandler != nil:
-		a.mcpHandler.ServeHTTP(w, r)
+		a.mcpHandler.ServeHTTP(&sdkRefusals{ResponseWriter: w, x: &exchange{api: a, w: w, r: r}}, r)
 		return
 	}
 	x := &exchange{api: a, w: w, r: r}

@@ -1152,8 +1152,10 @@ func TestHostileServerMCP(t *testing.T) {
 // carry Go decoder messages and type names (the contract's "no internal message").
 func TestHostileServerMCPDecoderMessages(t *testing.T) {
 	t.Parallel()
-	const bug = "/mcp answers malformed JSON-RPC with the Go decoder's message and the SDK's type names " +
-		"(written by the MCP SDK's handler, which the server mounts as is)"
+	// The SDK's plain-text refusals are replaced by the server's envelope; a JSON-RPC error
+	// the SDK writes inside a result stream still carries its decoder's words.
+	const bug = "a JSON-RPC error written by the MCP SDK (-32602 for params that are not an object) carries " +
+		"the Go decoder's message and the SDK's type names"
 	for _, tc := range []struct{ name, body string }{
 		{"a JSON string", `"tools/call"`},
 		{"id 1e999999", `{"jsonrpc":"2.0","id":1e999999,"method":"ping"}`},
@@ -1166,7 +1168,7 @@ func TestHostileServerMCPDecoderMessages(t *testing.T) {
 			m := hostileMCPInit(t, h)
 			r := m.post(t, tc.body, hostileMCPVersion)
 			assert.Less(t, r.status, 500)
-			if bytes.Contains(r.body, []byte("json: ")) {
+			if tc.name == "params a string" && bytes.Contains(r.body, []byte("json: ")) {
 				t.Skipf("bug: %s: %d %.200s", bug, r.status, r.body)
 			}
 			hostileNoLeak(t, r.body)
