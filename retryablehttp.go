@@ -266,6 +266,19 @@ func transientTransportError(err error) bool {
 		if e == io.EOF || e == io.ErrUnexpectedEOF {
 			return true
 		}
+		if j, ok := e.(interface{ Unwrap() []error }); ok {
+			// A joined error (errors.Join, fmt.Errorf with several %w) is transient when one
+			// of its errors is and none is permanent: the connection loss it carries decides,
+			// not its companions (the go-sdk joins one to its JSON-RPC "rejected" error).
+			transient := false
+			for _, x := range j.Unwrap() {
+				if permanentTransportError(x) {
+					return false
+				}
+				transient = transient || transientTransportError(x)
+			}
+			return transient
+		}
 		u, ok := e.(interface{ Unwrap() error })
 		if !ok {
 			break

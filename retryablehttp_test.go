@@ -777,6 +777,11 @@ func TestTransientTransportError(t *testing.T) {
 		{"invalid URL escape", urlErr(url.EscapeError("%zz")), false},
 		{"invalid header", urlErr(errors.New(`net/http: invalid header field name "a b"`)), false},
 		{"unknown", errors.New("boom"), false},
+		// Joined errors, as the MCP go-sdk reports a call its transport lost.
+		{"a reset joined to a protocol error", errors.Join(errors.New("rejected by transport"), opErr("read", syscall.ECONNRESET)), true},
+		{"a refusal joined, wrapped", fmt.Errorf("calling tool: %w", errors.Join(errors.New("rejected"), opErr("dial", syscall.ECONNREFUSED))), true},
+		{"a certificate failure joined to an EOF", errors.Join(urlErr(&tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}), io.EOF), false},
+		{"nothing transient joined", errors.Join(errors.New("a"), errors.New("b")), false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

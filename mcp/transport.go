@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"reflect"
 	"strings"
 	"sync"
@@ -149,6 +150,9 @@ func (t *Transport) RoundTrip(ctx context.Context, req *remedy.Request) (*remedy
 		}
 		var we *jsonrpc.Error
 		if errors.As(err, &we) {
+			if status := rejectedStatus(err, we); status != 0 {
+				return httpFailure(status), nil
+			}
 			return protocolFailure(we), nil
 		}
 		return nil, err
@@ -176,7 +180,10 @@ func transportCause(err error) (error, bool) {
 				}
 				rest = append(rest, x)
 			}
-			if rejected && len(rest) > 0 {
+			switch {
+			case rejected && len(rest) == 1:
+				return rest[0], true
+			case rejected && len(rest) > 1:
 				return errors.Join(rest...), true
 			}
 			return nil, false
@@ -231,6 +238,30 @@ func protocolFailure(we *jsonrpc.Error) *remedy.Response {
 			Severity: remedy.SeverityError}
 	}
 	return &remedy.Response{Status: env.Status, Envelope: env}
+}
+
+// rejectedStatus is the HTTP status the MCP endpoint answered a call with, when the go-sdk
+// refused the answer for it ("rejected by transport: ...: Service Unavailable"), or 0. The
+// go-sdk keeps only the status text of such an answer (and closes its body, so a
+// retry_after_ms in it is lost); the status is what tells a 503 from a 400.
+func rejectedStatus(err error, we *jsonrpc.Error) int {
+	if we.Code != codeRejected {
+		return 0
+	}
+	msg := err.Error()
+	for status := 400; status < 600; status++ {
+		if text := http.StatusText(status); text != "" && strings.HasSuffix(msg, ": "+text) {
+			return status
+		}
+	}
+	return 0
+}
+
+// httpFailure is the failure of an HTTP status with no body to read: classified by the
+// status alone, as remedy.Parse classifies an empty answer (a 503 is retried, a 400 is not).
+func httpFailure(status int) *remedy.Response {
+	env, _ := remedy.Parse(status, nil, nil)
+	return &remedy.Response{Status: status, Envelope: env}
 }
 
 // readResult turns a tool result into the loop's response.
