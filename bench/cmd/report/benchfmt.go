@@ -1,0 +1,204 @@
+package main
+
+import (
+	"bufio"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Output is what one or more runs of `go test -bench` printed, read.
+type Output struct {
+	Header  map[string]string // goos, goarch, pkg, cpu: the first value seen of each
+	Results []Result          // every result line, in order
+	Skips   []Skip            // benchmarks that skipped, with the reason they gave
+}
+
+// Result is one result line: BenchmarkName-P  N  v unit  v unit ...
+type Result struct {
+	Name    string // without the -GOMAXPROCS suffix
+	Procs   int    // the suffix (1 when there is none)
+	Iters   int64
+	Metrics map[string]float64 // by unit: ns/op, B/op, allocs/op, MB/s, custom units
+}
+
+// Skip is a benchmark that called b.Skip, and its first line of explanation.
+type Skip struct {
+	Name, Reason string
+}
+
+// ParseOutput reads the text `go test -bench` writes. Lines it does not know (PASS, ok, logs)
+// are ignored; a result line whose metrics do not come in pairs of value and unit is ignored
+// too, so that a benchmark's own log line that happens to start with "Benchmark" cannot
+// corrupt the figures.
+func ParseOutput(r io.Reader) (*Output, error) {
+	out := &Output{Header: map[string]string{}}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	// A benchmark's log lines are indented; under -v they come before its "--- SKIP" line, and
+	// a test's come after it.
+	var logged string // the first log line since the last line that was not one
+	var skipped *Skip // the last SKIP line, when it came without a reason
+	for sc.Scan() {
+		line := sc.Text()
+		if t := strings.TrimSpace(line); strings.HasPrefix(line, "    ") && t != "" {
+			if skipped != nil {
+				skipped.Reason, skipped = logMessage(t), nil
+			} else if logged == "" {
+				logged = logMessage(t)
+			}
+			continue
+		}
+		skipped = nil
+		if name, ok := strings.CutPrefix(line, "--- SKIP: "); ok {
+			name, _, _ = strings.Cut(name, " ")
+			out.Skips = append(out.Skips, Skip{Name: name, Reason: logged})
+			if logged == "" {
+				skipped = &out.Skips[len(out.Skips)-1]
+			}
+			logged = ""
+			continue
+		}
+		logged = ""
+		if k, v, ok := strings.Cut(line, ": "); ok && !strings.Contains(k, " ") {
+			switch k {
+			case "goos", "goarch", "pkg", "cpu":
+				if _, seen := out.Header[k]; !seen {
+					out.Header[k] = strings.TrimSpace(v)
+				}
+				continue
+			}
+		}
+		if res, ok := parseResult(line); ok {
+			out.Results = append(out.Results, res)
+		}
+	}
+	return out, sc.Err()
+}
+
+// logMessage drops the "file_test.go:12: " a log line starts with.
+func logMessage(t string) string {
+	if loc, msg, ok := strings.Cut(t, ": "); ok && strings.Contains(loc, ".go:") && !strings.Contains(loc, " ") {
+		return msg
+	}
+	return t
+}
+
+// parseResult reads one result line.
+func parseResult(line string) (Result, bool) {
+	f := strings.Fields(line)
+	if len(f) < 4 || !strings.HasPrefix(f[0], "Benchmark") || len(f)%2 != 0 {
+		return Result{}, false
+	}
+	iters, err := strconv.ParseInt(f[1], 10, 64)
+	if err != nil || iters <= 0 {
+		return Result{}, false
+	}
+	res := Result{Name: f[0], Procs: 1, Iters: iters, Metrics: map[string]float64{}}
+	if i := strings.LastIndexByte(f[0], '-'); i > 0 {
+		if p, err := strconv.Atoi(f[0][i+1:]); err == nil && p > 0 {
+			res.Name, res.Procs = f[0][:i], p
+		}
+	}
+	for i := 2; i < len(f); i += 2 {
+		v, err := strconv.ParseFloat(f[i], 64)
+		if err != nil {
+			return Result{}, false
+		}
+		res.Metrics[f[i+1]] = v
+	}
+	return res, true
+}
+
+// Stat is one benchmark summarized over its samples (one per round).
+type Stat struct {
+	Name             string
+	Bench, Case      string // Name split: BenchmarkX/case/contender
+	Contender        string
+	Samples          int
+	Ns, B, Allocs    float64   // medians of ns/op, B/op, allocs/op
+	Rounds           []float64 // ns/op of each sample, in the order they ran: one per round
+	NsMin, NsMax     float64
+	HasNs, HasMemory bool // whether ns/op and B/op (with allocs/op) were reported
+}
+
+// Spread is half the range of ns/op over the samples, relative to the median: how far the
+// rounds disagreed.
+func (s *Stat) Spread() float64 {
+	if s.Samples < 2 || s.Ns == 0 {
+		return 0
+	}
+	return (s.NsMax - s.NsMin) / 2 / s.Ns
+}
+
+// Summarize groups results by name and takes the medians, in the order the names first
+// appear.
+func Summarize(results []Result) []*Stat {
+	byName := map[string]*Stat{}
+	samples := map[string]map[string][]float64{}
+	var order []*Stat
+	for _, r := range results {
+		s, ok := byName[r.Name]
+		if !ok {
+			s = &Stat{Name: r.Name}
+			s.Bench, s.Case, s.Contender = splitName(r.Name)
+			byName[r.Name] = s
+			samples[r.Name] = map[string][]float64{}
+			order = append(order, s)
+		}
+		s.Samples++
+		for unit, v := range r.Metrics {
+			samples[r.Name][unit] = append(samples[r.Name][unit], v)
+		}
+	}
+	for _, s := range order {
+		m := samples[s.Name]
+		if ns := m["ns/op"]; len(ns) > 0 {
+			s.HasNs = true
+			s.Ns = median(ns)
+			s.Rounds = ns
+			s.NsMin, s.NsMax = minMax(ns)
+		}
+		if b := m["B/op"]; len(b) > 0 {
+			s.HasMemory = true
+			s.B = median(b)
+			s.Allocs = median(m["allocs/op"])
+		}
+	}
+	return order
+}
+
+// splitName splits BenchmarkGroup/case/contender; the case is everything between the first
+// and the last element, and empty when there are only two.
+func splitName(name string) (bench, cas, contender string) {
+	parts := strings.Split(name, "/")
+	bench = parts[0]
+	if len(parts) == 1 {
+		return bench, "", ""
+	}
+	contender = parts[len(parts)-1]
+	cas = strings.Join(parts[1:len(parts)-1], "/")
+	return bench, cas, contender
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+func minMax(v []float64) (lo, hi float64) {
+	lo, hi = v[0], v[0]
+	for _, x := range v[1:] {
+		lo, hi = min(lo, x), max(hi, x)
+	}
+	return lo, hi
+}

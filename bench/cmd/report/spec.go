@@ -1,0 +1,107 @@
+package main
+
+// Group is one table of BENCHMARKS.md: the benchmarks named Bench/<case>/<contender>, where
+// each subject is compared with each baseline of the same case. A group has one subject or
+// one baseline, so that its table has one column of ratios.
+type Group struct {
+	Bench     string
+	Title     string
+	Short     string // the chart's name for the group
+	About     string // what is measured, in markdown
+	Subjects  []string
+	Baselines []string
+	// Pairs lays the table out one row per case, the subject beside the baseline, and adds
+	// the median over the cases (one subject and one baseline only).
+	Pairs bool
+	Names map[string]string // contender → what the table calls it, over contenderNames
+}
+
+var contenderNames = map[string]string{
+	"remedy":        "remedy",
+	"classify":      "remedy.Classify",
+	"encoding-json": "encoding/json",
+	"net-http":      "net/http",
+	"retryablehttp": "go-retryablehttp",
+	"failsafe":      "failsafe-go",
+	"huma":          "huma",
+	"nokey":         "no key",
+	"first":         "first execution",
+	"replay":        "replay",
+}
+
+// name is what g calls contender c.
+func (g *Group) name(c string) string {
+	if n, ok := g.Names[c]; ok {
+		return n
+	}
+	if n, ok := contenderNames[c]; ok {
+		return n
+	}
+	return c
+}
+
+var groups = []*Group{
+	{
+		Bench: "BenchmarkParse", Title: "Envelope parsing over the corpus", Short: "Parse",
+		About: "`remedy.Parse(status, header, body)` on every response of the corpus " +
+			"(`testdata/envelopes/<dialect>/*.http`, cycling through the dialect's files), beside " +
+			"`encoding/json` decoding the same bodies into `map[string]any` — the usual way to read an " +
+			"error body, which learns nothing from it (no status, no headers, no dialect), so it is a " +
+			"floor rather than an equivalent. Unstructured bodies (HTML, plain text) fail " +
+			"`encoding/json` at its first byte, which is why that row favours the baseline most.",
+		Subjects: []string{"remedy"}, Baselines: []string{"encoding-json"}, Pairs: true,
+	},
+	{
+		Bench: "BenchmarkAgentEnvelope", Title: "The 1 KB agent envelope", Short: "1 KB envelope",
+		About: "The README's headline case: a ~1 KB agent envelope (three issues, the schema, the " +
+			"decision fields) parsed in full by `Parse`, classified only by `Classify` (the retry " +
+			"decision, nothing kept), and decoded by `encoding/json` into a map.",
+		Subjects: []string{"remedy", "classify"}, Baselines: []string{"encoding-json"},
+		Names: map[string]string{"remedy": "remedy.Parse"},
+	},
+	{
+		Bench: "BenchmarkClient", Title: "Client: one successful call", Short: "Client",
+		About: "A POST with a JSON body answered 200 by a loopback `httptest` server, the body read: " +
+			"remedy's `Client.Call` of a registered operation, a plain `net/http` client, " +
+			"go-retryablehttp's `Client.Do` and an `http.Client` over failsafe-go's " +
+			"`failsafehttp.NewRoundTripper` with its retry policy. All share one `http.Transport` and put " +
+			"the same bytes on the wire (Content-Type, Accept, an Idempotency-Key: remedy mints a fresh " +
+			"one per call, the others send a fixed one, so minting is counted against remedy only).",
+		Subjects: []string{"remedy"}, Baselines: []string{"net-http", "retryablehttp", "failsafe"},
+	},
+	{
+		Bench: "BenchmarkRetry", Title: "Client: 503, then 200", Short: "Retry",
+		About: "The same call against a server that answers every first attempt 503 (a problem " +
+			"document saying nothing about retrying, no Retry-After) and the retry 200, with every wait " +
+			"forced to zero: remedy with a zero backoff (and a retry budget refunding a token per success, " +
+			"which calls that each retry once never drain), go-retryablehttp with RetryWaitMin and " +
+			"RetryWaitMax 0, failsafe-go's HTTP retry policy with delay 0 (and a listener closing the " +
+			"retried response, which failsafe-go leaves open). What is measured is two round trips and " +
+			"each library's decision between them.",
+		Subjects: []string{"remedy"}, Baselines: []string{"retryablehttp", "failsafe"},
+	},
+	{
+		Bench: "BenchmarkServer", Title: "Server: a validated POST", Short: "Server",
+		About: "One operation — an order with a pattern, an email format, an enum, bounds on an array " +
+			"of items, lengths and minimums — served by remedy's reference server (`server.Post`, " +
+			"constraints in the `schema` tag), by a bare `net/http` handler (ServeMux, `encoding/json` " +
+			"refusing unknown fields, the same constraints checked by hand, a 422 listing them) and by " +
+			"huma v2 (`humago` on a ServeMux, `huma.DefaultConfig`, the same constraints in huma's tags). " +
+			"Measured through `handler.ServeHTTP` with an `httptest.ResponseRecorder`, no network. A test " +
+			"(`TestServersAgree`) holds the three to the same answers on valid input and on each " +
+			"violation. `valid` is answered 200; `invalid` breaks three constraints and is answered 422 " +
+			"with each violation (remedy's envelope also carries each violated subschema, a hint and a " +
+			"JSON Pointer per issue).",
+		Subjects: []string{"remedy"}, Baselines: []string{"net-http", "huma"},
+	},
+	{
+		Bench: "BenchmarkIdempotency", Title: "Server: idempotent requests", Short: "Idempotency",
+		About: "The valid order of the table above on an operation registered with `server.Idempotent()`, " +
+			"through `ServeHTTP`: without an Idempotency-Key (no store touched: the baseline), a first " +
+			"execution (a new key each time: claim, run, store the response) and a replay (one key: the " +
+			"stored response is answered with `Idempotency-Replayed: true` and nothing runs), with the " +
+			"memory store and with `redisstore` on a throwaway local `redis-server` (one round trip per " +
+			"claim and per completion).",
+		Subjects: []string{"first", "replay"}, Baselines: []string{"nokey"},
+	},
+}

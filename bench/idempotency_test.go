@@ -1,0 +1,87 @@
+package bench
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/remedy-go/remedy/internal/redistest"
+	"github.com/remedy-go/remedy/server"
+	"github.com/remedy-go/remedy/server/redisstore"
+)
+
+// keySeq makes Idempotency-Keys new to the store in every benchmark of a run.
+var keySeq atomic.Int64
+
+func freshKey() string {
+	return strconv.FormatInt(time.Now().UnixNano(), 36) + "-" + strconv.FormatInt(keySeq.Add(1), 36)
+}
+
+// BenchmarkIdempotency is the validated POST of BenchmarkServer made Idempotent on remedy's
+// reference server, with the memory store and with Redis (a throwaway local redis-server;
+// skipped when redis-server is not installed, unless REMEDY_REQUIRE_REDIS=1), through
+// handler.ServeHTTP: without a key (the baseline: no store is touched), a first execution (a
+// new key each time: claim, run, store the result) and a replay (one key: the stored result
+// is answered with Idempotency-Replayed: true and nothing runs).
+func BenchmarkIdempotency(b *testing.B) {
+	b.Run("memory", func(b *testing.B) {
+		store := server.NewMemoryStore(server.MemoryOptions{})
+		benchIdempotency(b, remedyIdempotent(b, store))
+	})
+	b.Run("redis", func(b *testing.B) {
+		client := redis.NewClient(&redis.Options{Addr: redistest.Start(b)})
+		b.Cleanup(func() { client.Close() })
+		store := redisstore.New(client, redisstore.Options{Prefix: "bench:" + freshKey() + ":"})
+		if err := store.Load(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		benchIdempotency(b, remedyIdempotent(b, store))
+	})
+}
+
+// remedyIdempotent is remedyServer's operation, Idempotent, keeping its records in store.
+func remedyIdempotent(tb testing.TB, store server.IdempotencyStore) http.Handler {
+	tb.Helper()
+	api := server.New(server.WithIdempotency(server.IdempotencyConfig{Store: store}))
+	if err := server.Post(api, "/v1/orders", func(ctx context.Context, in order) (created, error) {
+		return answer, nil
+	}, server.OperationID("create_order"), server.Idempotent()); err != nil {
+		tb.Fatal(err)
+	}
+	return api
+}
+
+func benchIdempotency(b *testing.B, h http.Handler) {
+	check := func(b *testing.B, key string, replayed bool) {
+		w := serve(h, validOrder, key)
+		if w.Code != 200 || (w.Header().Get("Idempotency-Replayed") == "true") != replayed {
+			b.Fatalf("status %d, Idempotency-Replayed %q, want 200 and replayed %v: %s",
+				w.Code, w.Header().Get("Idempotency-Replayed"), replayed, w.Body)
+		}
+	}
+	b.Run("nokey", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			check(b, "", false)
+		}
+	})
+	b.Run("first", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			check(b, freshKey(), false)
+		}
+	})
+	b.Run("replay", func(b *testing.B) {
+		key := freshKey()
+		check(b, key, false)
+		b.ReportAllocs()
+		for b.Loop() {
+			check(b, key, true)
+		}
+	})
+}
