@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -50,7 +51,16 @@ func (x *exchange) bind(params map[string]any, next handler) error {
 	op := x.op
 	in := reflect.New(op.in)
 	if len(x.body) > 0 {
-		if err := json.Unmarshal(x.body, in.Interface()); err != nil {
+		err := json.Unmarshal(x.body, in.Interface())
+		if err != nil {
+			// JSON Schema counts 1e2 and 100.0 as integers, which encoding/json will not put
+			// in an int: bind them written as integers.
+			if plain, ok := integralNumbers(x.body); ok {
+				in = reflect.New(op.in)
+				err = json.Unmarshal(plain, in.Interface())
+			}
+		}
+		if err != nil {
 			return bindProblem(err)
 		}
 	}
@@ -60,6 +70,53 @@ func (x *exchange) bind(params map[string]any, next handler) error {
 	x.input = in.Interface()
 	return next(x)
 }
+
+// integralNumbers rewrites a body's integral numbers written with a fraction or an exponent
+// (1e2, 100.0, -2.5e1... when whole) as plain integers, and reports whether it changed any.
+// Numbers beyond ±2^53 are left as they are: a double cannot say which integer they are.
+func integralNumbers(body []byte) ([]byte, bool) {
+	v, err := decodeBody(body)
+	if err != nil {
+		return nil, false
+	}
+	changed := false
+	var walk func(v any, depth int) any
+	walk = func(v any, depth int) any {
+		if depth > maxBindDepth {
+			return v
+		}
+		switch x := v.(type) {
+		case json.Number:
+			if !strings.ContainsAny(string(x), ".eE") {
+				return x
+			}
+			f, err := strconv.ParseFloat(string(x), 64)
+			if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+				return x
+			}
+			changed = true
+			return json.Number(strconv.FormatInt(int64(f), 10))
+		case []any:
+			for i, e := range x {
+				x[i] = walk(e, depth+1)
+			}
+		case map[string]any:
+			for k, e := range x {
+				x[k] = walk(e, depth+1)
+			}
+		}
+		return v
+	}
+	v = walk(v, 0)
+	if !changed {
+		return nil, false
+	}
+	out, err := json.Marshal(v)
+	return out, err == nil
+}
+
+// maxBindDepth bounds the walk of integralNumbers; the validator refuses deeper bodies anyway.
+const maxBindDepth = 64
 
 // fastParams reads the request's parameters for the text check: their values, the bits of the
 // required ones present, and whether every one is surely valid.

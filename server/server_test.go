@@ -645,3 +645,19 @@ func TestHandlerEnvelope(t *testing.T) {
 	assert.Equal(t, "2", h.Get("Retry-After"))
 	assert.NotEmpty(t, env.TraceID)
 }
+
+// JSON Schema counts 1.2e3 and 1200.0 as integers: they bind into an int as the integer they
+// denote, and a fraction is still refused.
+func TestIntegersWrittenWithExponentOrFraction(t *testing.T) {
+	t.Parallel()
+	_, _, srv := billingServer(t)
+	for _, amount := range []string{"1.2e3", "1200.0", "12e2"} {
+		status, _, body := do(t, "POST", srv.URL+"/v1/invoices", "application/json",
+			`{"customer_id":"cus_ada","currency":"usd","amount":`+amount+`}`)
+		require.Equal(t, 201, status, "%s: %s", amount, body)
+		assert.Contains(t, string(body), `"amount":1200`, amount)
+	}
+	status, _, body := do(t, "POST", srv.URL+"/v1/invoices", "application/json",
+		`{"customer_id":"cus_ada","currency":"usd","amount":1200.5}`)
+	assert.Equal(t, 422, status, "%s", body)
+}
