@@ -47,6 +47,26 @@ type Operation struct {
 	// Query names the arguments sent in the query string. For GET, HEAD, DELETE and OPTIONS
 	// every argument not in the path goes there anyway.
 	Query []string
+
+	// What a model is told of the operation when it is offered as a tool (Toolset); the loop
+	// does not read them. LoadOpenAPI fills them from the document.
+
+	// Description says what the operation does.
+	Description string
+	// Parameters is the JSON Schema of the arguments: one object, whose properties are the
+	// body's members and the path and query parameters by name. Nil: any object.
+	Parameters json.RawMessage
+	// Errors are the failures the operation may answer with.
+	Errors []ErrorCode
+}
+
+// ErrorCode is a failure an operation may answer with, as a model is told of it before it
+// calls: the code, the status, whether a retry can succeed, and what to do.
+type ErrorCode struct {
+	Code      string `json:"code"`
+	Status    int    `json:"status,omitempty"`
+	Retryable bool   `json:"retryable"`
+	Hint      string `json:"hint,omitempty"`
 }
 
 // idempotent reports whether the method may run twice with the same effect (RFC 9110 9.2.2).

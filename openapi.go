@@ -37,7 +37,15 @@ const oaMaxRefHops = 16
 // #/components/parameters resolved. The template decides which arguments go into the path:
 // a declared path parameter the template lacks is ignored, and so is a query parameter that
 // the template names. Header and cookie parameters are left out (the loop sets its own
-// headers); request bodies and servers are not read.
+// headers); servers are not read.
+//
+// For a model (see Toolset), Description is the summary and the description; Parameters is
+// one object schema of the arguments: the path and query parameters' schemas and the JSON
+// request body's properties, with local $refs inlined (a reference that cycles or does not
+// resolve becomes an empty schema: any value); Errors are x-agent-error-codes, each with its
+// status, retryability and hint from the document's x-agent-errors catalog or, without one,
+// the status of the response that lists it. A schema the document gets wrong is left out,
+// never a reason to refuse the document.
 //
 // The document is refused, with an error saying why, when it is not a JSON object, its
 // openapi member is missing or not 3.x (a Swagger 2.0 document included), a path does not
@@ -122,14 +130,21 @@ func (c *Client) LoadOpenAPI(ctx context.Context, docURL string) (int, error) {
 	return len(ops), nil
 }
 
-// oaParam is what a parameter contributes to an Operation: its name and where it goes.
-type oaParam struct{ name, in string }
+// oaParam is what a parameter contributes to an Operation: its name and where it goes, and
+// for a model, whether it is required, its description and its schema.
+type oaParam struct {
+	name, in    string
+	required    bool
+	description string
+	schema      json.RawMessage
+}
 
 // oaDoc is a document being read: its members, and the parameters its $refs may point to.
 type oaDoc struct {
 	top    map[string]json.RawMessage
 	comps  map[string]json.RawMessage // components.parameters, once read
 	compOK bool
+	root   map[string]any // the whole document decoded, once a schema's $ref needs it
 }
 
 func parseOpenAPI(doc []byte) ([]Operation, error) {
@@ -194,7 +209,9 @@ func parseOpenAPI(doc []byte) ([]Operation, error) {
 					query = append(query, p.name)
 				}
 			}
-			ops = append(ops, Operation{Name: name, Method: strings.ToUpper(method), Path: path, Query: query})
+			ops = append(ops, Operation{Name: name, Method: strings.ToUpper(method), Path: path, Query: query,
+				Description: oaDescription(obj), Parameters: d.arguments(params, tmpl, obj["requestBody"]),
+				Errors: d.errorCodes(obj)})
 		}
 	}
 	return ops, nil
@@ -247,8 +264,7 @@ func oaOperationName(obj map[string]json.RawMessage, method, path string) (strin
 }
 
 // mergedParams is the path item's parameters with the operation's. One of the operation's
-// replaces the path item's of the same name and location; as only the name and the location
-// are read, that is keeping it once.
+// replaces the path item's of the same name and location.
 func (d *oaDoc) mergedParams(itemRaw, opRaw json.RawMessage) ([]oaParam, error) {
 	merged, err := d.params(itemRaw, "the path item's parameters")
 	if err != nil {
@@ -259,9 +275,9 @@ func (d *oaDoc) mergedParams(itemRaw, opRaw json.RawMessage) ([]oaParam, error) 
 		return nil, err
 	}
 	for _, p := range own {
-		if !slices.Contains(merged, p) {
-			merged = append(merged, p)
-		}
+		// The operation's replaces the path item's of the same name and location.
+		merged = slices.DeleteFunc(merged, func(q oaParam) bool { return q.name == p.name && q.in == p.in })
+		merged = append(merged, p)
 	}
 	return merged, nil
 }
@@ -307,7 +323,11 @@ func (d *oaDoc) param(raw json.RawMessage) (oaParam, error) {
 			if err != nil {
 				return oaParam{}, err
 			}
-			return oaParam{name: name, in: in}, nil
+			p := oaParam{name: name, in: in, schema: obj["schema"]}
+			// For a model only: a description or required flag of the wrong type is left out.
+			_ = json.Unmarshal(obj["required"], &p.required)
+			_ = json.Unmarshal(obj["description"], &p.description)
+			return p, nil
 		}
 		var ref string
 		if json.Unmarshal(refRaw, &ref) != nil {

@@ -94,6 +94,18 @@ const ordersDoc = `{
   }
 }`
 
+// routing keeps of each operation what the loop sends it by, leaving out what a model is told.
+func routing(ops []remedy.Operation) []remedy.Operation {
+	if ops == nil {
+		return nil
+	}
+	out := make([]remedy.Operation, len(ops))
+	for i, op := range ops {
+		out[i] = remedy.Operation{Name: op.Name, Method: op.Method, Path: op.Path, Query: op.Query}
+	}
+	return out
+}
+
 func TestOperationsFromOpenAPI(t *testing.T) {
 	t.Parallel()
 	ops, err := remedy.OperationsFromOpenAPI([]byte(ordersDoc))
@@ -108,7 +120,7 @@ func TestOperationsFromOpenAPI(t *testing.T) {
 		// the template names stays in the path.
 		{Name: "shipOrder", Method: "POST", Path: "/v1/orders/{id}/ship"},
 		{Name: "put_v1_orders_order_id_items", Method: "PUT", Path: "/v1/orders/{order-id}/items", Query: []string{"version"}},
-	}, ops)
+	}, routing(ops))
 
 	again, err := remedy.OperationsFromOpenAPI([]byte(ordersDoc))
 	require.NoError(t, err)
@@ -147,7 +159,7 @@ func TestOperationsFromOpenAPIAccepts(t *testing.T) {
 			t.Parallel()
 			ops, err := remedy.OperationsFromOpenAPI([]byte(tc.doc))
 			require.NoError(t, err)
-			assert.Equal(t, tc.want, ops)
+			assert.Equal(t, tc.want, routing(ops))
 		})
 	}
 }
@@ -457,6 +469,6 @@ func TestOperationsFromOpenAPIManyPaths(t *testing.T) {
 	ops, err := remedy.OperationsFromOpenAPI([]byte(b.String()))
 	require.NoError(t, err)
 	require.Len(t, ops, 2000)
-	assert.Equal(t, remedy.Operation{Name: "get_r0000_id", Method: "GET", Path: "/r0000/{id}"}, ops[0])
-	assert.Equal(t, remedy.Operation{Name: "del999", Method: "DELETE", Path: "/r0000/{id}"}, ops[1])
+	assert.Equal(t, remedy.Operation{Name: "get_r0000_id", Method: "GET", Path: "/r0000/{id}"}, routing(ops)[0])
+	assert.Equal(t, remedy.Operation{Name: "del999", Method: "DELETE", Path: "/r0000/{id}"}, routing(ops)[1])
 }

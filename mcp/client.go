@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -45,6 +46,15 @@ func (c *Client) Call(ctx context.Context, tool string, args any, opts ...remedy
 	}
 	_, call.Idempotent = c.t.Registered(tool)
 	return c.loop.Do(ctx, call)
+}
+
+// Toolset offers the session's tools, as last listed, to a model (see remedy.Toolset): their
+// definitions for a vendor's function-calling API, and the model's tool calls run through
+// this client's loop.
+func (c *Client) Toolset(opts remedy.ToolOptions) *remedy.Toolset {
+	return remedy.NewToolset(c.t.Operations(), func(ctx context.Context, name string, args json.RawMessage) (*remedy.Response, error) {
+		return c.Call(ctx, name, args)
+	}, opts)
 }
 
 // Only approves the named tools, and no other, as a failure's next_operation: a

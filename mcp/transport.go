@@ -35,12 +35,15 @@ type Transport struct {
 
 	mu     sync.RWMutex
 	tools  map[string]tool
+	names  []string // the tools' names, in the order listed
 	loaded bool
 }
 
 // tool is what the transport knows of one listed tool.
 type tool struct {
 	takesKey, takesToken, idempotent bool
+	description                      string
+	schema                           json.RawMessage // the input schema, less the arguments the loop sends itself
 }
 
 // NewTransport returns a transport over the session. It lists the tools at its first
@@ -53,13 +56,14 @@ func NewTransport(session *sdk.ClientSession) *Transport {
 // server says its tools changed.
 func (t *Transport) Load(ctx context.Context) ([]string, error) {
 	tools := map[string]tool{}
-	var names []string
+	var names []string // in the server's order
 	for tl, err := range t.session.Tools(ctx, nil) {
 		if err != nil {
 			return nil, fmt.Errorf("remedy/mcp: listing the tools: %w", err)
 		}
 		props := schemaProperties(tl.InputSchema)
-		info := tool{takesKey: props[remedy.ArgIdempotencyKey], takesToken: props[remedy.ArgConfirmationToken]}
+		info := tool{takesKey: props[remedy.ArgIdempotencyKey], takesToken: props[remedy.ArgConfirmationToken],
+			description: tl.Description, schema: modelSchema(tl.InputSchema)}
 		if a := tl.Annotations; a != nil {
 			info.idempotent = a.ReadOnlyHint
 		}
@@ -67,9 +71,61 @@ func (t *Transport) Load(ctx context.Context) ([]string, error) {
 		names = append(names, tl.Name)
 	}
 	t.mu.Lock()
-	t.tools, t.loaded = tools, true
+	t.tools, t.names, t.loaded = tools, names, true
 	t.mu.Unlock()
 	return names, nil
+}
+
+// Operations are the listed tools as remedy operations, for remedy.NewToolset: each tool's
+// name, its description (the reference server's ends with its errors), and its input schema
+// without the confirmationToken and idempotencyKey arguments, which the loop sends itself.
+// Before Load, there are none.
+func (t *Transport) Operations() []remedy.Operation {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	ops := make([]remedy.Operation, 0, len(t.names))
+	for _, name := range t.names {
+		info := t.tools[name]
+		ops = append(ops, remedy.Operation{Name: name, Description: info.description, Parameters: info.schema})
+	}
+	return ops
+}
+
+// modelSchema is a tool's input schema as a model is offered it: without the arguments the
+// loop sends itself. Nil when the schema is not an object.
+func modelSchema(schema any) json.RawMessage {
+	b, err := json.Marshal(schema)
+	if err != nil {
+		return nil
+	}
+	var m map[string]any
+	if json.Unmarshal(b, &m) != nil || m == nil {
+		return nil
+	}
+	protocol := []string{remedy.ArgIdempotencyKey, remedy.ArgConfirmationToken}
+	if props, ok := m["properties"].(map[string]any); ok {
+		for _, name := range protocol {
+			delete(props, name)
+		}
+	}
+	if req, ok := m["required"].([]any); ok {
+		kept := req[:0]
+		for _, r := range req {
+			if s, _ := r.(string); s != remedy.ArgIdempotencyKey && s != remedy.ArgConfirmationToken {
+				kept = append(kept, r)
+			}
+		}
+		if len(kept) == 0 {
+			delete(m, "required")
+		} else {
+			m["required"] = kept
+		}
+	}
+	out, err := json.Marshal(m)
+	if err != nil {
+		return nil
+	}
+	return out
 }
 
 // schemaProperties lists the property names of an input schema as the client holds it (the

@@ -1,0 +1,56 @@
+package remedy_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+
+	"github.com/remedy-go/remedy"
+)
+
+// Offer a client's operations to a model as tools, and run the model's tool calls through the
+// loop. The server here refuses a currency the way the reference server does; with no
+// rewriter configured, the failure goes back to the model as repair text.
+func ExampleToolset() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if strings.Contains(string(body), `"EUR"`) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(422)
+			io.WriteString(w, `{"error":{"statusCode":422,"code":"invalid_body","message":"currency must be one of usd, eur",`+
+				`"retryable":true,"issues":[{"path":["currency"],"code":"enum","message":"currency must be one of usd, eur",`+
+				`"allowed_values":["usd","eur"],"suggested_value":"eur"}]}}`)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"in_1","status":"draft"}`)
+	}))
+	defer srv.Close()
+
+	c, _ := remedy.NewClient(remedy.WithBaseURL(srv.URL), remedy.WithOperations(remedy.Operation{
+		Name: "create_invoice", Method: "POST", Path: "/v1/invoices",
+		Description: "Create a draft invoice.",
+		Parameters:  json.RawMessage(`{"type":"object","properties":{"currency":{"enum":["usd","eur"]},"amount":{"type":"integer"}}}`),
+		Errors:      []remedy.ErrorCode{{Code: "invalid_body", Status: 422, Retryable: true, Hint: "Fix the fields named in issues."}},
+	}))
+	tools := c.Toolset(remedy.ToolOptions{})
+	defs, _ := tools.Definitions().OpenAI() // also Anthropic() and Gemini()
+	fmt.Println(string(defs))
+
+	// The model's tool call, as its message carries it:
+	out, _ := tools.Dispatch(context.Background(), "create_invoice", `{"currency":"EUR","amount":1200}`)
+	fmt.Print(out)
+	out, _ = tools.Dispatch(context.Background(), "create_invoice", `{"currency":"eur","amount":1200}`)
+	fmt.Println(out)
+	// Output:
+	// [{"type":"function","function":{"name":"create_invoice","description":"Create a draft invoice.\n\nErrors (the failure names the code; fix what it says, then call again):\n- invalid_body (422, retryable): Fix the fields named in issues.","parameters":{"type":"object","properties":{"currency":{"enum":["usd","eur"]},"amount":{"type":"integer"}}}}}]
+	// The call failed with invalid_body (HTTP 422): currency must be one of usd, eur.
+	// Fix these fields:
+	// - /currency [enum]: currency must be one of usd, eur (allowed "usd", "eur"; suggested "eur")
+	// Change the fields above, then call again; the same call will fail the same way.
+	// {"id":"in_1","status":"draft"}
+}

@@ -1,0 +1,316 @@
+package remedy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// ToolDefinition is an operation as a model is offered it for function calling: its name, a
+// description that ends with the errors it may answer with, and the JSON Schema of its
+// arguments. ToolDefinitions writes it in each vendor's shape.
+type ToolDefinition struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// ToolDefinitions are tool definitions, written in the shapes the model vendors' APIs take.
+type ToolDefinitions []ToolDefinition
+
+// OpenAI writes the definitions as the tools of OpenAI's Chat Completions API (and of the
+// many APIs compatible with it): [{"type": "function", "function": {name, description,
+// parameters}}].
+func (ds ToolDefinitions) OpenAI() (json.RawMessage, error) {
+	type function struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description,omitempty"`
+		Parameters  json.RawMessage `json:"parameters"`
+	}
+	type tool struct {
+		Type     string   `json:"type"`
+		Function function `json:"function"`
+	}
+	out := make([]tool, len(ds))
+	for i, d := range ds {
+		out[i] = tool{Type: "function", Function: function{d.Name, d.Description, d.parameters()}}
+	}
+	return json.Marshal(out)
+}
+
+// Anthropic writes the definitions as the tools of Anthropic's Messages API: [{name,
+// description, input_schema}].
+func (ds ToolDefinitions) Anthropic() (json.RawMessage, error) {
+	type tool struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description,omitempty"`
+		InputSchema json.RawMessage `json:"input_schema"`
+	}
+	out := make([]tool, len(ds))
+	for i, d := range ds {
+		out[i] = tool{d.Name, d.Description, d.parameters()}
+	}
+	return json.Marshal(out)
+}
+
+// Gemini writes the definitions as one tool of Google's Gemini API, with JSON Schema
+// parameters: [{"functionDeclarations": [{name, description, parametersJsonSchema}]}].
+func (ds ToolDefinitions) Gemini() (json.RawMessage, error) {
+	type declaration struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description,omitempty"`
+		Parameters  json.RawMessage `json:"parametersJsonSchema"`
+	}
+	type tool struct {
+		Declarations []declaration `json:"functionDeclarations"`
+	}
+	decls := make([]declaration, len(ds))
+	for i, d := range ds {
+		decls[i] = declaration{d.Name, d.Description, d.parameters()}
+	}
+	return json.Marshal([]tool{{decls}})
+}
+
+// anyObject is the schema of arguments an operation does not describe.
+var anyObject = json.RawMessage(`{"type":"object"}`)
+
+func (d ToolDefinition) parameters() json.RawMessage {
+	if len(d.Parameters) == 0 {
+		return anyObject
+	}
+	return d.Parameters
+}
+
+// maxCatalogue bounds how many errors a tool's description lists; the rest are counted.
+const maxCatalogue = 12
+
+// ToolDefinition describes the operation as a tool: its Description followed by a compact
+// catalogue of its Errors — each code with its status, whether a retry can succeed, and its
+// hint — so that the model knows the contract before its first failure. Without Parameters,
+// the schema is any object.
+func (op Operation) ToolDefinition() ToolDefinition {
+	var b strings.Builder
+	b.WriteString(strings.TrimSpace(op.Description))
+	if len(op.Errors) > 0 {
+		if b.Len() > 0 {
+			b.WriteString("\n\n")
+		}
+		b.WriteString("Errors (the failure names the code; fix what it says, then call again):")
+		for i, e := range op.Errors {
+			if i == maxCatalogue {
+				fmt.Fprintf(&b, "\n- and %d more", len(op.Errors)-maxCatalogue)
+				break
+			}
+			b.WriteString("\n- ")
+			b.WriteString(e.Code)
+			b.WriteString(" (")
+			if e.Status != 0 {
+				b.WriteString(strconv.Itoa(e.Status))
+				b.WriteString(", ")
+			}
+			if e.Retryable {
+				b.WriteString("retryable)")
+			} else {
+				b.WriteString("not retryable)")
+			}
+			if h := strings.TrimSpace(e.Hint); h != "" {
+				b.WriteString(": ")
+				b.WriteString(h)
+			}
+		}
+	}
+	return ToolDefinition{Name: op.Name, Description: b.String(), Parameters: op.Parameters}
+}
+
+// CallFunc runs one call of the operation name with args through a loop: Client.Call, or
+// package mcp's Client.Call.
+type CallFunc func(ctx context.Context, name string, args json.RawMessage) (*Response, error)
+
+// ToolOptions shape how a Toolset answers a model.
+type ToolOptions struct {
+	// FailureAsError returns the text of a failure the loop could not repair (and of a
+	// refused tool call) as the error of Call and Dispatch, instead of as their output with
+	// a nil error. Agent frameworks differ: most show the model a tool's output, some its
+	// error.
+	FailureAsError bool
+}
+
+// ErrToolFailed is wrapped by the error Tool.Call and Toolset.Dispatch return with
+// ToolOptions.FailureAsError, when the call did not succeed; the error's text is what the
+// model should read.
+var ErrToolFailed = errors.New("remedy: the tool call did not succeed")
+
+// Toolset offers operations to a model as tools, and runs the model's tool calls through the
+// loop: a success is the result's JSON, and a failure the loop could not repair is
+// Envelope.Prompt — what failed, which field to fix and how, whether to retry — never a stack
+// trace, an HTML page or a Go error's internals. It is safe for concurrent use.
+type Toolset struct {
+	tools []*Tool
+	call  CallFunc
+	opts  ToolOptions
+}
+
+// NewToolset returns a toolset of ops, whose calls run through call. Client.Toolset and package
+// mcp's Client.Toolset build one.
+func NewToolset(ops []Operation, call CallFunc, opts ToolOptions) *Toolset {
+	ts := &Toolset{call: call, opts: opts}
+	for _, op := range ops {
+		ts.tools = append(ts.tools, &Tool{ts: ts, def: op.ToolDefinition()})
+	}
+	slices.SortFunc(ts.tools, func(a, b *Tool) int { return strings.Compare(a.def.Name, b.def.Name) })
+	return ts
+}
+
+// Toolset offers the client's registered operations (by hand or from LoadOpenAPI) to a model,
+// sorted by name. Operations registered later are not in it: call Toolset again.
+func (c *Client) Toolset(opts ToolOptions) *Toolset {
+	c.mu.RLock()
+	ops := make([]Operation, 0, len(c.ops))
+	for _, r := range c.ops {
+		ops = append(ops, r.Operation)
+	}
+	c.mu.RUnlock()
+	return NewToolset(ops, func(ctx context.Context, name string, args json.RawMessage) (*Response, error) {
+		return c.Call(ctx, name, args)
+	}, opts)
+}
+
+// Definitions are the tools' definitions, sorted by name.
+func (ts *Toolset) Definitions() ToolDefinitions {
+	out := make(ToolDefinitions, len(ts.tools))
+	for i, t := range ts.tools {
+		out[i] = t.def
+	}
+	return out
+}
+
+// Tools are the tools, sorted by name.
+func (ts *Toolset) Tools() []*Tool { return slices.Clone(ts.tools) }
+
+// Tool returns the tool named name.
+func (ts *Toolset) Tool(name string) (*Tool, bool) {
+	i, ok := slices.BinarySearchFunc(ts.tools, name, func(t *Tool, name string) int { return strings.Compare(t.def.Name, name) })
+	if !ok {
+		return nil, false
+	}
+	return ts.tools[i], true
+}
+
+// Dispatch runs the model's tool call — the tool's name and its arguments as the JSON text
+// every vendor's tool-call message carries — and returns what the model should read next: the
+// result's JSON on success; otherwise (an unknown tool, arguments that are not a JSON object,
+// a failure the loop could not repair) a text saying what to do, as the output or, with
+// ToolOptions.FailureAsError, as an error wrapping ErrToolFailed. The error is also set when
+// ctx ends.
+func (ts *Toolset) Dispatch(ctx context.Context, name, arguments string) (string, error) {
+	t, ok := ts.Tool(name)
+	if !ok {
+		names := make([]string, len(ts.tools))
+		for i, t := range ts.tools {
+			names[i] = t.def.Name
+		}
+		return ts.failed(fmt.Sprintf("There is no tool named %q. The tools are: %s.", name, strings.Join(names, ", ")))
+	}
+	return t.Call(ctx, arguments)
+}
+
+func (ts *Toolset) failed(text string) (string, error) {
+	if ts.opts.FailureAsError {
+		return "", &toolError{text}
+	}
+	return text, nil
+}
+
+// toolError is a failure's text as an error: its message is exactly what the model reads.
+type toolError struct{ text string }
+
+func (e *toolError) Error() string { return e.text }
+func (e *toolError) Unwrap() error { return ErrToolFailed }
+
+// Tool is one operation offered to a model. Its method set is that of langchaingo's
+// tools.Tool (Name, Description, Call), so it serves as one without this package importing
+// langchaingo.
+type Tool struct {
+	ts  *Toolset
+	def ToolDefinition
+}
+
+// Name is the operation's name.
+func (t *Tool) Name() string { return t.def.Name }
+
+// Description is what the operation does, followed by the errors it may answer with.
+func (t *Tool) Description() string { return t.def.Description }
+
+// Definition is the tool's definition, for a vendor's function-calling API.
+func (t *Tool) Definition() ToolDefinition { return t.def }
+
+// Call runs the operation with input, the arguments as a JSON object ("" or "null": none),
+// through the loop, and returns what the model should read next, as Toolset.Dispatch does.
+func (t *Tool) Call(ctx context.Context, input string) (string, error) {
+	args, err := toolArguments(input)
+	if err != nil {
+		return t.ts.failed(fmt.Sprintf("The arguments of %s must be one JSON object (%s). Call it again with a JSON object.", t.def.Name, err))
+	}
+	resp, err := t.ts.call(ctx, t.def.Name, args)
+	if err == nil {
+		if len(resp.Body) == 0 {
+			return fmt.Sprintf(`{"status":%d}`, resp.Status), nil
+		}
+		return string(resp.Body), nil
+	}
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return "", ctxErr
+	}
+	return t.ts.failed(failureText(t.def.Name, err))
+}
+
+// toolArguments reads a model's arguments: one JSON object; empty and null are none.
+func toolArguments(input string) (json.RawMessage, error) {
+	s := strings.TrimSpace(input)
+	if s == "" || s == "null" {
+		return json.RawMessage("{}"), nil
+	}
+	if s[0] != '{' {
+		return nil, errors.New("got something other than an object")
+	}
+	if !json.Valid([]byte(s)) {
+		return nil, errors.New("it is not valid JSON")
+	}
+	return json.RawMessage(s), nil
+}
+
+// failureText is what a model reads of a call that did not succeed: the last failure's
+// repair instruction when the server sent one, else why the call stopped, in words. A
+// confirmation challenge is told without its token.
+func failureText(name string, err error) string {
+	var ce *CallError
+	if !errors.As(err, &ce) {
+		return fmt.Sprintf("The call to %s failed: %s.", name, strings.TrimPrefix(err.Error(), "remedy: "))
+	}
+	var b strings.Builder
+	if errors.Is(ce.Cause, ErrConfirmationRequired) {
+		// Not the envelope's prompt: it holds the token, and a model that could send it back
+		// would confirm on its own what the caller's ConfirmPolicy is there to decide.
+		fmt.Fprintf(&b, "%s needs a person's confirmation before it runs; it did not run. Ask the user whether to go ahead.", name)
+		if ce.Envelope != nil && ce.Envelope.Message != "" {
+			b.WriteString(" The server says: ")
+			b.WriteString(ce.Envelope.Message)
+		}
+		return b.String()
+	}
+	if ce.Envelope != nil {
+		b.WriteString(ce.Envelope.Prompt())
+		return b.String()
+	}
+	switch {
+	case errors.Is(ce.Cause, ErrNotRetryable) && ce.Err != nil:
+		fmt.Fprintf(&b, "The call to %s did not reach the server (%s). Calling it again now will fail the same way.", name, ce.Detail)
+	default:
+		fmt.Fprintf(&b, "The call to %s did not succeed: %s.", name, ce.Detail)
+	}
+	return b.String()
+}
