@@ -145,6 +145,7 @@ type oaDoc struct {
 	comps  map[string]json.RawMessage // components.parameters, once read
 	compOK bool
 	root   map[string]any // the whole document decoded, once a schema's $ref needs it
+	work   int            // what is left of the inlining budget of the operation being read
 }
 
 func parseOpenAPI(doc []byte) ([]Operation, error) {

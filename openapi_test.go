@@ -1,6 +1,7 @@
 package remedy_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -471,4 +472,23 @@ func TestOperationsFromOpenAPIManyPaths(t *testing.T) {
 	require.Len(t, ops, 2000)
 	assert.Equal(t, remedy.Operation{Name: "get_r0000_id", Method: "GET", Path: "/r0000/{id}"}, routing(ops)[0])
 	assert.Equal(t, remedy.Operation{Name: "del999", Method: "DELETE", Path: "/r0000/{id}"}, routing(ops)[1])
+}
+
+// References that fan out at every level are inlined within a budget, not exponentially.
+func TestOperationsFromOpenAPIInlinesWithinABudget(t *testing.T) {
+	t.Parallel()
+	var schemas []string
+	for i := range 20 {
+		next := fmt.Sprintf(`{"$ref":"#/components/schemas/S%d"}`, i+1)
+		schemas = append(schemas, fmt.Sprintf(`"S%d":{"type":"object","properties":{"a":%s,"b":%s,"c":%s,"d":%s}}`, i, next, next, next, next))
+	}
+	doc := `{"openapi":"3.1.0","paths":{"/x":{"post":{"requestBody":{"content":{"application/json":{"schema":{"$ref":"#/components/schemas/S0"}}}}}}},` +
+		`"components":{"schemas":{` + strings.Join(schemas, ",") + `,"S20":{"type":"string"}}}}`
+	ops, err := remedy.OperationsFromOpenAPI([]byte(doc))
+	require.NoError(t, err)
+	require.Len(t, ops, 1)
+	assert.Less(t, len(ops[0].Parameters), 4<<20, "4^20 nodes were not written out")
+	var schema map[string]any
+	require.NoError(t, json.Unmarshal(ops[0].Parameters, &schema))
+	assert.Equal(t, "object", schema["type"])
 }

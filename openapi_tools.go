@@ -12,8 +12,13 @@ import (
 // arguments, and the errors it may answer with. None of it can refuse a document.
 
 // oaMaxInline bounds how deep $refs are inlined into an arguments schema; a deeper or
-// cyclic reference becomes an empty schema (any value).
-const oaMaxInline = 12
+// cyclic reference becomes an empty schema (any value). oaInlineBudget bounds how many nodes
+// one operation's schema may have once inlined: references that fan out at every level
+// would otherwise make it exponential.
+const (
+	oaMaxInline    = 12
+	oaInlineBudget = 20_000
+)
 
 // oaDescription is the operation's summary and description.
 func oaDescription(obj map[string]json.RawMessage) string {
@@ -33,6 +38,7 @@ func oaDescription(obj map[string]json.RawMessage) string {
 // arguments is one object schema of an operation's arguments, as Client.Call takes them: the
 // path and query parameters by name, and the members of a JSON object body.
 func (d *oaDoc) arguments(params []oaParam, tmpl []string, bodyRaw json.RawMessage) json.RawMessage {
+	d.work = oaInlineBudget
 	props := map[string]any{}
 	var required []string
 	add := func(name string, schema any, req bool) {
@@ -104,6 +110,9 @@ func (d *oaDoc) arguments(params []oaParam, tmpl []string, bodyRaw json.RawMessa
 // inline replaces local $refs in v by what they name, recursively; seen holds the references
 // being inlined, so that a cycle ends in an empty schema.
 func (d *oaDoc) inline(v any, depth int, seen []string) any {
+	if d.work--; d.work < 0 {
+		return map[string]any{}
+	}
 	switch x := v.(type) {
 	case map[string]any:
 		if ref, ok := x["$ref"].(string); ok {
