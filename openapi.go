@@ -39,7 +39,7 @@ const oaMaxRefHops = 16
 // the template names. Header and cookie parameters are left out (the loop sets its own
 // headers); servers are not read.
 //
-// For a model (see Toolset), Description is the summary and the description; Parameters is
+// For a model (see Toolset), Description is the summary, else the description; Parameters is
 // one object schema of the arguments: the path and query parameters' schemas and the JSON
 // request body's properties, with local $refs inlined (a reference that cycles or does not
 // resolve becomes an empty schema: any value); Errors are x-agent-error-codes, each with its

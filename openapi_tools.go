@@ -20,19 +20,17 @@ const (
 	oaInlineBudget = 20_000
 )
 
-// oaDescription is the operation's summary and description.
+// oaDescription is the operation's summary, else its description: the summary says what the
+// operation does, where the description often speaks to the HTTP client (headers, keys) about
+// what the loop does itself.
 func oaDescription(obj map[string]json.RawMessage) string {
 	var summary, desc string
 	_ = json.Unmarshal(obj["summary"], &summary)
 	_ = json.Unmarshal(obj["description"], &desc)
-	summary, desc = strings.TrimSpace(summary), strings.TrimSpace(desc)
-	switch {
-	case summary == "" || desc == summary:
-		return desc
-	case desc == "":
+	if summary = strings.TrimSpace(summary); summary != "" {
 		return summary
 	}
-	return summary + "\n\n" + desc
+	return strings.TrimSpace(desc)
 }
 
 // arguments is one object schema of an operation's arguments, as Client.Call takes them: the

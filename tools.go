@@ -78,6 +78,8 @@ func (ds ToolDefinitions) Gemini() (json.RawMessage, error) {
 // anyObject is the schema of arguments an operation does not describe.
 var anyObject = json.RawMessage(`{"type":"object"}`)
 
+// parameters is the definition's schema, any object when it has none (a definition built by
+// hand may lack one).
 func (d ToolDefinition) parameters() json.RawMessage {
 	if len(d.Parameters) == 0 {
 		return anyObject
@@ -88,10 +90,21 @@ func (d ToolDefinition) parameters() json.RawMessage {
 // maxCatalogue bounds how many errors a tool's description lists; the rest are counted.
 const maxCatalogue = 12
 
+// loopsOwn are the codes of the protocol the loop speaks for the model — idempotency keys,
+// confirmation tokens, the body's media type — which a tool's description leaves out: the
+// model can do nothing about them.
+var loopsOwn = map[string]bool{
+	"idempotency_key_invalid": true, "idempotency_key_required": true, "idempotency_key_reused": true,
+	"idempotency_in_flight": true, "confirmation_invalid": true, "unsupported_media_type": true,
+	"invalid_json": true, // Toolset sends only JSON objects: a model's malformed arguments stop before
+}
+
 // ToolDefinition describes the operation as a tool: its Description followed by a compact
 // catalogue of its Errors — each code with its status, whether a retry can succeed, and its
-// hint — so that the model knows the contract before its first failure. Without Parameters,
-// the schema is any object.
+// hint — so that the model knows the contract before its first failure. The codes of the
+// protocol the loop handles itself (idempotency keys, confirmation tokens, media types) are
+// left out, and confirmation_required is told as the user's to approve. Without Parameters,
+// the schema is any object: {"type":"object"}.
 func (op Operation) ToolDefinition() ToolDefinition {
 	var b strings.Builder
 	b.WriteString(strings.TrimSpace(op.Description))
@@ -100,10 +113,18 @@ func (op Operation) ToolDefinition() ToolDefinition {
 			b.WriteString("\n\n")
 		}
 		b.WriteString("Errors (the failure names the code; fix what it says, then call again):")
+		listed := 0
 		for i, e := range op.Errors {
-			if i == maxCatalogue {
-				fmt.Fprintf(&b, "\n- and %d more", len(op.Errors)-maxCatalogue)
+			if loopsOwn[e.Code] {
+				continue
+			}
+			if listed == maxCatalogue {
+				fmt.Fprintf(&b, "\n- and %d more", len(op.Errors)-i)
 				break
+			}
+			listed++
+			if e.Code == "confirmation_required" {
+				e.Hint = "the call needs the user's confirmation and does not run until they approve it"
 			}
 			b.WriteString("\n- ")
 			b.WriteString(e.Code)
@@ -123,7 +144,11 @@ func (op Operation) ToolDefinition() ToolDefinition {
 			}
 		}
 	}
-	return ToolDefinition{Name: op.Name, Description: b.String(), Parameters: op.Parameters}
+	params := op.Parameters
+	if len(params) == 0 {
+		params = anyObject
+	}
+	return ToolDefinition{Name: op.Name, Description: b.String(), Parameters: params}
 }
 
 // CallFunc runs one call of the operation name with args through a loop: Client.Call, or
@@ -207,22 +232,45 @@ func (ts *Toolset) Tool(name string) (*Tool, bool) {
 // ToolOptions.FailureAsError, as an error wrapping ErrToolFailed. The error is also set when
 // ctx ends.
 func (ts *Toolset) Dispatch(ctx context.Context, name, arguments string) (string, error) {
+	return ts.answer(ts.Invoke(ctx, name, arguments))
+}
+
+// ToolResult is the outcome of one tool call, for the program around the model: what the
+// model should read, and whether the call failed (which the text alone does not tell a
+// program, as Anthropic's is_error and a hook counting failures need).
+type ToolResult struct {
+	Output string // the result's JSON, or the text saying what to do
+	Failed bool   // the call did not succeed: an unknown tool, bad arguments, a failure not repaired
+	// Response is the success (its attempts included); Err is why the call stopped, a
+	// *CallError when it ran (nil for an unknown tool or arguments that are not an object).
+	Response *Response
+	Err      error
+}
+
+// Invoke runs the model's tool call as Dispatch does and returns its whole outcome; its error
+// is only the context's, when ctx ended. ToolOptions.FailureAsError does not apply.
+func (ts *Toolset) Invoke(ctx context.Context, name, arguments string) (ToolResult, error) {
 	t, ok := ts.Tool(name)
 	if !ok {
 		names := make([]string, len(ts.tools))
 		for i, t := range ts.tools {
 			names[i] = t.def.Name
 		}
-		return ts.failed(fmt.Sprintf("There is no tool named %q. The tools are: %s.", name, strings.Join(names, ", ")))
+		return ToolResult{Failed: true, Output: fmt.Sprintf("There is no tool named %q. The tools are: %s.", name, strings.Join(names, ", "))}, nil
 	}
-	return t.Call(ctx, arguments)
+	return t.invoke(ctx, arguments)
 }
 
-func (ts *Toolset) failed(text string) (string, error) {
-	if ts.opts.FailureAsError {
-		return "", &toolError{text}
+// answer is a result as Call and Dispatch return it: the output, and the failure's text as
+// an error when ToolOptions.FailureAsError says so.
+func (ts *Toolset) answer(r ToolResult, err error) (string, error) {
+	if err != nil {
+		return "", err
 	}
-	return text, nil
+	if r.Failed && ts.opts.FailureAsError {
+		return "", &toolError{r.Output}
+	}
+	return r.Output, nil
 }
 
 // toolError is a failure's text as an error: its message is exactly what the model reads.
@@ -251,21 +299,26 @@ func (t *Tool) Definition() ToolDefinition { return t.def }
 // Call runs the operation with input, the arguments as a JSON object ("" or "null": none),
 // through the loop, and returns what the model should read next, as Toolset.Dispatch does.
 func (t *Tool) Call(ctx context.Context, input string) (string, error) {
+	return t.ts.answer(t.invoke(ctx, input))
+}
+
+func (t *Tool) invoke(ctx context.Context, input string) (ToolResult, error) {
 	args, err := toolArguments(input)
 	if err != nil {
-		return t.ts.failed(fmt.Sprintf("The arguments of %s must be one JSON object (%s). Call it again with a JSON object.", t.def.Name, err))
+		return ToolResult{Failed: true, Output: fmt.Sprintf("The arguments of %s must be one JSON object (%s). Call it again with a JSON object.", t.def.Name, err)}, nil
 	}
 	resp, err := t.ts.call(ctx, t.def.Name, args)
 	if err == nil {
+		out := string(resp.Body)
 		if len(resp.Body) == 0 {
-			return fmt.Sprintf(`{"status":%d}`, resp.Status), nil
+			out = fmt.Sprintf(`{"status":%d}`, resp.Status)
 		}
-		return string(resp.Body), nil
+		return ToolResult{Output: out, Response: resp}, nil
 	}
 	if ctxErr := ctx.Err(); ctxErr != nil {
-		return "", ctxErr
+		return ToolResult{Failed: true, Err: err}, ctxErr
 	}
-	return t.ts.failed(failureText(t.def.Name, err))
+	return ToolResult{Failed: true, Output: failureText(t.def.Name, err), Err: err}, nil
 }
 
 // toolArguments reads a model's arguments: one JSON object; empty and null are none.

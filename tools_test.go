@@ -94,7 +94,7 @@ func TestToolDefinitionsInVendorShapes(t *testing.T) {
 	t.Parallel()
 	defs := remedy.ToolDefinitions{
 		{Name: "get_invoice", Description: "Read an invoice.", Parameters: json.RawMessage(`{"type":"object","properties":{"id":{"type":"string"}},"required":["id"]}`)},
-		{Name: "ping"}, // no parameters: any object
+		remedy.Operation{Name: "ping"}.ToolDefinition(), // no parameters: any object
 	}
 	openai, err := defs.OpenAI()
 	require.NoError(t, err)
@@ -194,6 +194,22 @@ func TestToolsetRunsTheLoop(t *testing.T) {
 	assert.Contains(t, err.Error(), "not_found")
 	_, err = strict.Dispatch(ctx, "nope", `{}`)
 	require.ErrorIs(t, err, remedy.ErrToolFailed)
+
+	res, err := ts.Invoke(ctx, "get_invoice", `{"id":"in_999"}`)
+	require.NoError(t, err)
+	assert.True(t, res.Failed, "the program can tell a failure from a result")
+	assert.Contains(t, res.Output, "not_found")
+	var ce *remedy.CallError
+	require.ErrorAs(t, res.Err, &ce)
+	assert.Equal(t, "not_found", ce.Envelope.Code)
+	res, err = ts.Invoke(ctx, "get_invoice", `{"id":"in_1"}`)
+	require.NoError(t, err)
+	assert.False(t, res.Failed)
+	require.NotNil(t, res.Response)
+	assert.Len(t, res.Response.Attempts, 1)
+	res, err = strict.Invoke(ctx, "nope", `{}`)
+	require.NoError(t, err, "Invoke reports failures in its result, whatever FailureAsError says")
+	assert.True(t, res.Failed)
 
 	canceled, cancel := context.WithCancel(ctx)
 	cancel()

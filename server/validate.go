@@ -952,7 +952,9 @@ func issueCoerce(val any, want string) (json.RawMessage, bool) {
 	case "integer", "number":
 		if s, ok := val.(string); ok {
 			s = strings.TrimSpace(s)
-			if jsonscan.IsNumber(s) {
+			// "12.00" for an integer is not offered as 12.00: a fraction written out for a
+			// whole number suggests another unit (euros for cents), which only the caller knows.
+			if jsonscan.IsNumber(s) && (want == "number" || !strings.ContainsAny(s, ".eE")) {
 				return json.RawMessage(s), true
 			}
 		}
