@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/assert"
@@ -215,4 +218,25 @@ func TestToolsetRunsTheLoop(t *testing.T) {
 	cancel()
 	_, err = ts.Dispatch(canceled, "get_invoice", `{"id":"in_1"}`)
 	assert.True(t, errors.Is(err, context.Canceled), "%v", err)
+}
+
+// A proxy's HTML error page reaches the model as what it means, not as HTML.
+func TestToolsetNeverHandsTheModelHTML(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusBadGateway)
+		io.WriteString(w, `<html><head><title>502 Bad Gateway</title></head><body><h1>502 Bad Gateway</h1>`+
+			`<script>alert(1)</script><center>nginx</center></body></html>`)
+	}))
+	t.Cleanup(srv.Close)
+	c, err := remedy.NewClient(remedy.WithBaseURL(srv.URL),
+		remedy.WithLimits(remedy.Limits{MaxAttempts: 2, MaxWait: time.Millisecond}),
+		remedy.WithOperations(remedy.Operation{Name: "get_report", Method: "GET", Path: "/report"}))
+	require.NoError(t, err)
+	out, err := c.Toolset(remedy.ToolOptions{}).Dispatch(context.Background(), "get_report", `{}`)
+	require.NoError(t, err)
+	assert.Contains(t, out, "bad_gateway")
+	assert.NotContains(t, out, "<")
+	assert.NotContains(t, out, "nginx")
 }
