@@ -2,9 +2,11 @@ package remedy_test
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"testing"
 
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/internal/corpus"
 )
 
 // BenchmarkParse measures Parse on every dialect of the corpus, each beside a baseline that
@@ -12,21 +14,18 @@ import (
 // is the cost of merely reading the body the usual way). Run with -benchmem; compare the
 // Parse/<dialect> and Baseline/<dialect> rows.
 func BenchmarkParse(b *testing.B) {
-	byDialect := map[string][]sample{}
-	var order []string
-	for _, s := range loadCorpus(b) {
-		if _, ok := byDialect[s.dialect]; !ok {
-			order = append(order, s.dialect)
-		}
-		byDialect[s.dialect] = append(byDialect[s.dialect], s)
+	all, err := corpus.Load(filepath.Join("testdata", "envelopes"))
+	if err != nil {
+		b.Fatal(err)
 	}
+	order, byDialect := corpus.ByDialect(all)
 	for _, d := range order {
 		samples := byDialect[d]
 		b.Run("Parse/"+d, func(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {
 				s := &samples[i%len(samples)]
-				if _, ok := remedy.Parse(s.status, s.header, s.body); !ok {
+				if _, ok := remedy.Parse(s.Status, s.Header, s.Body); !ok {
 					b.Fatal("not a failure")
 				}
 			}
@@ -36,20 +35,14 @@ func BenchmarkParse(b *testing.B) {
 			for i := 0; b.Loop(); i++ {
 				s := &samples[i%len(samples)]
 				var m map[string]any
-				_ = json.Unmarshal(s.body, &m) // unstructured bodies fail here, as they would
+				_ = json.Unmarshal(s.Body, &m) // unstructured bodies fail here, as they would
 			}
 		})
 	}
 }
 
-// agentBody is a typical ~1 KB agent envelope: three issues and the decision fields.
-var agentBody = []byte(`{"error":{"statusCode":422,"code":"invalid_body","message":"The request body failed validation: 3 issues.",
-"issues":[{"path":["customer_id"],"pointer":"/customer_id","code":"required","message":"customer_id is required","expected":{"type":"string","pattern":"^cus_[A-Za-z0-9]{14}$"}},
-{"path":["currency"],"pointer":"/currency","code":"enum","message":"currency must be one of usd, eur, gbp","received":"USD$","allowed_values":["usd","eur","gbp"],"suggested_value":"usd"},
-{"path":["items",2,"quantity"],"pointer":"/items/2/quantity","code":"maximum","message":"quantity must be at most 100","expected":{"maximum":100},"received":250,"suggested_value":100}],
-"schema":{"type":"object","required":["customer_id","currency"],"properties":{"currency":{"type":"string","enum":["usd","eur","gbp"]}}},
-"retryable":true,"hint":"Fix the listed fields and send the request again; nothing was created.","severity":"error","category":"validation",
-"trace_id":"4bf92f3577b34da6a3ce929d0e0e4736","docs_url":"https://docs.example.com/errors/invalid_body"}}`)
+// agentBody is the ~1 KB agent envelope of the README's goal.
+var agentBody = corpus.AgentEnvelope
 
 var problemBody = []byte(`{"type":"https://api.example.com/problems/rate-limited","title":"Too many requests","status":429,
 "detail":"You have sent 612 requests in the last 60 seconds; the limit is 600.","instance":"/v2/orders",

@@ -78,3 +78,26 @@ func ParseHTTP(raw []byte) (Sample, error) {
 	s.Body = body
 	return s, nil
 }
+
+// ByDialect groups samples by dialect, the dialects in the order they first appear.
+func ByDialect(samples []Sample) (dialects []string, by map[string][]Sample) {
+	by = map[string][]Sample{}
+	for _, s := range samples {
+		if _, ok := by[s.Dialect]; !ok {
+			dialects = append(dialects, s.Dialect)
+		}
+		by[s.Dialect] = append(by[s.Dialect], s)
+	}
+	return dialects, by
+}
+
+// AgentEnvelope is the ~1 KB agent envelope of the README's speed goal (three issues, the
+// violated schema, the decision fields), which remedy's benchmarks and the bench module's
+// both measure: the same bytes by construction.
+var AgentEnvelope = []byte(`{"error":{"statusCode":422,"code":"invalid_body","message":"The request body failed validation: 3 issues.",
+"issues":[{"path":["customer_id"],"pointer":"/customer_id","code":"required","message":"customer_id is required","expected":{"type":"string","pattern":"^cus_[A-Za-z0-9]{14}$"}},
+{"path":["currency"],"pointer":"/currency","code":"enum","message":"currency must be one of usd, eur, gbp","received":"USD$","allowed_values":["usd","eur","gbp"],"suggested_value":"usd"},
+{"path":["items",2,"quantity"],"pointer":"/items/2/quantity","code":"maximum","message":"quantity must be at most 100","expected":{"maximum":100},"received":250,"suggested_value":100}],
+"schema":{"type":"object","required":["customer_id","currency"],"properties":{"currency":{"type":"string","enum":["usd","eur","gbp"]}}},
+"retryable":true,"hint":"Fix the listed fields and send the request again; nothing was created.","severity":"error","category":"validation",
+"trace_id":"4bf92f3577b34da6a3ce929d0e0e4736","docs_url":"https://docs.example.com/errors/invalid_body"}}`)
