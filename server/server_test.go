@@ -661,3 +661,19 @@ func TestIntegersWrittenWithExponentOrFraction(t *testing.T) {
 		`{"customer_id":"cus_ada","currency":"usd","amount":1200.5}`)
 	assert.Equal(t, 422, status, "%s", body)
 }
+
+// JSON text is UTF-8: a body that is not is refused at its first bad byte, on the fast path's
+// refusal and the full decoder's alike, never bound with U+FFFD in its place.
+func TestInvalidUTF8IsRefused(t *testing.T) {
+	t.Parallel()
+	_, store, srv := billingServer(t)
+	for _, body := range []string{
+		"{\"customer_id\":\"cus_ada\",\"currency\":\"usd\",\"amount\":1200,\"memo\":\"caf\xe9\"}",
+		"{\"memo\":\"\xff\",\"customer_id\":\"cus_ada\",\"currency\":\"usd\",\"amount\":9,\"amount\":1}",
+	} {
+		status, _, resp := do(t, "POST", srv.URL+"/v1/invoices", "application/json", body)
+		assert.Equal(t, 400, status, "%s", resp)
+		assert.Contains(t, string(resp), "invalid UTF-8 at byte")
+	}
+	assert.Zero(t, store.Effects("create_invoice"))
+}
