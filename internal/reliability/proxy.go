@@ -276,6 +276,7 @@ type answer struct {
 	done   time.Time
 }
 
+// ServeHTTP forwards one request to the upstream, or faults it as the Chooser says.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	n := p.requests.Add(1)
 	body, err := io.ReadAll(io.LimitReader(r.Body, p.cfg.MaxBody+1))
