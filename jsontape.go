@@ -42,11 +42,14 @@ type tok struct {
 	kind       kind
 	esc        bool  // a string holding escapes
 	height     uint8 // nesting inside the value: 0 for scalars, 1 for a flat object or array
+	count      uint8 // a container's members or elements, up to 255 (more are counted again)
 }
 
 type tape struct {
-	s    string
-	toks []tok
+	s     string
+	toks  []tok
+	keys  []key // the keys of the open objects (see duplicate)
+	stack [maxDepth]frame
 }
 
 var tapes = sync.Pool{New: func() any { return &tape{toks: make([]tok, 0, 256)} }}
@@ -57,7 +60,7 @@ func putTape(t *tape) {
 	if cap(t.toks) > 1<<16 { // do not keep what one huge body grew
 		return
 	}
-	t.s, t.toks = "", t.toks[:0]
+	t.s, t.toks, t.keys = "", t.toks[:0], t.keys[:0]
 	tapes.Put(t)
 }
 
@@ -70,166 +73,228 @@ func validJSON(s string) bool {
 	return ok
 }
 
-// parse scans s onto the tape and reports whether it is valid (see validJSON). Positions are
-// passed and returned in locals rather than kept on the tape, so that they stay in registers.
+// parse scans s onto the tape and reports whether it is valid (see validJSON). It is one loop
+// over the text with the open containers on a stack (no recursion, no call per value), and the
+// position in a local, so that it stays in a register.
 func (t *tape) parse(s string) bool {
-	t.s, t.toks = s, t.toks[:0]
+	t.s, t.toks, t.keys = s, t.toks[:0], t.keys[:0]
 	if len(s) >= 1<<31-1 {
 		return false
 	}
-	i, _, ok := t.value(s, jsonscan.SkipWS(s, 0), 0)
-	return ok && jsonscan.SkipWS(s, i) == len(s)
-}
-
-// value scans the value at s[i:] and returns the position after it and its height.
-func (t *tape) value(s string, i, depth int) (int, uint8, bool) {
+	var (
+		stack = &t.stack // on the tape, which is pooled, rather than cleared for every parse
+		depth int        // open containers
+		i     = jsonscan.SkipWS(s, 0)
+		top   *frame
+	)
+value: // a value starts at s[i]
 	if i >= len(s) {
-		return i, 0, false
+		return false
 	}
-	start := i
-	var k kind
+	if top != nil {
+		top.count++
+	}
 	switch c := s[i]; {
 	case c == '"':
-		end, esc, ok := jsonscan.String(s, i+1)
-		t.toks = append(t.toks, tok{kind: kString, start: int32(start), end: int32(end), next: int32(len(t.toks) + 1), esc: esc})
-		return end, 0, ok
-	case c == '{':
-		if depth >= maxDepth {
-			return i, 0, false
+		end, esc, ok := t.str(s, i)
+		if !ok {
+			return false
 		}
-		return t.object(s, i, depth+1)
-	case c == '[':
-		if depth >= maxDepth {
-			return i, 0, false
+		t.leaf(kString, i, end, esc)
+		i = end
+	case c == '{' || c == '[':
+		if depth == maxDepth {
+			return false
 		}
-		return t.array(s, i, depth+1)
+		k, closer := kObject, byte('}')
+		if c == '[' {
+			k, closer = kArray, ']'
+		}
+		top = &stack[depth]
+		depth++
+		*top = frame{tok: int32(t.open(k, i)), keys: int32(len(t.keys)), height: 1, obj: k == kObject}
+		if i = jsonscan.SkipWS(s, i+1); i < len(s) && s[i] == closer {
+			i++
+			goto closed
+		}
+		if top.obj {
+			goto key
+		}
+		goto value
 	case c == '-' || (c >= '0' && c <= '9'):
-		var ok bool
-		if i, ok = jsonscan.Number(s, i); !ok || i-start > maxNumberLen {
-			return i, 0, false
+		end, ok := jsonscan.Number(s, i)
+		if !ok || end-i > maxNumberLen {
+			return false
 		}
-		k = kNumber
+		t.leaf(kNumber, i, end, false)
+		i = end
 	case c == 't' && strings.HasPrefix(s[i:], "true"):
-		i, k = i+4, kTrue
+		t.leaf(kTrue, i, i+4, false)
+		i += 4
 	case c == 'f' && strings.HasPrefix(s[i:], "false"):
-		i, k = i+5, kFalse
+		t.leaf(kFalse, i, i+5, false)
+		i += 5
 	case c == 'n' && strings.HasPrefix(s[i:], "null"):
-		i, k = i+4, kNull
+		t.leaf(kNull, i, i+4, false)
+		i += 4
 	default:
-		return i, 0, false
+		return false
 	}
-	t.toks = append(t.toks, tok{kind: k, start: int32(start), end: int32(i), next: int32(len(t.toks) + 1)})
-	return i, 0, true
+next: // a value ended just before s[i]: what follows it?
+	if depth == 0 {
+		return jsonscan.SkipWS(s, i) == len(s)
+	}
+	if i = jsonscan.SkipWS(s, i); i >= len(s) {
+		return false
+	}
+	switch s[i] {
+	case ',':
+		i = jsonscan.SkipWS(s, i+1)
+		if top.obj {
+			goto key
+		}
+		goto value
+	case '}':
+		if !top.obj {
+			return false
+		}
+	case ']':
+		if top.obj {
+			return false
+		}
+	default:
+		return false
+	}
+	i++
+closed: // the container on top of the stack ended just before s[i]
+	{
+		h := top.height
+		t.closeAt(int(top.tok), i, h, top.count)
+		t.keys = t.keys[:top.keys]
+		if top.seen != nil {
+			clear(top.seen)
+		}
+		depth--
+		if depth == 0 {
+			top = nil
+			goto next
+		}
+		top = &stack[depth-1]
+		top.height = max(top.height, h+1)
+	}
+	goto next
+key: // a member starts at s[i]
+	if i >= len(s) || s[i] != '"' {
+		return false
+	}
+	{
+		end, esc, ok := t.str(s, i)
+		if !ok {
+			return false
+		}
+		t.leaf(kString, i, end, esc)
+		if t.duplicate(top, s[i+1:end-1]) {
+			return false
+		}
+		if i = jsonscan.SkipWS(s, end); i >= len(s) || s[i] != ':' {
+			return false
+		}
+		i = jsonscan.SkipWS(s, i+1)
+	}
+	goto value
+}
+
+// push adds a token and returns it to be filled in. Its fields are stored one by one in place:
+// a token built whole and copied in is written to the stack in parts and read back in one
+// piece, which the processor cannot forward and stalls on, once for every token.
+func (t *tape) push() (*tok, int) {
+	n := len(t.toks)
+	if n == cap(t.toks) {
+		t.toks = append(t.toks, tok{})[:n]
+	}
+	t.toks = t.toks[:n+1]
+	return &t.toks[n], n
+}
+
+// leaf pushes a scalar's token.
+func (t *tape) leaf(k kind, start, end int, esc bool) {
+	tk, n := t.push()
+	tk.start, tk.end, tk.next = int32(start), int32(end), int32(n+1)
+	tk.kind, tk.esc, tk.height, tk.count = k, esc, 0, 0
 }
 
 // open pushes a container's token; closeAt completes it once its last member is read.
 func (t *tape) open(k kind, start int) int {
-	t.toks = append(t.toks, tok{kind: k, start: int32(start)})
-	return len(t.toks) - 1
+	tk, n := t.push()
+	tk.start, tk.kind, tk.esc = int32(start), k, false
+	return n
 }
 
-func (t *tape) closeAt(idx, end int, h uint8) {
+func (t *tape) closeAt(idx, end int, h uint8, count int32) {
 	tk := &t.toks[idx]
-	tk.end, tk.next, tk.height = int32(end), int32(len(t.toks)), h
+	tk.end, tk.next, tk.height, tk.count = int32(end), int32(len(t.toks)), h, uint8(min(count, 255))
 }
 
-func (t *tape) object(s string, i, depth int) (int, uint8, bool) {
-	obj := t.open(kObject, i)
-	i = jsonscan.SkipWS(s, i+1)
-	height := uint8(1)
-	if i < len(s) && s[i] == '}' {
-		t.closeAt(obj, i+1, height)
-		return i + 1, height, true
-	}
-	// Duplicate keys: a cheap hash filters the comparisons in small objects; large ones
-	// fall back to a map.
-	var (
-		hs   [smallObject]uint32
-		ks   [smallObject]string
-		seen map[string]struct{}
-		n    int
-	)
-	for {
-		if i >= len(s) || s[i] != '"' {
-			return i, 0, false
-		}
-		end, esc, ok := jsonscan.String(s, i+1)
-		if !ok {
-			return end, 0, false
-		}
-		t.toks = append(t.toks, tok{kind: kString, start: int32(i), end: int32(end), next: int32(len(t.toks) + 1), esc: esc})
-		// Keys are compared as written; two spellings of one key through escapes are rare
-		// enough that the first one read is accepted.
-		k := s[i+1 : end-1]
-		h := keyHash(k)
-		if n < smallObject {
-			for j := 0; j < n; j++ {
-				if hs[j] == h && ks[j] == k {
-					return end, 0, false
-				}
-			}
-			hs[n], ks[n] = h, k
-		} else {
-			if seen == nil {
-				seen = make(map[string]struct{}, 2*smallObject)
-				for _, prev := range ks {
-					seen[prev] = struct{}{}
-				}
-			}
-			if _, dup := seen[k]; dup {
-				return end, 0, false
-			}
-			seen[k] = struct{}{}
-		}
-		n++
-		i = jsonscan.SkipWS(s, end)
-		if i >= len(s) || s[i] != ':' {
-			return i, 0, false
-		}
-		var vh uint8
-		if i, vh, ok = t.value(s, jsonscan.SkipWS(s, i+1), depth); !ok {
-			return i, 0, false
-		}
-		height = max(height, vh+1)
-		var closed bool
-		if i, closed, ok = t.after(s, i, '}', obj, height); closed || !ok {
-			return i, height, ok
-		}
-	}
+// frame is an open container.
+type frame struct {
+	tok    int32 // its token
+	keys   int32 // where its keys start in tape.keys
+	count  int32 // members or elements so far
+	height uint8
+	obj    bool
+	bloom  uint64              // a bit for each key hash seen: most keys need no comparison
+	seen   map[string]struct{} // its keys, once it has more than smallObject
 }
 
-// after reads what follows a member or element: a comma (more follow) or the container's
-// closer, which completes its token (closed). Anything else is invalid.
-func (t *tape) after(s string, i int, closer byte, idx int, height uint8) (next int, closed, ok bool) {
-	next, more, ok := jsonscan.Next(s, i, closer)
-	if ok && !more {
-		t.closeAt(idx, next, height)
-	}
-	return next, ok && !more, ok
+// key is a member name seen in an open object, for finding duplicates.
+type key struct {
+	hash uint32
+	name string
 }
 
-func (t *tape) array(s string, i, depth int) (int, uint8, bool) {
-	arr := t.open(kArray, i)
-	i = jsonscan.SkipWS(s, i+1)
-	height := uint8(1)
-	if i < len(s) && s[i] == ']' {
-		t.closeAt(arr, i+1, height)
-		return i + 1, height, true
-	}
-	for {
-		var (
-			vh uint8
-			ok bool
-		)
-		if i, vh, ok = t.value(s, i, depth); !ok {
-			return i, 0, false
+// duplicate records k as a key of the object on top and reports whether it already has it.
+// Keys are compared as written; two spellings of one key through escapes are rare enough that
+// the first one read is accepted. A cheap hash, and a bit per hash, filter the comparisons in
+// small objects; large ones fall back to a map.
+func (t *tape) duplicate(top *frame, k string) bool {
+	if top.seen != nil {
+		if _, dup := top.seen[k]; dup {
+			return true
 		}
-		height = max(height, vh+1)
-		var closed bool
-		if i, closed, ok = t.after(s, i, ']', arr, height); closed || !ok {
-			return i, height, ok
+		top.seen[k] = struct{}{}
+		return false
+	}
+	h := keyHash(k)
+	own := t.keys[top.keys:]
+	if bit := uint64(1) << (h * 0x9e3779b1 >> 26); top.bloom&bit == 0 {
+		top.bloom |= bit // a key never seen: nothing to compare it with
+	} else {
+		for j := range own {
+			if own[j].hash == h && own[j].name == k {
+				return true
+			}
 		}
 	}
+	if len(own) < smallObject {
+		t.keys = append(t.keys, key{h, k})
+		return false
+	}
+	top.seen = make(map[string]struct{}, 2*smallObject)
+	for _, prev := range own {
+		top.seen[prev.name] = struct{}{}
+	}
+	top.seen[k] = struct{}{}
+	return false
+}
+
+// str reads the string literal at s[i] and returns the position after it: printable ASCII
+// is passed over here, and the rest handed to jsonscan.String.
+func (t *tape) str(s string, i int) (end int, esc, ok bool) {
+	j := jsonscan.SkipPlain(s, i+1)
+	if j < len(s) && s[j] == '"' {
+		return j + 1, false, true
+	}
+	return jsonscan.String(s, j)
 }
 
 func keyHash(k string) uint32 {
@@ -324,6 +389,12 @@ func (v val) Text() string {
 
 // len is the number of an array's elements or an object's members.
 func (v val) len() int {
+	if v.i == 0 {
+		return 0
+	}
+	if n := v.tok().count; n < 255 {
+		return int(n)
+	}
 	n := 0
 	for it := v.iter(); it.next(); {
 		n++
@@ -367,9 +438,11 @@ func (v val) member(name string) val {
 	return val{}
 }
 
+
 // iter walks an object's members or an array's elements.
 type iter struct {
 	t        *tape
+	toks     []tok // t.toks, at hand
 	pos, end int32 // token indexes
 	cur      int32 // the current value's token index + 1 (a val's i)
 	obj      bool
@@ -381,7 +454,7 @@ func (v val) iter() (it iter) {
 	}
 	tk := v.tok()
 	if tk.kind == kObject || tk.kind == kArray {
-		it.t, it.pos, it.end, it.obj = v.t, v.i, tk.next, tk.kind == kObject
+		it.t, it.toks, it.pos, it.end, it.obj = v.t, v.t.toks, v.i, tk.next, tk.kind == kObject
 	}
 	return
 }
@@ -394,7 +467,7 @@ func (it *iter) next() bool {
 		it.pos++ // the key
 	}
 	it.cur = it.pos + 1
-	it.pos = it.t.toks[it.pos].next
+	it.pos = it.toks[it.pos].next
 	return true
 }
 
@@ -402,7 +475,7 @@ func (it *iter) next() bool {
 func (it *iter) val() val { return val{t: it.t, i: it.cur} }
 
 // keyTok is the current member's key.
-func (it *iter) keyTok() *tok { return &it.t.toks[it.cur-2] }
+func (it *iter) keyTok() *tok { return &it.toks[it.cur-2] }
 
 // keyIs compares the current key with name without unescaping (keys with escapes are
 // compared after unescaping).

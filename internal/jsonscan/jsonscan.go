@@ -5,6 +5,7 @@
 package jsonscan
 
 import (
+	"math/bits"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -50,9 +51,7 @@ var plainByte = func() (t [256]bool) {
 // string that is not closed, holds a control character, a bad escape or invalid UTF-8.
 func String(s string, i int) (end int, esc, ok bool) {
 	for {
-		for i < len(s) && plainByte[s[i]] {
-			i++
-		}
+		i = SkipPlain(s, i)
 		if i >= len(s) {
 			return i, esc, false
 		}
@@ -85,6 +84,57 @@ func String(s string, i int) (end int, esc, ok bool) {
 			i += size
 		}
 	}
+}
+
+// Eight bytes at a time (SWAR): a byte needs a second look when it is below 0x20, a '"', a
+// '\\' or not ASCII. The tests for a byte equal to zero flag the first such byte exactly (a
+// false flag can only follow a true one), which is the only one used.
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// SkipPlain returns the position of the first byte at or after i that a string holds only
+// after a second look (a control character, '"', '\\' or a byte that is not ASCII), or len(s).
+func SkipPlain(s string, i int) int {
+	for ; i+8 <= len(s); i += 8 {
+		w := s[i : i+8]
+		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+		q := x ^ ('"' * ones)
+		b := x ^ ('\\' * ones)
+		m := (q - ones) &^ q
+		m |= (b - ones) &^ b
+		m |= x - 0x20*ones // a byte below 0x20 borrows into its high bit
+		m = (m | x) & highs
+		if m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+	}
+	for i < len(s) && plainByte[s[i]] {
+		i++
+	}
+	return i
+}
+
+// HasControlOrSpace reports whether s holds a byte up to ' ' (whitespace or a control
+// character), eight bytes at a time.
+func HasControlOrSpace(s string) bool {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := s[i : i+8]
+		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+		if (x-0x21*ones)&^x&highs != 0 {
+			return true
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i] <= ' ' {
+			return true
+		}
+	}
+	return false
 }
 
 func isHex4(s string) bool {
