@@ -438,7 +438,6 @@ func (v val) member(name string) val {
 	return val{}
 }
 
-
 // iter walks an object's members or an array's elements.
 type iter struct {
 	t        *tape
