@@ -50,6 +50,7 @@ type tape struct {
 	toks  []tok
 	keys  []key // the keys of the open objects (see duplicate)
 	stack [maxDepth]frame
+	seen  [maxDepth]map[string]struct{} // the keys of open objects too large for keys, by depth
 }
 
 var tapes = sync.Pool{New: func() any { return &tape{toks: make([]tok, 0, 256)} }}
@@ -171,8 +172,8 @@ closed: // the container on top of the stack ended just before s[i]
 		h := top.height
 		t.closeAt(int(top.tok), i, h, top.count)
 		t.keys = t.keys[:top.keys]
-		if top.seen != nil {
-			clear(top.seen)
+		if top.big {
+			clear(t.seen[depth-1])
 		}
 		depth--
 		if depth == 0 {
@@ -193,7 +194,7 @@ key: // a member starts at s[i]
 			return false
 		}
 		t.leaf(kString, i, end, esc)
-		if t.duplicate(top, s[i+1:end-1]) {
+		if t.duplicate(top, depth-1, i+1, end-1) {
 			return false
 		}
 		if i = jsonscan.SkipWS(s, end); i >= len(s) || s[i] != ':' {
@@ -242,26 +243,29 @@ type frame struct {
 	count  int32 // members or elements so far
 	height uint8
 	obj    bool
-	bloom  uint64              // a bit for each key hash seen: most keys need no comparison
-	seen   map[string]struct{} // its keys, once it has more than smallObject
+	big    bool   // its keys are in tape.seen, for it has more than smallObject
+	bloom  uint64 // a bit for each key hash seen: most keys need no comparison
 }
 
-// key is a member name seen in an open object, for finding duplicates.
+// key is a member name seen in an open object, for finding duplicates: where it is in the
+// text (no pointers, so that the scan stores none, and is spared the GC's write barrier).
 type key struct {
-	hash uint32
-	name string
+	hash       uint32
+	start, end int32
 }
 
 // duplicate records k as a key of the object on top and reports whether it already has it.
 // Keys are compared as written; two spellings of one key through escapes are rare enough that
 // the first one read is accepted. A cheap hash, and a bit per hash, filter the comparisons in
 // small objects; large ones fall back to a map.
-func (t *tape) duplicate(top *frame, k string) bool {
-	if top.seen != nil {
-		if _, dup := top.seen[k]; dup {
+func (t *tape) duplicate(top *frame, level, start, end int) bool {
+	k := t.s[start:end]
+	if top.big {
+		seen := t.seen[level]
+		if _, dup := seen[k]; dup {
 			return true
 		}
-		top.seen[k] = struct{}{}
+		seen[k] = struct{}{}
 		return false
 	}
 	h := keyHash(k)
@@ -269,21 +273,26 @@ func (t *tape) duplicate(top *frame, k string) bool {
 	if bit := uint64(1) << (h * 0x9e3779b1 >> 26); top.bloom&bit == 0 {
 		top.bloom |= bit // a key never seen: nothing to compare it with
 	} else {
-		for j := range own {
-			if own[j].hash == h && own[j].name == k {
+		for _, o := range own {
+			if o.hash == h && t.s[o.start:o.end] == k {
 				return true
 			}
 		}
 	}
 	if len(own) < smallObject {
-		t.keys = append(t.keys, key{h, k})
+		t.keys = append(t.keys, key{h, int32(start), int32(end)})
 		return false
 	}
-	top.seen = make(map[string]struct{}, 2*smallObject)
-	for _, prev := range own {
-		top.seen[prev.name] = struct{}{}
+	if t.seen[level] == nil {
+		t.seen[level] = make(map[string]struct{}, 2*smallObject)
 	}
-	top.seen[k] = struct{}{}
+	seen := t.seen[level]
+	clear(seen) // a parse that failed may have left keys in it
+	for _, o := range own {
+		seen[t.s[o.start:o.end]] = struct{}{}
+	}
+	seen[k] = struct{}{}
+	top.big = true
 	return false
 }
 
