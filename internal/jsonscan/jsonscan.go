@@ -94,13 +94,18 @@ const (
 	highs = 0x8080808080808080
 )
 
+// word is eight bytes as one little-endian word (the compiler loads it in one instruction).
+func word(w string) uint64 {
+	_ = w[7]
+	return uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+		uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+}
+
 // SkipPlain returns the position of the first byte at or after i that a string holds only
 // after a second look (a control character, '"', '\\' or a byte that is not ASCII), or len(s).
 func SkipPlain(s string, i int) int {
 	for ; i+8 <= len(s); i += 8 {
-		w := s[i : i+8]
-		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
-			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+		x := word(s[i : i+8])
 		q := x ^ ('"' * ones)
 		b := x ^ ('\\' * ones)
 		m := (q - ones) &^ q
@@ -122,9 +127,7 @@ func SkipPlain(s string, i int) int {
 func HasControlOrSpace(s string) bool {
 	i := 0
 	for ; i+8 <= len(s); i += 8 {
-		w := s[i : i+8]
-		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
-			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+		x := word(s[i : i+8])
 		if (x-0x21*ones)&^x&highs != 0 {
 			return true
 		}
