@@ -79,7 +79,7 @@ func (p *parser) read(id readerID) Dialect {
 // spec, RFC 9457 agent extensions, AX), whichever object they sit in. It reports whether key
 // was one of them.
 func (p *parser) agentField(key string, v val) bool {
-	e := p.e
+	e := &p.e
 	switch key {
 	case "code", "error_code", "errorCode":
 		if e.Code == "" {
@@ -263,10 +263,9 @@ func (p *parser) nested(v val, d Dialect, read nestedReader) {
 	var c *parser // one child, reset for each nested failure
 	for it := v.iter(); it.next(); {
 		if it.val().IsObject() {
-			p.e.Errors = append(p.e.Errors, Envelope{})
-			c = p.child(c, &p.e.Errors[len(p.e.Errors)-1])
+			c = p.child(c)
 			read(c, it.val())
-			c.finish(d)
+			p.e.Errors = append(p.e.Errors, c.done(d))
 		}
 	}
 }
@@ -290,7 +289,7 @@ func (p *parser) readErrorObj() Dialect {
 	if !obj.IsObject() {
 		return ""
 	}
-	e := p.e
+	e := &p.e
 	var (
 		google, stripe, agent, spec, openai, odata bool
 		vendorType, param, status                  string
@@ -418,7 +417,7 @@ func (p *parser) readErrorObj() Dialect {
 // googleDetails reads the google.rpc error details that carry facts an agent can use. status
 // is the google.rpc.Code name; ErrorInfo's reason, when present, is the more specific code.
 func (p *parser) googleDetails(details val, status string) {
-	e := p.e
+	e := &p.e
 	if e.Code == "" {
 		e.Code = status
 	}

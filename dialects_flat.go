@@ -21,7 +21,7 @@ func (p *parser) readProblem() Dialect {
 // readProblemObject reads one problem (and its nested problems): the RFC 9457 members, and the
 // agent extensions through agentField.
 func (c *parser) readProblemObject(obj val) {
-	e := c.e
+	e := &c.e
 	for it := obj.iter(); it.next(); {
 		switch k := it.Key(); k {
 		case "type":
@@ -68,7 +68,7 @@ func (p *parser) readGitHub() Dialect {
 	if !t.documentationURL.Exists() && !first.member("resource").Exists() && !first.member("field").Exists() {
 		return ""
 	}
-	e := p.e
+	e := &p.e
 	e.Message = t.message.Str()
 	e.DocsURL = t.documentationURL.Str()
 	p.setStatus(t.status)
@@ -158,7 +158,7 @@ func (p *parser) readAWSJSON() Dialect {
 	if i := strings.IndexByte(typ, ':'); i >= 0 { // restJson1 header: "Name:http://internal..."
 		typ = typ[:i]
 	}
-	e := p.e
+	e := &p.e
 	e.Code = typ[strings.LastIndexByte(typ, '#')+1:]
 	e.Message = t.message.Str()
 	if e.Message == "" {
@@ -201,7 +201,7 @@ func (p *parser) readGenericJSON() Dialect {
 		return ""
 	}
 	t := &p.top
-	e := p.e
+	e := &p.e
 	found := false
 	if m := t.message; m.IsString() {
 		e.Message, found = m.Str(), true
@@ -262,7 +262,7 @@ func (p *parser) readXML(s string) Dialect {
 	if code == "" || !strings.Contains(s, "<Error>") {
 		return ""
 	}
-	e := p.e
+	e := &p.e
 	e.Code = code
 	e.Message = xmlText(s, "Message")
 	e.RequestID = xmlText(s, "RequestId")

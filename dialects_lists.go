@@ -78,7 +78,7 @@ func (p *parser) readJSONRPC() Dialect {
 	if !errObj.IsObject() || !p.top.jsonrpc.Exists() {
 		return ""
 	}
-	e := p.e
+	e := &p.e
 	e.Code = errObj.member("code").Text()
 	e.Message = errObj.member("message").Str()
 	e.Title = jsonrpcName(e.Code)
@@ -106,7 +106,7 @@ func (p *parser) readKubernetes() Dialect {
 	if p.top.kind.Str() != "Status" || p.top.status.Str() != "Failure" {
 		return ""
 	}
-	e := p.e
+	e := &p.e
 	e.Code = p.top.reason.Str()
 	e.Message = p.top.message.Str()
 	p.setStatus(p.top.code)
@@ -132,7 +132,7 @@ func (p *parser) readSlack() Dialect {
 	if p.top.ok.kind() != kFalse {
 		return ""
 	}
-	e := p.e
+	e := &p.e
 	e.Code = p.top.error.Text()
 	if needed := p.top.needed.Str(); needed != "" && p.full {
 		e.Hint = "the token needs scope " + needed
@@ -216,7 +216,7 @@ func (p *parser) readGraphQL() Dialect {
 }
 
 func (c *parser) readGraphQLError(x val) {
-	e := c.e
+	e := &c.e
 	e.Message = x.member("message").Str()
 	ext := x.member("extensions")
 	e.Code = ext.member("code").Text()
@@ -254,7 +254,7 @@ func (p *parser) readJSONAPI() Dialect {
 }
 
 func (c *parser) readJSONAPIError(x val) {
-	e := c.e
+	e := &c.e
 	e.Code, e.Title = x.member("code").Text(), x.member("title").Str()
 	e.Message = x.member("detail").Str()
 	if e.Message == "" {

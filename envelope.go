@@ -12,7 +12,6 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"sync"
 	"time"
 	"unsafe"
 )
@@ -192,11 +191,12 @@ func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 // parse reads body in place and detaches the envelope from it before returning.
 func parse(status int, header http.Header, body []byte, truncated bool) (*Envelope, bool) {
 	s := view(body)
-	e := new(Envelope)
-	p := parser{status: status, header: header, body: s, full: true, truncated: truncated, e: e}
+	p := parser{status: status, header: header, body: s, full: true, truncated: truncated}
 	if !p.run() {
 		return nil, false
 	}
+	e := new(Envelope)
+	*e = p.e
 	detach(e, s)
 	return e, true
 }
@@ -213,9 +213,6 @@ type Verdict struct {
 	Dialect     Dialect
 }
 
-// verdicts are the envelopes Classify fills and forgets.
-var verdicts = sync.Pool{New: func() any { return new(Envelope) }}
-
 // Classify is Parse without the details: it decides whether the response is a failure, whether
 // a retry can succeed and how long to wait, by exactly the rules Parse uses, and allocates
 // nothing for the common dialects. Use it on hot paths that only need the decision.
@@ -224,15 +221,13 @@ func Classify(status int, header http.Header, body []byte) Verdict {
 	if truncated {
 		body = body[:DefaultMaxBody]
 	}
-	// The body is only read, never retained: the envelope filled is pooled, and cleared
-	// before it goes back, and the verdict is made of constants.
-	scratch := verdicts.Get().(*Envelope)
-	defer func() { *scratch = Envelope{}; verdicts.Put(scratch) }()
-	e := scratch
-	p := parser{status: status, header: header, body: view(body), truncated: truncated, e: e}
+	// The body is only read, never retained: no string escapes this call except the
+	// constants the verdict is made of.
+	p := parser{status: status, header: header, body: view(body), truncated: truncated}
 	if !p.run() {
 		return Verdict{Status: status}
 	}
+	e := &p.e
 	if p.needFull {
 		e, _ = Parse(status, header, body)
 	}

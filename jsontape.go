@@ -53,7 +53,7 @@ type tape struct {
 	seen  [maxDepth]map[string]struct{} // the keys of open objects too large for keys, by depth
 }
 
-var tapes = sync.Pool{New: func() any { return &tape{toks: make([]tok, 0, 256)} }}
+var tapes = sync.Pool{New: func() any { return &tape{toks: make([]tok, 0, 256), keys: make([]key, 0, 64)} }}
 
 func getTape() *tape { return tapes.Get().(*tape) }
 

@@ -19,7 +19,7 @@ type parser struct {
 	body      string
 	full      bool
 	truncated bool
-	e         *Envelope // filled in place: the caller's, on its stack when it keeps only the verdict
+	e         Envelope // filled in place: the parser lives on the caller's stack
 	facts     retryFacts
 	top       topMembers
 	// bodyStatus is a status the body states (statusCode, status, code), used when the
@@ -296,7 +296,7 @@ func (p *parser) readJSON(root val) Dialect {
 // finish fills what every dialect shares: status, category, severity, the retry decision,
 // request ids from headers, and a code when the body gave none.
 func (p *parser) finish(d Dialect) {
-	e := p.e
+	e := &p.e
 	e.Dialect = d
 	if e.Status == 0 {
 		e.Status = p.status
@@ -368,7 +368,7 @@ func (p *parser) rateLimitExhausted() bool {
 // status. A generic server-error code does not hide what a 502, 503 or 504 says: the
 // dependency is down.
 func (p *parser) category(info codeInfo) Category {
-	e := p.e
+	e := &p.e
 	if p.rateLimitExhausted() {
 		return CategoryRateLimit
 	}
@@ -395,7 +395,7 @@ func (p *parser) category(info codeInfo) Category {
 // collected at the top, and the most actionable failure lends its code and message when the
 // top level has none.
 func (p *parser) summarize() {
-	e := p.e
+	e := &p.e
 	b := &e.Errors[p.best()]
 	if e.Code == "" {
 		e.Code = b.Code
@@ -441,14 +441,19 @@ func actionability(e *Envelope) int {
 	return 0
 }
 
-// child readies a parser for a failure nested in p's body, filling e and reusing c when there
-// is one.
-func (p *parser) child(c *parser, e *Envelope) *parser {
+// child readies a parser for a failure nested in p's body, reusing c when there is one.
+func (p *parser) child(c *parser) *parser {
 	if c == nil {
 		c = new(parser)
 	}
-	*c = parser{status: p.status, header: p.header, full: p.full, arena: p.arenaFor(), h: p.h, e: e}
+	*c = parser{status: p.status, header: p.header, full: p.full, arena: p.arenaFor(), h: p.h}
 	return c
+}
+
+// done finishes a nested failure and returns it by value.
+func (c *parser) done(d Dialect) Envelope {
+	c.finish(d)
+	return c.e
 }
 
 // --- small readers of JSON values shared by the dialects ---

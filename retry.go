@@ -49,7 +49,7 @@ type retryFacts struct {
 // x-ratelimit-reset-*, Anthropic's anthropic-ratelimit-*-reset). Negative, NaN and non-numeric
 // values are ignored, never guessed; enormous ones saturate at the largest Duration.
 func (p *parser) resolveRetry(info codeInfo) {
-	e := p.e
+	e := &p.e
 	switch header := p.headerFlag(); {
 	case p.facts.flag != 0:
 		e.Retryable, e.RetrySource = p.facts.flag > 0, RetryFromBody
