@@ -51,6 +51,7 @@ type tape struct {
 	keys  []key // the keys of the open objects (see duplicate)
 	stack [maxDepth]frame
 	seen  [maxDepth]map[string]struct{} // the keys of open objects too large for keys, by depth
+	maps  bool                          // seen holds a map (and maybe keys a failed parse left)
 }
 
 var tapes = sync.Pool{New: func() any { return &tape{toks: make([]tok, 0, 256), keys: make([]key, 0, 64)} }}
@@ -58,7 +59,7 @@ var tapes = sync.Pool{New: func() any { return &tape{toks: make([]tok, 0, 256), 
 func getTape() *tape { return tapes.Get().(*tape) }
 
 func putTape(t *tape) {
-	if cap(t.toks) > 1<<16 { // do not keep what one huge body grew
+	if cap(t.toks) > 1<<16 || t.maps { // do not keep what one huge body grew, nor its keys
 		return
 	}
 	t.s, t.toks, t.keys = "", t.toks[:0], t.keys[:0]
@@ -145,28 +146,22 @@ next: // a value ended just before s[i]: what follows it?
 	if depth == 0 {
 		return jsonscan.SkipWS(s, i) == len(s)
 	}
-	if i = jsonscan.SkipWS(s, i); i >= len(s) {
-		return false
-	}
-	switch s[i] {
-	case ',':
-		i = jsonscan.SkipWS(s, i+1)
+	{
+		closer := byte(']')
 		if top.obj {
-			goto key
+			closer = '}'
 		}
-		goto value
-	case '}':
-		if !top.obj {
+		var more, ok bool
+		if i, more, ok = jsonscan.Next(s, i, closer); !ok {
 			return false
 		}
-	case ']':
-		if top.obj {
-			return false
+		if more {
+			if top.obj {
+				goto key
+			}
+			goto value
 		}
-	default:
-		return false
 	}
-	i++
 closed: // the container on top of the stack ended just before s[i]
 	{
 		h := top.height
@@ -283,11 +278,11 @@ func (t *tape) duplicate(top *frame, level, start, end int) bool {
 		t.keys = append(t.keys, key{h, int32(start), int32(end)})
 		return false
 	}
+	t.maps = true
 	if t.seen[level] == nil {
 		t.seen[level] = make(map[string]struct{}, 2*smallObject)
 	}
 	seen := t.seen[level]
-	clear(seen) // a parse that failed may have left keys in it
 	for _, o := range own {
 		seen[t.s[o.start:o.end]] = struct{}{}
 	}
