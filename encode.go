@@ -16,7 +16,7 @@ import (
 // does not hold are omitted. Parse reads it back to the same envelope (Dialect and RetrySource
 // aside: the flag is then the body's).
 func (e *Envelope) MarshalJSON() ([]byte, error) {
-	b := make([]byte, 0, 256)
+	b := make([]byte, 0, e.sizeHint()+16)
 	b = append(b, `{"error":`...)
 	b = e.appendCanonical(b)
 	return append(b, '}'), nil
@@ -27,7 +27,40 @@ func (e *Envelope) MarshalJSON() ([]byte, error) {
 // of the canonical form as an extension under the same name. Nested failures are problems in
 // errors.
 func (e *Envelope) MarshalProblem() ([]byte, error) {
-	return e.appendProblem(make([]byte, 0, 256)), nil
+	return e.appendProblem(make([]byte, 0, e.sizeHint()+32)), nil
+}
+
+// sizeHint is about how many bytes the envelope encodes to (its texts and values, each with
+// room for its member name), so that encoding grows its buffer once at most.
+func (e *Envelope) sizeHint() int {
+	const member = 24 // a member name, its quotes, colon and comma
+	n := 128          // the members always written (retryable, severity, category) and braces
+	for _, s := range [...]string{e.Code, e.Type, e.Title, e.Message, e.Hint, e.NextOperation,
+		e.ConfirmationToken, e.CurrentStatus, e.RequiredStatus, e.TraceID, e.RequestID, e.DocsURL,
+		e.Intent, e.DeprecatedType} {
+		if s != "" {
+			n += len(s) + member
+		}
+	}
+	n += len(e.Schema) + len(e.NextOperationArgs) + len(e.ExampleRequest) + 3*member
+	for _, s := range e.Suggestions {
+		n += len(s) + 3
+	}
+	for _, s := range e.RelatedCodes {
+		n += len(s) + 3
+	}
+	for i := range e.Issues {
+		is := &e.Issues[i]
+		n += 6*member + 3*len(is.Path) + len(is.Code) + len(is.Message) + len(is.Expected) +
+			len(is.Received) + len(is.SuggestedValue)
+		for _, v := range is.AllowedValues {
+			n += len(v) + 1
+		}
+	}
+	for i := range e.Errors {
+		n += e.Errors[i].sizeHint()
+	}
+	return n
 }
 
 // ProblemContentType is the media type of MarshalProblem's output.
@@ -230,7 +263,7 @@ func (w *objWriter) strs(k string, v []string) {
 // appendRaw writes raw JSON, or null when it is not valid JSON (a RawMessage set by hand), so
 // the output is always one valid document.
 func appendRaw(b []byte, v json.RawMessage) []byte {
-	if !validJSON(string(v)) {
+	if !validJSON(view(v)) {
 		return append(b, "null"...)
 	}
 	return append(b, v...)

@@ -295,7 +295,7 @@ func topName(ptr string) string {
 		return ""
 	}
 	tok, _ := pointerFirst(ptr)
-	return strings.NewReplacer("~1", "/", "~0", "~").Replace(tok)
+	return pointerUnescape(tok)
 }
 
 // setParams sets the parameter fields from their validated values.

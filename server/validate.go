@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	jsv "github.com/santhosh-tekuri/jsonschema/v6"
@@ -44,7 +46,14 @@ type validator struct {
 	fast  *fastCheck             // decides most valid inputs without root; nil when the schema is beyond it
 	byLoc map[string]*schemaNode // by the location the compiled schema reports in its errors
 	byPtr map[string]*schemaNode // by JSON Pointer within the schema document
+	// excerpts are the schema excerpts cut so far, by the subschemas they lead to (see
+	// excerpt), at most maxExcerpts of them: the same mistakes come again and again.
+	excerpts sync.Map
+	nexcerpt atomic.Int32
 }
+
+// maxExcerpts bounds the excerpts a validator keeps; past it, an excerpt is cut every time.
+const maxExcerpts = 256
 
 // schemaNode is one subschema of the input schema, as the envelope shows it.
 type schemaNode struct {
@@ -52,8 +61,10 @@ type schemaNode struct {
 	raw     json.RawMessage // compact, without $schema and $id
 	members []schemaMember  // its keywords, in document order
 	sub     map[string][]schemaMember
-	kind    string      // the one JSON type it allows besides null; "" for any or several
-	sch     *jsv.Schema // compiled, to check a suggested value before offering it
+	kind    string            // the one JSON type it allows besides null; "" for any or several
+	sch     *jsv.Schema       // compiled, to check a suggested value before offering it
+	enum    []json.RawMessage // the values of its enum, decoded once
+	fast    *fastCheck        // sch's quick check, which accepts most suggestions on its own
 }
 
 // schemaMember is one member of a JSON object, in document order.
@@ -168,6 +179,9 @@ func (v *validator) index(c *jsv.Compiler, ptr string, raw json.RawMessage) erro
 			return m.key == "$schema" || m.key == "$id"
 		}))
 	}
+	if raw := n.get("enum"); raw != nil && json.Unmarshal(raw, &n.enum) != nil {
+		n.enum = nil
+	}
 	var typ any
 	if t := n.get("type"); t != nil && json.Unmarshal(t, &typ) == nil {
 		switch t := typ.(type) {
@@ -193,7 +207,7 @@ func (v *validator) index(c *jsv.Compiler, ptr string, raw json.RawMessage) erro
 	if err != nil {
 		return fmt.Errorf("server: compiling the subschema at %q: %w", ptr, err)
 	}
-	n.sch = sch
+	n.sch, n.fast = sch, compileFast(sch)
 	v.byLoc[sch.Location] = n
 	v.byPtr[ptr] = n
 	for _, m := range members {
@@ -279,6 +293,14 @@ func pointerEscape(s string) string {
 		return s
 	}
 	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}
+
+// pointerUnescape is the value of one escaped JSON Pointer token.
+func pointerUnescape(tok string) string {
+	if strings.IndexByte(tok, '~') < 0 {
+		return tok
+	}
+	return strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
 }
 
 // pointerJoin joins unescaped tokens into a JSON Pointer.
@@ -894,6 +916,9 @@ func (c *issueCollector) check(n *schemaNode, raw json.RawMessage) json.RawMessa
 	if n == nil || n.sch == nil || len(raw) == 0 {
 		return nil
 	}
+	if n.fast != nil && n.fast.acceptsText(string(raw), 0, false) {
+		return raw
+	}
 	v, err := decodeInstance(raw)
 	if err != nil {
 		return nil
@@ -909,14 +934,10 @@ func (c *issueCollector) check(n *schemaNode, raw json.RawMessage) json.RawMessa
 
 // schemaEnum are n's enum members as the schema writes them.
 func schemaEnum(n *schemaNode) []json.RawMessage {
-	if n == nil {
+	if n == nil || n.enum == nil {
 		return nil
 	}
-	var vals []json.RawMessage
-	if raw := n.get("enum"); raw != nil && json.Unmarshal(raw, &vals) != nil {
-		return nil
-	}
-	return vals
+	return slices.Clone(n.enum) // the issue's own list: whoever edits it edits no other
 }
 
 // issueClosestEnum is the enum member an agent obviously meant: the only one, or the only one a
@@ -932,8 +953,8 @@ func issueClosestEnum(allowed []json.RawMessage, val any) json.RawMessage {
 	norm := strings.ToLower(strings.TrimSpace(s))
 	var match json.RawMessage
 	for _, a := range allowed {
-		var as string
-		if len(a) == 0 || a[0] != '"' || json.Unmarshal(a, &as) != nil {
+		as, ok := schemaString(a)
+		if !ok {
 			continue
 		}
 		if strings.ToLower(strings.TrimSpace(as)) == norm {
@@ -1081,14 +1102,25 @@ func issueFormatText(f string) string {
 	return "in format " + f
 }
 
+// schemaString is the value of a string of the schema (valid JSON); ok is false for a value
+// of another type. Most hold no escape and are read in place.
+func schemaString(raw json.RawMessage) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' {
+		return "", false
+	}
+	if body := raw[1 : len(raw)-1]; bytes.IndexByte(body, '\\') < 0 {
+		return string(body), true
+	}
+	var s string
+	return s, json.Unmarshal(raw, &s) == nil
+}
+
 // issueValueList writes enum values for a message: strings bare when that is unambiguous, JSON
 // otherwise; at most issueMaxListed of them.
 func issueValueList(vals []json.RawMessage) string {
 	names := make([]string, len(vals))
 	for i, v := range vals {
-		var s string
-		if len(v) > 0 && v[0] == '"' && json.Unmarshal(v, &s) == nil && s != "" &&
-			!strings.ContainsAny(s, " ,\"'`\t\n\r") {
+		if s, ok := schemaString(v); ok && s != "" && !strings.ContainsAny(s, " ,\"'`\t\n\r") {
 			names[i] = s
 		} else {
 			names[i] = string(v)
@@ -1195,11 +1227,26 @@ func (v *validator) excerpt(ptrs []string) json.RawMessage {
 	case 1:
 		return v.byPtr[ptrs[0]].raw
 	}
+	var kb []byte // each pointer with its length before it, for names may hold any character
+	for _, p := range ptrs {
+		kb = append(strconv.AppendInt(kb, int64(len(p)), 10), ':')
+		kb = append(kb, p...)
+	}
+	key := string(kb)
+	if x, ok := v.excerpts.Load(key); ok {
+		return x.(json.RawMessage)
+	}
 	paths := make([][]string, len(ptrs))
 	for i, p := range ptrs {
 		paths[i] = strings.Split(p[1:], "/")
 	}
-	return v.prune(nil, root, paths)
+	x := json.RawMessage(v.prune(nil, root, paths))
+	if v.nexcerpt.Load() < maxExcerpts {
+		if _, had := v.excerpts.LoadOrStore(key, x); !had {
+			v.nexcerpt.Add(1)
+		}
+	}
+	return x
 }
 
 // prune appends n cut down to the paths (escaped pointer tokens below n) leading to the
