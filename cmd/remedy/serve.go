@@ -31,6 +31,14 @@ const (
 	shutdownGrace = 5 * time.Second
 )
 
+// serveLimits bound each connection, so that a slow or idle client cannot hold one: reading a
+// request (its body included), writing a response (MCP event streams, open for as long as
+// their session, excepted), and waiting between requests; and the size of a request's header.
+var serveLimits = struct {
+	read, write, idle time.Duration
+	header            int
+}{read: 30 * time.Second, write: time.Minute, idle: 2 * time.Minute, header: 64 << 10}
+
 var serveCommand = &command{
 	name:     "serve",
 	summary:  "serve the example billing API: REST, /openapi.json and MCP at /mcp",
@@ -43,7 +51,11 @@ listens it prints one line with the API's URL, the OpenAPI URL and the MCP URL
 
 The API is in memory, with one customer, cus_ada. With --redis, confirmation
 tokens and idempotency records are kept in that Redis, so that several instances
-serve one API (MCP sessions are then stateless, for the same reason).`,
+serve one API (MCP sessions are then stateless, for the same reason).
+
+Each connection is bounded: 10 s to send a request's header and 30 s the whole
+request, a minute to receive the answer (MCP event streams excepted), 2 minutes
+idle between requests, and 64 KiB of header.`,
 	examples: []string{
 		"remedy serve --addr 127.0.0.1:8080",
 		"remedy serve --addr :8080 --redis 127.0.0.1:6379 --rate 20",
@@ -98,11 +110,7 @@ func serve(ctx context.Context, in *invocation) error {
 	defer stop()
 	streams, endStreams := context.WithCancel(context.Background())
 	defer endStreams()
-	srv := &http.Server{
-		Handler:           endOnShutdown(streams, api),
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          log.New(in.stderr, "remedy: serve: ", 0),
-	}
+	srv := newHTTPServer(api, streams, log.New(in.stderr, "remedy: serve: ", 0))
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	select {
@@ -124,12 +132,30 @@ func serve(ctx context.Context, in *invocation) error {
 	return nil
 }
 
+// newHTTPServer serves h within serveLimits, MCP event streams ending with streams.
+func newHTTPServer(h http.Handler, streams context.Context, errorLog *log.Logger) *http.Server {
+	return &http.Server{
+		Handler:           endOnShutdown(streams, h),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       serveLimits.read,
+		WriteTimeout:      serveLimits.write,
+		IdleTimeout:       serveLimits.idle,
+		MaxHeaderBytes:    serveLimits.header,
+		ErrorLog:          errorLog,
+	}
+}
+
 // endOnShutdown ends MCP clients' event streams (GET on the MCP path, open for as long as the
 // session lives) when streams is done, so that a connected client does not hold a shutdown
-// for its whole grace period; calls in flight still get it.
+// for its whole grace period; calls in flight still get it. Such a stream is exempt from the
+// server's read and write limits: the first message sent down it once the write limit has
+// passed would cut it.
 func endOnShutdown(streams context.Context, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet && r.URL.Path == server.DefaultMCPPath {
+			rc := http.NewResponseController(w)
+			rc.SetReadDeadline(time.Time{}) // a GET has no body: nothing more to read but its end
+			rc.SetWriteDeadline(time.Time{})
 			ctx, cancel := context.WithCancel(r.Context())
 			defer cancel()
 			defer context.AfterFunc(streams, cancel)()
