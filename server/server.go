@@ -185,7 +185,9 @@ func (a *API) Registry() *Registry { return a.reg }
 func (a *API) Operations() []*Operation { return append([]*Operation(nil), a.ops...) }
 
 // ServeHTTP serves the OpenAPI document and the MCP endpoint at their paths, and routes every
-// other request to its operation, through the pipeline.
+// other request to its operation, through the pipeline. An MCP client's event stream (a GET
+// of the MCP path) is exempt from the http.Server's ReadTimeout and WriteTimeout, so that a
+// server can set them for everything else.
 func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	a.start()
 	switch p := r.URL.Path; {
@@ -193,6 +195,13 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.serveOpenAPI(w, r)
 		return
 	case p == a.mcpConf.Path && a.mcpHandler != nil:
+		if r.Method == http.MethodGet {
+			// A client's event stream lasts as long as its session: the http.Server's read and
+			// write limits would cut it, at the first message sent once they have passed.
+			rc := http.NewResponseController(w)
+			rc.SetReadDeadline(time.Time{})
+			rc.SetWriteDeadline(time.Time{})
+		}
 		a.mcpHandler.ServeHTTP(&sdkRefusals{ResponseWriter: w, x: &exchange{api: a, w: w, r: r}}, r)
 		return
 	}

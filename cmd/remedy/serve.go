@@ -147,15 +147,11 @@ func newHTTPServer(h http.Handler, streams context.Context, errorLog *log.Logger
 
 // endOnShutdown ends MCP clients' event streams (GET on the MCP path, open for as long as the
 // session lives) when streams is done, so that a connected client does not hold a shutdown
-// for its whole grace period; calls in flight still get it. Such a stream is exempt from the
-// server's read and write limits: the first message sent down it once the write limit has
-// passed would cut it.
+// for its whole grace period; calls in flight still get it. (The API exempts such streams
+// from the server's read and write limits.)
 func endOnShutdown(streams context.Context, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet && r.URL.Path == server.DefaultMCPPath {
-			rc := http.NewResponseController(w)
-			rc.SetReadDeadline(time.Time{}) // a GET has no body: nothing more to read but its end
-			rc.SetWriteDeadline(time.Time{})
 			ctx, cancel := context.WithCancel(r.Context())
 			defer cancel()
 			defer context.AfterFunc(streams, cancel)()
