@@ -102,7 +102,9 @@ func (a *API) tool(op *Operation) *mcp.Tool {
 	ann := &mcp.ToolAnnotations{
 		Title:          op.Summary,
 		ReadOnlyHint:   readOnly,
-		IdempotentHint: httpop.Idempotent(op.Method) || op.Idempotency != IdempotencyOff,
+		// Repeating a call has no further effect only when every call carries a key the
+		// operation replays: with an optional key, a call without one runs again.
+		IdempotentHint: httpop.Idempotent(op.Method) || op.Idempotency == IdempotencyRequired,
 	}
 	if !readOnly {
 		ann.DestructiveHint = ptr(op.Confirm || op.Method == http.MethodDelete)

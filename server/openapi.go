@@ -38,7 +38,8 @@ func WithOpenAPIPath(path string) Option { return func(a *API) { a.openapiPath =
 // extensions: x-agent-error-codes (the code list), x-confirmation-required, x-ax-idempotent
 // (a retry cannot repeat the effect: the method is idempotent, or the operation replays calls
 // that carry an Idempotency-Key), x-ax-retryable (a failed call may be retried unchanged
-// without risk of a second effect) and, for the confirmation flow, the description of the
+// without risk of a second effect: the method is idempotent, or every call must carry a key
+// the operation replays) and, for the confirmation flow, the description of the
 // 409 handshake and the X-Confirmation-Token header. The document is built once, at the first
 // call, from the operations registered by then. An error says a schema would not encode.
 func (a *API) OpenAPI() ([]byte, error) {
@@ -225,7 +226,8 @@ func (a *API) openAPIOperation(op *Operation) (*oaOp, []Code) {
 		Confirm:     op.Confirm,
 		Idempotent:  httpop.Idempotent(op.Method) || op.Idempotency != IdempotencyOff,
 	}
-	o.Retryable = o.Idempotent
+	// Retried unchanged, a call without a key runs again where the key is optional.
+	o.Retryable = httpop.Idempotent(op.Method) || op.Idempotency == IdempotencyRequired
 	switch op.Idempotency {
 	case IdempotencyOptional:
 		o.KeyMode = "optional"

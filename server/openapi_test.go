@@ -107,7 +107,9 @@ func TestOpenAPIDocumentIsValidAndComplete(t *testing.T) {
 			require.NoError(t, json.Unmarshal(extension(t, o.Extensions, "x-ax-idempotent"), &idem))
 			assert.Equal(t, op.Confirm, confirm)
 			assert.Equal(t, op.Idempotency != server.IdempotencyOff || op.Method != "POST", idem)
-			extension(t, o.Extensions, "x-ax-retryable")
+			var retryable bool
+			require.NoError(t, json.Unmarshal(extension(t, o.Extensions, "x-ax-retryable"), &retryable))
+			assert.Equal(t, op.Idempotency == server.IdempotencyRequired || op.Method != "POST", retryable, op.ID)
 
 			headers := map[string]bool{}
 			for _, p := range o.Parameters {
