@@ -100,8 +100,8 @@ func (a *API) tool(op *Operation) *mcp.Tool {
 	}
 	readOnly := op.Method == http.MethodGet || op.Method == http.MethodHead
 	ann := &mcp.ToolAnnotations{
-		Title:          op.Summary,
-		ReadOnlyHint:   readOnly,
+		Title:        op.Summary,
+		ReadOnlyHint: readOnly,
 		// Repeating a call has no further effect only when every call carries a key the
 		// operation replays: with an optional key, a call without one runs again.
 		IdempotentHint: httpop.Idempotent(op.Method) || op.Idempotency == IdempotencyRequired,
