@@ -1241,9 +1241,11 @@ func (v *validator) excerpt(ptrs []string) json.RawMessage {
 		paths[i] = strings.Split(p[1:], "/")
 	}
 	x := json.RawMessage(v.prune(nil, root, paths))
-	if v.nexcerpt.Load() < maxExcerpts {
-		if _, had := v.excerpts.LoadOrStore(key, x); !had {
-			v.nexcerpt.Add(1)
+	// A place is taken before the excerpt is stored, so that concurrent calls never store
+	// more than maxExcerpts; one that finds its excerpt stored already gives it back.
+	if v.nexcerpt.Load() < maxExcerpts && v.nexcerpt.Add(1) <= maxExcerpts {
+		if _, had := v.excerpts.LoadOrStore(key, x); had {
+			v.nexcerpt.Add(-1)
 		}
 	}
 	return x

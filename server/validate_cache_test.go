@@ -54,11 +54,12 @@ func TestExcerptCacheBounded(t *testing.T) {
 	assert.EqualValues(t, maxExcerpts, v.nexcerpt.Load())
 }
 
-// TestExcerptCacheConcurrent validates from several goroutines at once (run it with -race):
-// every answer holds the excerpt of its own input.
+// TestExcerptCacheConcurrent validates from several goroutines at once (run it with -race),
+// more pairs than the cache keeps: every answer holds the excerpt of its own input, and the
+// cache holds no more than its bound.
 func TestExcerptCacheConcurrent(t *testing.T) {
 	t.Parallel()
-	const n = 12
+	const n = 24 // 276 pairs
 	v := wideValidator(t, n)
 	var wg sync.WaitGroup
 	errs := make(chan string, 8*n*n)
@@ -84,6 +85,9 @@ func TestExcerptCacheConcurrent(t *testing.T) {
 	for e := range errs {
 		t.Error(e)
 	}
+	kept := 0
+	v.excerpts.Range(func(any, any) bool { kept++; return true })
+	assert.Equal(t, maxExcerpts, kept)
 }
 
 // vtDecodeQuiet decodes an instance off the test's goroutine; the inputs are valid JSON.
