@@ -40,13 +40,21 @@ func TestMCPEventStreamOutlivesServerLimits(t *testing.T) {
 			}
 		},
 	})
+	streaming := make(chan struct{}, 1) // the client's event stream is open
+	hc := &http.Client{Transport: streamWatch{streaming}}
 	ctx := context.Background()
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String() + "/mcp", MaxRetries: -1}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String() + "/mcp",
+		HTTPClient: hc, MaxRetries: -1}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	time.Sleep(4 * limit) // the stream opens at once; then the limits pass
+	select {
+	case <-streaming:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the MCP client opened no event stream")
+	}
+	time.Sleep(3 * limit) // the limits pass while the stream is open
 	api.MCPServer().AddTool(&mcp.Tool{Name: "late", InputSchema: &jsonschema.Schema{Type: "object"}},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{}, nil
@@ -56,4 +64,18 @@ func TestMCPEventStreamOutlivesServerLimits(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the tool list change never reached the client: the server's write limit cut its event stream")
 	}
+}
+
+// streamWatch signals on open when a GET (the client's event stream) is answered 200.
+type streamWatch struct{ open chan struct{} }
+
+func (w streamWatch) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	if err == nil && r.Method == http.MethodGet && resp.StatusCode == http.StatusOK {
+		select {
+		case w.open <- struct{}{}:
+		default:
+		}
+	}
+	return resp, err
 }
