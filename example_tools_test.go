@@ -54,3 +54,20 @@ func ExampleToolset() {
 	// Change the fields above, then call again; the same call will fail the same way.
 	// {"id":"in_1","status":"draft"}
 }
+
+// For an agent that shows a model only each tool's name and description (langchaingo's ReAct
+// agents, for one), SchemaInDescription puts the schema of the arguments in the description.
+func ExampleToolOptions_schemaInDescription() {
+	tools := remedy.NewToolset([]remedy.Operation{{
+		Name: "get_invoice", Method: "GET", Path: "/v1/invoices/{id}",
+		Description: "Read an invoice.",
+		Parameters:  json.RawMessage(`{"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}`),
+	}}, nil, remedy.ToolOptions{SchemaInDescription: true})
+	for _, t := range tools.Tools() {
+		fmt.Printf("- %s: %s\n", t.Name(), t.Description())
+	}
+	// Output:
+	// - get_invoice: Read an invoice.
+	//
+	// Input: one JSON object of this JSON Schema: {"type":"object","properties":{"id":{"type":"string"}},"required":["id"]}
+}

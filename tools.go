@@ -1,6 +1,7 @@
 package remedy
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -106,8 +107,35 @@ var loopsOwn = map[string]bool{
 // left out, and confirmation_required is told as the user's to approve. Without Parameters,
 // the schema is any object: {"type":"object"}.
 func (op Operation) ToolDefinition() ToolDefinition {
+	params := op.Parameters
+	if len(params) == 0 {
+		params = anyObject
+	}
+	return ToolDefinition{Name: op.Name, Description: op.describe(nil), Parameters: params}
+}
+
+// inputLead opens the line of a tool's description that gives its schema
+// (ToolOptions.SchemaInDescription).
+const inputLead = "Input: one JSON object of this JSON Schema: "
+
+// describe is the operation's description for a model: its Description, the schema of its
+// arguments when input is set (on one line), and the catalogue of its errors.
+func (op Operation) describe(input json.RawMessage) string {
 	var b strings.Builder
 	b.WriteString(strings.TrimSpace(op.Description))
+	if len(input) > 0 {
+		if b.Len() > 0 {
+			b.WriteString("\n\n")
+		}
+		b.WriteString(inputLead)
+		var line bytes.Buffer
+		if json.Compact(&line, input) != nil {
+			// Not JSON: the text as given, on one line all the same.
+			line.Reset()
+			line.WriteString(strings.Join(strings.Fields(string(input)), " "))
+		}
+		b.Write(line.Bytes())
+	}
 	if len(op.Errors) > 0 {
 		if b.Len() > 0 {
 			b.WriteString("\n\n")
@@ -144,11 +172,7 @@ func (op Operation) ToolDefinition() ToolDefinition {
 			}
 		}
 	}
-	params := op.Parameters
-	if len(params) == 0 {
-		params = anyObject
-	}
-	return ToolDefinition{Name: op.Name, Description: b.String(), Parameters: params}
+	return b.String()
 }
 
 // CallFunc runs one call of the operation name with args through a loop: Client.Call, or
@@ -162,6 +186,12 @@ type ToolOptions struct {
 	// a nil error. Agent frameworks differ: most show the model a tool's output, some its
 	// error.
 	FailureAsError bool
+	// SchemaInDescription adds the JSON Schema of a tool's arguments to Tool.Description, on
+	// a line of its own after the operation's description: "Input: one JSON object of this
+	// JSON Schema: {...}". Set it for agents that show a model only a tool's name and
+	// description, such as langchaingo's text (ReAct) agents; function-calling APIs take the
+	// schema apart, so Definitions and Tool.Definition are the same either way.
+	SchemaInDescription bool
 }
 
 // ErrToolFailed is wrapped by the error Tool.Call and Toolset.Dispatch return with
@@ -184,7 +214,12 @@ type Toolset struct {
 func NewToolset(ops []Operation, call CallFunc, opts ToolOptions) *Toolset {
 	ts := &Toolset{call: call, opts: opts}
 	for _, op := range ops {
-		ts.tools = append(ts.tools, &Tool{ts: ts, def: op.ToolDefinition()})
+		t := &Tool{ts: ts, def: op.ToolDefinition()}
+		t.desc = t.def.Description
+		if opts.SchemaInDescription {
+			t.desc = op.describe(t.def.Parameters)
+		}
+		ts.tools = append(ts.tools, t)
 	}
 	slices.SortFunc(ts.tools, func(a, b *Tool) int { return strings.Compare(a.def.Name, b.def.Name) })
 	return ts
@@ -283,15 +318,17 @@ func (e *toolError) Unwrap() error { return ErrToolFailed }
 // tools.Tool (Name, Description, Call), so it serves as one without this package importing
 // langchaingo.
 type Tool struct {
-	ts  *Toolset
-	def ToolDefinition
+	ts   *Toolset
+	def  ToolDefinition
+	desc string // def.Description, with the schema when ToolOptions.SchemaInDescription
 }
 
 // Name is the operation's name.
 func (t *Tool) Name() string { return t.def.Name }
 
-// Description is what the operation does, followed by the errors it may answer with.
-func (t *Tool) Description() string { return t.def.Description }
+// Description is what the operation does, followed by the schema of its arguments when
+// ToolOptions.SchemaInDescription is set, and by the errors it may answer with.
+func (t *Tool) Description() string { return t.desc }
 
 // Definition is the tool's definition, for a vendor's function-calling API.
 func (t *Tool) Definition() ToolDefinition { return t.def }

@@ -135,6 +135,37 @@ func TestToolDescriptionCatalogue(t *testing.T) {
 	assert.NotContains(t, d, "- cm ")
 }
 
+// With SchemaInDescription, a tool's description gives its schema on one line between what
+// it does and its errors (for text agents, which show only the description); its definition,
+// which function-calling APIs take, is the same either way.
+func TestToolSchemaInDescription(t *testing.T) {
+	t.Parallel()
+	ops := []remedy.Operation{{
+		Name: "tag", Description: "Tags a thing.",
+		Parameters: json.RawMessage("{\n  \"type\": \"object\",\n  \"properties\": {\"tags\": {\"type\": \"array\", \"items\": {\"type\": \"string\"}}}\n}"),
+		Errors:     []remedy.ErrorCode{{Code: "gone", Status: 410}},
+	}, {Name: "ping"}, {Name: "broken", Parameters: json.RawMessage("{\"type\":\n \"object\"")}}
+	plain := remedy.NewToolset(ops, nil, remedy.ToolOptions{})
+	with := remedy.NewToolset(ops, nil, remedy.ToolOptions{SchemaInDescription: true})
+
+	tag, _ := with.Tool("tag")
+	assert.Equal(t, "Tags a thing.\n\n"+
+		`Input: one JSON object of this JSON Schema: {"type":"object","properties":{"tags":{"type":"array","items":{"type":"string"}}}}`+
+		"\n\nErrors (the failure names the code; fix what it says, then call again):\n- gone (410, not retryable)", tag.Description())
+	ping, _ := with.Tool("ping")
+	assert.Equal(t, `Input: one JSON object of this JSON Schema: {"type":"object"}`, ping.Description(), "no schema: any object")
+	broken, _ := with.Tool("broken")
+	assert.Equal(t, `Input: one JSON object of this JSON Schema: {"type": "object"`, broken.Description(),
+		"text that is not JSON is given as it is, on one line")
+
+	assert.Equal(t, plain.Definitions(), with.Definitions(), "the definitions do not change")
+	for _, tool := range plain.Tools() {
+		assert.Equal(t, tool.Definition().Description, tool.Description())
+		assert.NotContains(t, tool.Description(), "Input:")
+	}
+	assert.Equal(t, ops[0].ToolDefinition().Description, tag.Definition().Description)
+}
+
 // A model's tool calls run through the loop: repaired when the server names the fix, and
 // otherwise answered with the repair text, never an internal error.
 func TestToolsetRunsTheLoop(t *testing.T) {

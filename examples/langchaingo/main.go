@@ -13,19 +13,19 @@
 //
 // In your own agent, *remedy.Tool is a langchaingo tools.Tool:
 //
-//	ts := client.Toolset(remedy.ToolOptions{}) // after client.LoadOpenAPI, or WithOperations
+//	// after client.LoadOpenAPI, or WithOperations:
+//	ts := client.Toolset(remedy.ToolOptions{SchemaInDescription: true})
 //	var agentTools []tools.Tool
 //	for _, t := range ts.Tools() {
 //		agentTools = append(agentTools, t)
 //	}
-//	agent := agents.NewOneShotAgent(llm, agentTools,
-//		agents.WithPromptPrefix(promptPrefix(ts.Definitions())))
+//	agent := agents.NewOneShotAgent(llm, agentTools)
 //	answer, err := chains.Run(ctx, agents.NewExecutor(agent), "Invoice cus_ada 12.00 Euro")
 //
-// Keep ToolOptions.FailureAsError off: langchaingo's executor ends the whole run on a tool's
-// error, where the model should have read the failure and fixed its call. Copy promptPrefix
-// from this file: langchaingo's text agents show the model a tool's name and description
-// only, and a remedy tool takes a JSON object whose schema is in its Definition.
+// Set ToolOptions.SchemaInDescription: langchaingo's text agents show the model a tool's name
+// and description only, and a remedy tool takes one JSON object whose schema the model must
+// see. Keep ToolOptions.FailureAsError off: langchaingo's executor ends the whole run on a
+// tool's error, where the model should have read the failure and fixed its call.
 package main
 
 import (
@@ -35,7 +35,6 @@ import (
 	"io"
 	"net/http/httptest"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -67,7 +66,7 @@ func main() {
 func run(out io.Writer) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	res, err := ask(ctx, out, question, remedy.ToolOptions{})
+	res, err := ask(ctx, out, question, remedy.ToolOptions{SchemaInDescription: true})
 	if err != nil {
 		return err
 	}
@@ -133,8 +132,7 @@ func ask(ctx context.Context, out io.Writer, q string, opts remedy.ToolOptions) 
 	fmt.Fprintf(out, "billing API on %s: %d operations from /openapi.json, offered as langchaingo tools\n", srv.URL, n)
 	fmt.Fprintf(out, "question: %s\n", q)
 
-	agent := agents.NewOneShotAgent(&standIn{out: out}, agentTools,
-		agents.WithPromptPrefix(promptPrefix(ts.Definitions())))
+	agent := agents.NewOneShotAgent(&standIn{out: out}, agentTools)
 	executor := agents.NewExecutor(agent, agents.WithMaxIterations(4), agents.WithReturnIntermediateSteps())
 	values, err := chains.Call(ctx, executor, map[string]any{"input": q})
 	res.Invoices = store.Effects("create_invoice")
@@ -144,21 +142,4 @@ func ask(ctx context.Context, out io.Writer, q string, opts remedy.ToolOptions) 
 	res.Answer, _ = values["output"].(string)
 	res.Steps, _ = values["intermediateSteps"].([]schema.AgentStep)
 	return res, nil
-}
-
-// promptPrefix replaces the ReAct agent's list of tools with one that gives each tool's
-// arguments: the JSON Schema of the object its Action Input must be.
-func promptPrefix(defs remedy.ToolDefinitions) string {
-	var b strings.Builder
-	b.WriteString("Answer the following questions as best you can. You have access to the following tools. " +
-		"The Action Input of each is one JSON object, of the schema given.\n\n")
-	for _, d := range defs {
-		params := string(d.Parameters)
-		if params == "" {
-			params = `{"type":"object"}`
-		}
-		fmt.Fprintf(&b, "- %s: %s\n  %s takes: %s\n", d.Name, strings.ReplaceAll(d.Description, "\n", "\n  "), d.Name, params)
-	}
-	// The prefix is a Go template: text that would open an action is written as a string.
-	return strings.ReplaceAll(b.String(), "{{", `{{"{{"}}`)
 }

@@ -60,7 +60,7 @@ func TestAgentRepairsFromTheObservation(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			res, err := ask(context.Background(), io.Discard, tt.question, remedy.ToolOptions{})
+			res, err := ask(context.Background(), io.Discard, tt.question, remedy.ToolOptions{SchemaInDescription: true})
 			require.NoError(t, err)
 			require.Len(t, res.Steps, 2, "one refused call, one repaired")
 			require.NotEmpty(t, res.Refusals)
@@ -82,7 +82,7 @@ func TestAgentRepairsFromTheObservation(t *testing.T) {
 // run on it: the model never reads the failure. That is why the example leaves it off.
 func TestFailureAsErrorEndsTheRun(t *testing.T) {
 	t.Parallel()
-	res, err := ask(context.Background(), io.Discard, question, remedy.ToolOptions{FailureAsError: true})
+	res, err := ask(context.Background(), io.Discard, question, remedy.ToolOptions{SchemaInDescription: true, FailureAsError: true})
 	require.ErrorIs(t, err, remedy.ErrToolFailed)
 	assert.Contains(t, err.Error(), "Fix these fields:", "the text the model should have read")
 	assert.Equal(t, 0, res.Invoices)
@@ -100,27 +100,37 @@ func (m *promptModel) Call(ctx context.Context, prompt string, options ...llms.C
 	return llms.GenerateFromSinglePrompt(ctx, m, prompt, options...)
 }
 
-// The agent's prompt gives each tool's schema, and text from the API reaches the model as
-// written, even where it looks like a Go template.
-func TestPromptPrefix(t *testing.T) {
+// With SchemaInDescription, langchaingo's own prompt gives each tool's schema, and text from
+// the API reaches the model as written, even where it looks like a Go template. Without it,
+// the model is told nothing of the arguments.
+func TestPromptGivesEachToolsSchema(t *testing.T) {
 	t.Parallel()
-	ts := remedy.NewToolset([]remedy.Operation{{
+	ops := []remedy.Operation{{
 		Name: "tag", Description: "Tags a {{thing}}.",
-		Parameters: json.RawMessage(`{"type":"object","properties":{"tags":{"type":"object","additionalProperties":{"type":"string"}}}}`),
-	}, {Name: "ping"}}, nil, remedy.ToolOptions{})
-	var agentTools []tools.Tool
-	for _, tool := range ts.Tools() {
-		agentTools = append(agentTools, tool)
+		Parameters: json.RawMessage(`{"type":"object","properties":{"tags":{"type":"object","additionalProperties":{"type":"string"},"description":"{{.input}}"}}}`),
+	}, {Name: "ping"}}
+	prompt := func(opts remedy.ToolOptions) string {
+		ts := remedy.NewToolset(ops, nil, opts)
+		var agentTools []tools.Tool
+		for _, tool := range ts.Tools() {
+			agentTools = append(agentTools, tool)
+		}
+		model := &promptModel{}
+		answer, err := chains.Run(context.Background(), agents.NewExecutor(agents.NewOneShotAgent(model, agentTools)), "hello")
+		require.NoError(t, err)
+		assert.Equal(t, "ok", answer)
+		return model.prompt
 	}
-	model := &promptModel{}
-	agent := agents.NewOneShotAgent(model, agentTools, agents.WithPromptPrefix(promptPrefix(ts.Definitions())))
-	answer, err := chains.Run(context.Background(), agents.NewExecutor(agent), "hello")
-	require.NoError(t, err)
-	assert.Equal(t, "ok", answer)
 
-	assert.Contains(t, model.prompt, "- tag: Tags a {{thing}}.\n"+
-		`  tag takes: {"type":"object","properties":{"tags":{"type":"object","additionalProperties":{"type":"string"}}}}`)
-	assert.Contains(t, model.prompt, `  ping takes: {"type":"object"}`, "no schema: any object")
-	assert.Contains(t, model.prompt, "one of [ ping, tag ]")
-	assert.True(t, strings.HasSuffix(model.prompt, "Question: hello\n"), "%q", model.prompt[len(model.prompt)-40:])
+	with := prompt(remedy.ToolOptions{SchemaInDescription: true})
+	assert.Contains(t, with, "\n- tag: Tags a {{thing}}.\n\n"+schemaLead+
+		`{"type":"object","properties":{"tags":{"type":"object","additionalProperties":{"type":"string"},"description":"{{.input}}"}}}`+"\n")
+	assert.Contains(t, with, "\n- ping: "+schemaLead+`{"type":"object"}`+"\n", "no schema: any object")
+	assert.Contains(t, with, "one of [ ping, tag ]")
+	assert.True(t, strings.HasSuffix(with, "Question: hello\n"), "%q", with[len(with)-40:])
+	assert.Equal(t, "{{.input}}", fieldSchema(with, "tag", "tags").Description, "the stand-in finds the schema where a model would")
+
+	without := prompt(remedy.ToolOptions{})
+	assert.Contains(t, without, "\n- tag: Tags a {{thing}}.\n")
+	assert.NotContains(t, without, schemaLead)
 }

@@ -88,7 +88,7 @@ var (
 
 // firstCall reads the question and calls create_invoice with what it says, as written.
 func (m *standIn) firstCall(prompt, question string) string {
-	if !strings.Contains(prompt, "create_invoice takes: ") {
+	if !strings.Contains(prompt, "\n- create_invoice: ") {
 		return "Final Answer: I have no tool to create an invoice with."
 	}
 	customer := customerID.FindString(question)
@@ -165,9 +165,17 @@ type field struct {
 	Description string `json:"description"`
 }
 
-// fieldSchema finds "<tool> takes: {schema}" in the prompt and returns the property name.
+// schemaLead opens the line of a tool's description that gives its arguments' schema
+// (remedy.ToolOptions.SchemaInDescription).
+const schemaLead = "Input: one JSON object of this JSON Schema: "
+
+// fieldSchema finds the tool in the prompt's list of tools, reads its schema and returns the
+// property name.
 func fieldSchema(prompt, tool, name string) field {
-	_, rest, ok := strings.Cut(prompt, tool+" takes: ")
+	_, rest, ok := strings.Cut(prompt, "\n- "+tool+": ")
+	if ok {
+		_, rest, ok = strings.Cut(rest, schemaLead)
+	}
 	if !ok {
 		return field{}
 	}
