@@ -169,8 +169,8 @@ type field struct {
 // (remedy.ToolOptions.SchemaInDescription).
 const schemaLead = "Input: one JSON object of this JSON Schema: "
 
-// fieldSchema finds the tool in the prompt's list of tools, reads its schema and returns the
-// property name.
+// fieldSchema finds the tool in the prompt's list of tools, reads its schema and returns what
+// it says of the property name (nothing when the prompt gives no schema).
 func fieldSchema(prompt, tool, name string) field {
 	_, rest, ok := strings.Cut(prompt, "\n- "+tool+": ")
 	if ok {
