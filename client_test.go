@@ -1300,25 +1300,66 @@ func TestClientBaseURLQueryKept(t *testing.T) {
 	assert.Equal(t, "api-version=2024-06-01", reqs[1].Query)
 }
 
-// A server that never answers cannot hold a retrying call past its elapsed budget.
+// A server that never answers cannot hold a retrying call past its elapsed budget: the first
+// attempt gets a 503 asking for a 1 ms wait, the second reaches a server that hangs, and the
+// call stops with ErrElapsedBudget, that attempt cut when the budget ends and none sent after
+// it. The 20 s context only guards against a hang: were the budget not enforced, the call
+// would end by it with ErrDeadline.
+//
+// The hang is exercised only when the first attempt leaves room in the budget for the
+// second. A first attempt that alone used the budget up (a busy machine) stops the call with
+// ErrElapsedBudget too, but proves nothing about the hang, so the test runs again with a
+// budget several times what that call took, rather than trusting a fixed budget to fit.
 func TestClientHangingServerBoundedByElapsedBudget(t *testing.T) {
 	t.Parallel()
+	for budget := 50 * time.Millisecond; ; {
+		require.Less(t, budget, 10*time.Second, "a first attempt over loopback took seconds: the machine is too slow for this test")
+		ce, took, hung := hangingCall(t, budget)
+		if !hung {
+			// Stopped before the hang: by the budget, and nothing was left hanging.
+			assert.ErrorIs(t, ce.Cause, remedy.ErrElapsedBudget)
+			t.Logf("budget %v: the call took %v and the second attempt never reached the server; trying a larger budget", budget, took)
+			budget = max(2*budget, 4*took)
+			continue
+		}
+		assert.Contains(t, ce.Detail, "during an attempt", "the hanging attempt was cut, not a wait refused")
+		require.Len(t, ce.Attempts, 2, "no attempt after the budget ended")
+		assert.Equal(t, remedy.ActRetry, ce.Attempts[0].Decision.Action)
+		assert.Equal(t, 503, ce.Attempts[0].Status)
+		assert.Zero(t, ce.Attempts[1].Status, "the hanging server never answered")
+		assert.ErrorIs(t, ce.Attempts[1].Err, context.DeadlineExceeded)
+		assert.GreaterOrEqual(t, took, budget, "cut when the budget ended, not before")
+		return
+	}
+}
+
+// hangingCall runs one call of TestClientHangingServerBoundedByElapsedBudget with the budget,
+// against a server of its own: the call's error, how long the call took, and whether its
+// second attempt was hanging in the server when the call returned.
+func hangingCall(t *testing.T, budget time.Duration) (ce *remedy.CallError, took time.Duration, hung bool) {
+	t.Helper()
 	release := make(chan struct{})
+	var hanging atomic.Bool
 	srv := newScripted(t, func(w http.ResponseWriter, r *http.Request, n int) {
 		if n == 1 {
 			reply(w, 503, `{"error":{"code":"unavailable","message":"try again","retryable":true,"retry_after_ms":1}}`)
 			return
 		}
+		hanging.Store(true)
 		select {
 		case <-release:
 		case <-r.Context().Done():
 		}
 	})
-	defer close(release)
-	c := newClient(t, srv, remedy.WithOperations(opCreateOrder), remedy.WithLimits(remedy.Limits{MaxElapsed: 200 * time.Millisecond}))
-	_, err := c.Call(context.Background(), "create_order", map[string]any{"currency": "usd"})
-	ce := callError(t, err, remedy.ErrElapsedBudget)
-	assert.Len(t, ce.Attempts, 2)
+	t.Cleanup(func() { close(release) }) // before the server closes: cleanups run last first
+	c := newClient(t, srv, remedy.WithOperations(opCreateOrder), remedy.WithLimits(remedy.Limits{MaxElapsed: budget}))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err := c.Call(ctx, "create_order", map[string]any{"currency": "usd"})
+	took = time.Since(start)
+	ce = callError(t, err, remedy.ErrElapsedBudget)
+	return ce, took, hanging.Load()
 }
 
 // A prerequisite that needs confirmation ends the call with ErrNextOperation, and its own
