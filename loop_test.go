@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -45,5 +46,69 @@ func TestLoopElapsedGuardScope(t *testing.T) {
 		want, _ := ctx.Deadline()
 		dls := run(t, ctx, time.Hour)
 		assert.Equal(t, []time.Time{want, want}, dls)
+	})
+}
+
+// The elapsed budget's edges, exactly: time is faked (synctest) and the transport is in
+// process, so how long each attempt takes is the test's choice, not the machine's. Every
+// attempt gives up when its context ends. A later
+// attempt that hangs is cut when the budget ends, to the nanosecond; a retry whose wait would
+// end past the budget is not begun; a first attempt that alone spends the budget (what a busy
+// machine does to a loopback test) ends the call after it, with no second attempt.
+func TestLoopElapsedBudgetEdges(t *testing.T) {
+	t.Parallel()
+	const budget = 200 * time.Millisecond
+	unavailable, _ := remedy.Parse(503, nil, []byte(`{"error":{"code":"unavailable","message":"later","retryable":true,"retry_after_ms":1}}`))
+	// run makes a call whose first attempt takes first and gets a 503 asking for 1 ms, and
+	// whose later attempts hang until their context ends. It returns the call's error, when
+	// each attempt began and ended (from the call's start), and how long the call took.
+	run := func(t *testing.T, first time.Duration) (ce *remedy.CallError, began, ended []time.Duration, took time.Duration) {
+		synctest.Test(t, func(t *testing.T) {
+			start := time.Now()
+			tool := remedy.TransportFunc(func(ctx context.Context, req *remedy.Request) (*remedy.Response, error) {
+				began = append(began, time.Since(start))
+				defer func() { ended = append(ended, time.Since(start)) }()
+				if req.Attempt == 1 {
+					select {
+					case <-time.After(first):
+						return &remedy.Response{Status: 503, Envelope: unavailable}, nil
+					case <-ctx.Done():
+						return nil, ctx.Err()
+					}
+				}
+				<-ctx.Done()
+				return nil, ctx.Err()
+			})
+			loop := remedy.Loop{Transport: tool, Limits: remedy.Limits{MaxElapsed: budget}}
+			_, err := loop.Do(context.Background(), remedy.Call{Operation: "get_order", Idempotent: true, Args: json.RawMessage(`{}`)})
+			took = time.Since(start)
+			require.ErrorAs(t, err, &ce)
+			require.ErrorIs(t, err, remedy.ErrElapsedBudget)
+		})
+		return ce, began, ended, took
+	}
+
+	t.Run("a hanging attempt is cut when the budget ends", func(t *testing.T) {
+		ce, began, ended, took := run(t, 10*time.Millisecond)
+		assert.Equal(t, []time.Duration{0, 11 * time.Millisecond}, began, "the second attempt after the 1 ms wait")
+		assert.Equal(t, []time.Duration{10 * time.Millisecond, budget}, ended)
+		assert.Equal(t, budget, took)
+		require.Len(t, ce.Attempts, 2)
+		assert.ErrorIs(t, ce.Attempts[1].Err, context.DeadlineExceeded)
+		assert.Contains(t, ce.Detail, "during an attempt")
+	})
+	t.Run("a wait that would end past the budget is not begun", func(t *testing.T) {
+		ce, began, _, took := run(t, budget-time.Millisecond/2)
+		assert.Equal(t, []time.Duration{0}, began)
+		assert.Equal(t, budget-time.Millisecond/2, took, "stopped at once, without waiting")
+		require.Len(t, ce.Attempts, 1)
+		assert.Equal(t, time.Millisecond, ce.Asked)
+	})
+	t.Run("a first attempt that spends the budget is the only one", func(t *testing.T) {
+		ce, began, ended, took := run(t, budget+50*time.Millisecond)
+		assert.Equal(t, []time.Duration{0}, began)
+		assert.Equal(t, []time.Duration{budget + 50*time.Millisecond}, ended, "the first attempt runs under the caller's context, uncut")
+		assert.Equal(t, budget+50*time.Millisecond, took)
+		require.Len(t, ce.Attempts, 1)
 	})
 }
