@@ -451,7 +451,9 @@ func TestClientHostileRetryAfter(t *testing.T) {
 		t.Parallel()
 		srv := newScripted(t, func(w http.ResponseWriter, r *http.Request, n int) { reply(w, 429, bodyHugeWait) })
 		c := newClient(t, srv, remedy.WithOperations(opCreateOrder))
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		// The deadline is far off, but nearer than the wait, clamped to DefaultMaxWait (30 s),
+		// so no first attempt is too slow to leave the loop that choice.
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
 		_, err := c.Call(ctx, "create_order", json.RawMessage(`{}`))
 		ce := callError(t, err, remedy.ErrDeadline)
