@@ -221,7 +221,7 @@ func TestRetryableServerWaitCappedAtMax(t *testing.T) {
 	srv := newScript(t,
 		reply(429, `{"error":{"code":"rate_limited","retryable":true,"retry_after_ms":1000000000000}}`),
 		reply(200, "ok"))
-	r := newRecorder(t, time.Millisecond, 50*time.Millisecond, true)
+	r := newRecorder(t, time.Millisecond, 50*time.Millisecond, false)
 
 	resp, err := r.get(t, srv.URL)
 	require.NoError(t, err)
