@@ -1318,8 +1318,8 @@ func TestClientHangingServerBoundedByElapsedBudget(t *testing.T) {
 		require.Less(t, budget, 10*time.Second, "a first attempt over loopback took seconds: the machine is too slow for this test")
 		ce, took, hung := hangingCall(t, budget)
 		if !hung {
-			// Stopped before the hang: by the budget, and nothing was left hanging.
-			assert.ErrorIs(t, ce.Cause, remedy.ErrElapsedBudget)
+			// Stopped by the budget (hangingCall checked) before the server saw the hang.
+			assert.LessOrEqual(t, len(ce.Attempts), 2, "no attempt after the budget ended")
 			t.Logf("budget %v: the call took %v and the second attempt never reached the server; trying a larger budget", budget, took)
 			budget = max(2*budget, 4*took)
 			continue
