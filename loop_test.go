@@ -51,10 +51,10 @@ func TestLoopElapsedGuardScope(t *testing.T) {
 
 // The elapsed budget's edges, exactly: time is faked (synctest) and the transport is in
 // process, so how long each attempt takes is the test's choice, not the machine's. Every
-// attempt gives up when its context ends. A later
-// attempt that hangs is cut when the budget ends, to the nanosecond; a retry whose wait would
-// end past the budget is not begun; a first attempt that alone spends the budget (what a busy
-// machine does to a loopback test) ends the call after it, with no second attempt.
+// attempt gives up when its context ends. A later attempt that hangs is cut when the budget
+// ends, to the nanosecond; a retry whose wait would end past the budget is not begun; a first
+// attempt that alone spends the budget (what a busy machine does to a loopback test) ends the
+// call after it, with no second attempt.
 func TestLoopElapsedBudgetEdges(t *testing.T) {
 	t.Parallel()
 	const budget = 200 * time.Millisecond
