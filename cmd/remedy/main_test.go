@@ -888,7 +888,8 @@ func TestServeErrors(t *testing.T) {
 	if !strings.Contains(r.stderr, "cannot listen") {
 		t.Errorf("%s", r)
 	}
-	r = remedyCmd(t, "", "serve", "--addr", "127.0.0.1:0", "--redis", strings.TrimPrefix(refusedURL(t), "http://"))
+	// Without retries (go-redis retries a refused Ping for about two seconds), in the URL form.
+	r = remedyCmd(t, "", "serve", "--addr", "127.0.0.1:0", "--redis", "redis://"+strings.TrimPrefix(refusedURL(t), "http://")+"/?max_retries=-1")
 	r.wantExit(t, exitCannotRun)
 	if !strings.Contains(r.stderr, "Redis at") || !strings.Contains(r.stderr, "unreachable") {
 		t.Errorf("%s", r)
