@@ -118,6 +118,7 @@ func approve(context.Context, *remedy.Challenge) (bool, error) { return true, ni
 // limit's bucket, tokens, leases) depends on the loop's decisions, never on how fast the machine
 // is.
 func TestScenariosSameOnBothSurfaces(t *testing.T) {
+	t.Parallel()
 	type scenario struct {
 		name    string
 		opts    []server.Option
@@ -169,8 +170,10 @@ func TestScenariosSameOnBothSurfaces(t *testing.T) {
 	}
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
+			t.Parallel()
 			for _, sf := range surfaces {
 				t.Run(sf.name, func(t *testing.T) {
+					t.Parallel()
 					clock := storetest.NewClock()
 					api, store, err := billing.New(append([]server.Option{server.WithClock(clock.Now)}, sc.opts...)...)
 					require.NoError(t, err)
