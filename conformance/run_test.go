@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/remedy-go/remedy/conformance"
 	"github.com/remedy-go/remedy/internal/billing"
 	"github.com/remedy-go/remedy/server"
+	"github.com/remedy-go/remedy/server/storetest"
 )
 
 // Archive is a confirm-gated operation that can run any number of times, unlike a deletion,
@@ -37,9 +39,15 @@ type archived struct {
 // reference starts the reference server with the billing API, a rate limit, a report that
 // is busy once (a 503) and a repeatable confirm-gated operation, wrapped in wrap (nil: as is),
 // and returns its URL and the probe's options for it.
+//
+// The server's clock stands still, so the rate limit's bucket never refills: its 100 requests
+// outlast the probe's other steps (47 requests against this API), and the burst, which comes
+// last, meets its 429 after the same number of requests however fast the machine sends them.
+// (On the real clock, a slow machine refilled the bucket as fast as the burst spent it.)
 func reference(t *testing.T, wrap func(http.Handler) http.Handler, opts ...server.Option) (string, conformance.Options) {
 	t.Helper()
-	api, store, err := billing.New(append([]server.Option{server.WithRateLimit(500, 200)}, opts...)...)
+	clock := storetest.NewClock()
+	api, store, err := billing.New(append([]server.Option{server.WithClock(clock.Now), server.WithRateLimit(500, 100)}, opts...)...)
 	require.NoError(t, err)
 	require.NoError(t, server.Post(api, "/v1/customers/{id}/archive", func(_ context.Context, in archiveRef) (archived, error) {
 		return archived{ID: in.ID, Archived: true}, nil
@@ -60,9 +68,24 @@ func reference(t *testing.T, wrap func(http.Handler) http.Handler, opts ...serve
 	}}
 }
 
+// The reference server passes every rule; the burst, and only the burst, meets a 429.
 func TestReferenceServerPassesEveryRule(t *testing.T) {
 	t.Parallel()
-	url, opts := reference(t, nil)
+	var limited atomic.Int64
+	url, opts := reference(t, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, r)
+			if rec.Code == http.StatusTooManyRequests {
+				limited.Add(1)
+			}
+			for k, v := range rec.Header() {
+				w.Header()[k] = v
+			}
+			w.WriteHeader(rec.Code)
+			w.Write(rec.Body.Bytes())
+		})
+	})
 	var steps []conformance.Progress
 	opts.Progress = func(p conformance.Progress) { steps = append(steps, p) }
 	rep, err := conformance.Run(context.Background(), url, opts)
@@ -72,6 +95,8 @@ func TestReferenceServerPassesEveryRule(t *testing.T) {
 	}
 	assert.Len(t, rep.Results, len(conformance.Rules()))
 	assert.True(t, rep.OK())
+	assert.Equal(t, int64(1), limited.Load(),
+		"one 429, the burst's last request: more means the probe's other steps outgrew the bucket (see reference)")
 
 	require.NotEmpty(t, steps)
 	last := steps[len(steps)-1]

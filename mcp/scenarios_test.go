@@ -20,6 +20,7 @@ import (
 	"github.com/remedy-go/remedy/internal/billing"
 	"github.com/remedy-go/remedy/mcp"
 	"github.com/remedy-go/remedy/server"
+	"github.com/remedy-go/remedy/server/storetest"
 )
 
 // caller is one surface's way to make a call through the loop.
@@ -36,7 +37,7 @@ var surfaces = []surface{
 	{"REST", func(t *testing.T, url string, loop remedy.Loop, drop func(*http.Request) bool) caller {
 		opts := []remedy.Option{remedy.WithBaseURL(url), remedy.WithRewriter(loop.Rewriter),
 			remedy.WithConfirmPolicy(loop.Confirm), remedy.WithHTTPClient(dropping(drop)),
-			remedy.WithBackoff(loop.Backoff)}
+			remedy.WithBackoff(loop.Backoff), remedy.WithOnAttempt(loop.OnAttempt)}
 		c, err := remedy.NewClient(opts...)
 		require.NoError(t, err)
 		n, err := c.LoadOpenAPI(context.Background(), "/openapi.json")
@@ -111,7 +112,13 @@ type outcome struct {
 
 func approve(context.Context, *remedy.Challenge) (bool, error) { return true, nil }
 
+// TestScenariosSameOnBothSurfaces proves that a call through the REST client and the same call
+// through the MCP client end alike: same result, attempts, cause and side effects. The server's
+// clock moves only by the waits the loop decides, so that what expires or refills (the rate
+// limit's bucket, tokens, leases) depends on the loop's decisions, never on how fast the machine
+// is.
 func TestScenariosSameOnBothSurfaces(t *testing.T) {
+	t.Parallel()
 	type scenario struct {
 		name    string
 		opts    []server.Option
@@ -163,14 +170,20 @@ func TestScenariosSameOnBothSurfaces(t *testing.T) {
 	}
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
+			t.Parallel()
 			for _, sf := range surfaces {
 				t.Run(sf.name, func(t *testing.T) {
-					api, store, err := billing.New(sc.opts...)
+					t.Parallel()
+					clock := storetest.NewClock()
+					api, store, err := billing.New(append([]server.Option{server.WithClock(clock.Now)}, sc.opts...)...)
 					require.NoError(t, err)
 					srv := httptest.NewServer(api)
 					defer srv.Close()
 					loop := sc.loop
 					loop.Backoff = nil
+					// The hook runs after the loop has decided, before it waits: the wait passes
+					// on the server's clock exactly, however long the machine takes around it.
+					loop.OnAttempt = func(a *remedy.Attempt) { clock.Advance(a.Decision.Wait) }
 					call := sf.connect(t, srv.URL, loop, sc.drop)
 					ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 					defer cancel()
