@@ -29,8 +29,8 @@ type Stores interface {
 // still alive after a few calls measures how long those calls took: when a slow machine took
 // Short or longer, it tries again with twice the durations (see expiring).
 const (
-	Short = 200 * time.Millisecond
-	Past  = 300 * time.Millisecond
+	Short = 50 * time.Millisecond
+	Past  = 75 * time.Millisecond
 	Long  = time.Hour
 )
 
@@ -433,7 +433,7 @@ func retentionExpired(t *testing.T, s Stores, advance func(time.Duration)) {
 // instead of failing on it, and a store with a fake clock passes the first time.
 func expiring(t *testing.T, try func(key string, short, past time.Duration) bool) {
 	t.Helper()
-	const most = 6 // Short << 5 = 6.4 s: longer than any machine takes for two calls
+	const most = 8 // the last with Short << 7 = 6.4 s: longer than any machine takes for two calls
 	short, past := Short, Past
 	for i := range most {
 		if try(fmt.Sprint("k", i), short, past) {
