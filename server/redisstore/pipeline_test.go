@@ -111,6 +111,7 @@ func (s watchedStore) Claim(ctx context.Context, key string, fingerprint []byte,
 // 200 concurrent identical requests with one key, spread over two instances sharing one
 // Redis: one execution, and every caller gets its result.
 func TestTwoInstancesExecuteOnce(t *testing.T) {
+	t.Parallel()
 	addr := redistest.Start(t)
 	var runs atomic.Int64
 	gate := make(chan struct{})
@@ -167,6 +168,7 @@ func TestTwoInstancesExecuteOnce(t *testing.T) {
 // A challenge issued by one instance is confirmed on the other, once; the confirmed call's
 // network retry with its key is replayed by either.
 func TestTwoInstancesShareConfirmations(t *testing.T) {
+	t.Parallel()
 	addr := redistest.Start(t)
 	var runs atomic.Int64
 	a := instance(t, addr, "confirm:", &runs, nil, nil)

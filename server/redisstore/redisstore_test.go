@@ -41,6 +41,7 @@ func newPrefix() string {
 }
 
 func TestStore(t *testing.T) {
+	t.Parallel()
 	client := newClient(t, redistest.Start(t))
 	storetest.Run(t, func(t *testing.T) (storetest.Stores, func(time.Duration)) {
 		return redisstore.New(client, redisstore.Options{Prefix: newPrefix()}), time.Sleep
@@ -95,6 +96,7 @@ func (c *counter) take() (int, []string) {
 }
 
 func TestRoundTrips(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := counter{record: true}
 	client := newClient(t, redistest.Start(t), &c)
@@ -151,6 +153,7 @@ func TestRoundTrips(t *testing.T) {
 // TestScriptFallback: on a server that has not met a script, its first run is EVALSHA, refused,
 // then EVAL, two round trips; after that EVALSHA alone.
 func TestScriptFallback(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := counter{record: true}
 	client := newClient(t, redistest.Start(t), &c)
@@ -173,6 +176,7 @@ func TestScriptFallback(t *testing.T) {
 }
 
 func TestSharedBetweenClients(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	addr := redistest.Start(t)
 	prefix := newPrefix()
@@ -214,6 +218,7 @@ func TestSharedBetweenClients(t *testing.T) {
 }
 
 func TestKeysAndTTLs(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	client := newClient(t, redistest.Start(t))
 	s := redisstore.New(client, redisstore.Options{})
@@ -263,6 +268,7 @@ func TestKeysAndTTLs(t *testing.T) {
 }
 
 func TestMalformed(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	client := newClient(t, redistest.Start(t))
 	prefix := newPrefix()
