@@ -25,9 +25,9 @@ type Stores interface {
 }
 
 // The durations of the suite. Short is what a test lets expire: advancing by Past runs it out.
-// Long is what must outlive the test. A test that needs something of duration Short to be
-// still alive after a few calls measures how long those calls took: when a slow machine took
-// Short or longer, it tries again with twice the durations (see expiring).
+// Long is what must outlive the test. The tests that need something stored for Short to be
+// still there after a few calls measure how long the calls took, in real time: when a slow
+// machine took Short or longer, they try again with twice the durations.
 const (
 	Short = 50 * time.Millisecond
 	Past  = 75 * time.Millisecond
@@ -430,7 +430,8 @@ func retentionExpired(t *testing.T, s Stores, advance func(time.Duration)) {
 // tell (it took short or longer, in real time, to make the calls that had to fall within
 // short), again with a fresh key and durations twice as long. A store whose clock is real
 // (Redis) cannot be made to wait for a slow machine; this way the test adapts to the machine
-// instead of failing on it, and a store with a fake clock passes the first time.
+// instead of failing on it. (A store with a fake clock is measured all the same: a try it
+// need not have made costs nothing.)
 func expiring(t *testing.T, try func(key string, short, past time.Duration) bool) {
 	t.Helper()
 	const most = 8 // the last with Short << 7 = 6.4 s: longer than any machine takes for two calls
