@@ -13,6 +13,7 @@ import (
 
 	"github.com/remedy-go/remedy"
 	"github.com/remedy-go/remedy/server"
+	"github.com/remedy-go/remedy/server/storetest"
 )
 
 // orderOps are the order API's operations as the client registers them.
@@ -92,8 +93,16 @@ func TestClientRepairsAgainstServer(t *testing.T) {
 // A rate-limited call waits what the server asked and then succeeds.
 func TestClientWaitsOutRateLimit(t *testing.T) {
 	t.Parallel()
-	srv, _ := newOrderAPI(t, server.WithRateLimit(20, 1))
-	c := orderClient(t, srv.URL)
+	// The limiter's clock moves only when the client waits, and by what the client waits: the
+	// second call finds the bucket empty however long the machine takes between the calls, and
+	// its retry finds a token only if the client waited all the server asked.
+	clock := storetest.NewClock()
+	srv, _ := newOrderAPI(t, server.WithClock(clock.Now), server.WithRateLimit(20, 1))
+	c := orderClient(t, srv.URL, remedy.WithOnAttempt(func(a *remedy.Attempt) {
+		if a.Decision.Action == remedy.ActRetry {
+			clock.Advance(a.Decision.Wait)
+		}
+	}))
 	ctx := context.Background()
 	_, err := c.Call(ctx, "list_orders", nil)
 	require.NoError(t, err)
@@ -103,6 +112,6 @@ func TestClientWaitsOutRateLimit(t *testing.T) {
 	first := resp.Attempts[0]
 	assert.Equal(t, 429, first.Status)
 	assert.Equal(t, remedy.ActRetry, first.Decision.Action)
-	assert.Positive(t, first.Decision.Wait)
-	assert.LessOrEqual(t, first.Decision.Wait, 60*time.Millisecond)
+	assert.Equal(t, 50*time.Millisecond, first.Decision.Asked, "one token at 20 a second")
+	assert.Equal(t, 50*time.Millisecond, first.Decision.Wait, "what the server asked")
 }

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -200,7 +201,9 @@ func TestIdempotencyInFlight(t *testing.T) {
 	t.Parallel()
 	t.Run("duplicates share the one execution", func(t *testing.T) {
 		t.Parallel()
-		p := newPayments(t, server.Idempotent(), server.WithIdempotency(server.IdempotencyConfig{Wait: 20 * time.Second}))
+		w := &waiters{}
+		p := newPayments(t, server.Idempotent(), server.WithIdempotency(server.IdempotencyConfig{
+			Store: w.watch(server.NewMemoryStore(server.MemoryOptions{})), Wait: time.Minute}))
 		release := make(chan struct{})
 		p.hook = func(ctx context.Context, run int64) error {
 			<-release
@@ -209,6 +212,14 @@ func TestIdempotencyInFlight(t *testing.T) {
 		const n = 200
 		replies := make([]reply, n)
 		var wg sync.WaitGroup
+		// Should the test stop early, the execution ends and the requests with it before the
+		// server closes, which would wait on the handler forever.
+		var released sync.Once
+		finish := func() { released.Do(func() { close(release) }) }
+		t.Cleanup(func() {
+			finish()
+			wg.Wait()
+		})
 		for i := range n {
 			wg.Add(1)
 			go func() {
@@ -216,9 +227,12 @@ func TestIdempotencyInFlight(t *testing.T) {
 				replies[i] = p.post(t, "/v1/charges", chargeBody, "ann", "same-key")
 			}()
 		}
-		require.Eventually(t, func() bool { return p.runs.Load() == 1 }, 10*time.Second, time.Millisecond)
-		time.Sleep(50 * time.Millisecond) // let the duplicates arrive and wait
-		close(release)
+		// Every duplicate has found the key in flight before the execution may finish: they all
+		// wait for it, none comes late to a completed key.
+		if !assert.Eventually(t, func() bool { return p.runs.Load() >= 1 && w.count() >= n-1 }, 20*time.Second, time.Millisecond) {
+			t.Fatalf("%d executions, %d of %d duplicates waiting", p.runs.Load(), w.count(), n-1)
+		}
+		finish()
 		wg.Wait()
 		assert.EqualValues(t, 1, p.runs.Load(), "one execution")
 		replayed := 0
@@ -255,6 +269,41 @@ func TestIdempotencyInFlight(t *testing.T) {
 		assert.Equal(t, 201, (<-done).status)
 		assert.Equal(t, "true", p.post(t, "/v1/charges", chargeBody, "ann", "k").header.Get("Idempotency-Replayed"))
 	})
+}
+
+// waiters counts the requests that found their idempotency key held by another in flight,
+// and so wait for its result: each request claims as an owner of its own.
+type waiters struct {
+	mu     sync.Mutex
+	owners map[string]bool
+}
+
+func (w *waiters) watch(s server.IdempotencyStore) server.IdempotencyStore {
+	return watchedStore{s, w}
+}
+
+func (w *waiters) count() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.owners)
+}
+
+type watchedStore struct {
+	server.IdempotencyStore
+	w *waiters
+}
+
+func (s watchedStore) Claim(ctx context.Context, key string, fingerprint []byte, owner string, lease time.Duration) (server.IdempotencyRecord, bool, error) {
+	rec, claimed, err := s.IdempotencyStore.Claim(ctx, key, fingerprint, owner, lease)
+	if err == nil && !claimed && !rec.Completed && bytes.Equal(rec.Fingerprint, fingerprint) {
+		s.w.mu.Lock()
+		if s.w.owners == nil {
+			s.w.owners = map[string]bool{}
+		}
+		s.w.owners[owner] = true
+		s.w.mu.Unlock()
+	}
+	return rec, claimed, err
 }
 
 // A claim is a lease: a request that outlives it loses the key to a retry, and its late

@@ -19,6 +19,7 @@ import (
 
 	"github.com/remedy-go/remedy"
 	"github.com/remedy-go/remedy/server"
+	"github.com/remedy-go/remedy/server/storetest"
 )
 
 // The order API the tests run against.
@@ -423,7 +424,10 @@ func TestRateLimitPerPrincipal(t *testing.T) {
 	auth := server.AuthenticatorFunc(func(r *http.Request, _ *server.Operation) (server.Principal, error) {
 		return server.Principal(r.Header.Get("X-User")), nil
 	})
-	srv, _ := newOrderAPI(t, server.WithAuthenticator(auth), server.WithRateLimit(0.5, 2))
+	// The limiter's clock stands still unless the test moves it: no token comes back while
+	// a slow machine sends the requests.
+	clock := storetest.NewClock()
+	srv, _ := newOrderAPI(t, server.WithClock(clock.Now), server.WithAuthenticator(auth), server.WithRateLimit(0.5, 2))
 	get := func(user string) (int, http.Header, []byte) {
 		return do(t, "GET", srv.URL+"/v1/orders", "", "", "X-User", user)
 	}
@@ -436,12 +440,15 @@ func TestRateLimitPerPrincipal(t *testing.T) {
 	assert.Equal(t, 429, status)
 	assert.Equal(t, "rate_limited", env.Code)
 	assert.True(t, env.Retryable)
-	assert.Greater(t, env.RetryAfter.Milliseconds(), int64(1000))
-	assert.LessOrEqual(t, env.RetryAfter.Milliseconds(), int64(2000))
+	assert.Equal(t, 2*time.Second, env.RetryAfter, "one token at 0.5 a second")
 	assert.Equal(t, "2", h.Get("Retry-After"))
 	// Another principal has its own bucket.
 	status, _, _ = get("bob")
 	assert.Equal(t, 200, status)
+	// The wait asked is enough.
+	clock.Advance(env.RetryAfter)
+	status, _, body = get("alice")
+	assert.Equal(t, 200, status, "alice, after the wait the server asked: %s", body)
 }
 
 func TestRegistrationErrors(t *testing.T) {

@@ -2,6 +2,7 @@ package redistest
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"runtime"
 	"strings"
@@ -17,8 +18,8 @@ func TestStartAnswersAndStops(t *testing.T) {
 		if !strings.HasPrefix(addr, "127.0.0.1:") {
 			t.Fatalf("address %q is not on 127.0.0.1", addr)
 		}
-		if err := ping(addr); err != nil {
-			t.Fatalf("PING %s: %v", addr, err)
+		if got := send(t, addr, "*1\r\n$4\r\nPING\r\n"); got != "+PONG\r\n" {
+			t.Fatalf("PING %s answered %q", addr, got)
 		}
 		// Persistence is off.
 		for param, want := range map[string]string{"save": "", "appendonly": "no"} {
@@ -43,8 +44,8 @@ func TestStartTwice(t *testing.T) {
 		t.Fatalf("two servers on one address %s", a)
 	}
 	for _, addr := range []string{a, b} {
-		if err := ping(addr); err != nil {
-			t.Errorf("PING %s: %v", addr, err)
+		if got := send(t, addr, "*1\r\n$4\r\nPING\r\n"); got != "+PONG\r\n" {
+			t.Errorf("PING %s answered %q", addr, got)
 		}
 	}
 }
@@ -103,22 +104,34 @@ func TestStartWithoutRedisServer(t *testing.T) {
 // configGet reads one parameter with CONFIG GET, in RESP2.
 func configGet(t *testing.T, addr, param string) string {
 	t.Helper()
-	conn, err := net.DialTimeout("tcp", addr, time.Second)
+	reply := send(t, addr, fmt.Sprintf("*3\r\n$6\r\nCONFIG\r\n$3\r\nGET\r\n$%d\r\n%s\r\n", len(param), param))
+	// *2\r\n$len\r\nparam\r\n$len\r\nvalue\r\n
+	parts := strings.Split(reply, "\r\n")
+	if len(parts) < 5 || parts[0] != "*2" {
+		t.Fatalf("CONFIG GET %s answered %q", param, reply)
+	}
+	return parts[4]
+}
+
+// send sends a command in RESP to the server on addr and returns what one read of its answer
+// got. Its time limit only guards against a hang: a busy machine may be slow to answer.
+func send(t *testing.T, addr, command string) string {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", addr, 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(time.Second))
-	fmt.Fprintf(conn, "*3\r\n$6\r\nCONFIG\r\n$3\r\nGET\r\n$%d\r\n%s\r\n", len(param), param)
+	if err := conn.SetDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(conn, command); err != nil {
+		t.Fatal(err)
+	}
 	buf := make([]byte, 512)
 	n, err := conn.Read(buf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// *2\r\n$len\r\nparam\r\n$len\r\nvalue\r\n
-	parts := strings.Split(string(buf[:n]), "\r\n")
-	if len(parts) < 5 || parts[0] != "*2" {
-		t.Fatalf("CONFIG GET %s answered %q", param, buf[:n])
-	}
-	return parts[4]
+	return string(buf[:n])
 }

@@ -32,12 +32,17 @@ type receipt struct {
 	Run int64  `json:"run"`
 }
 
-// instance is one server instance of the payments API on the shared Redis at addr.
-func instance(t testing.TB, addr, prefix string, runs *atomic.Int64, gate <-chan struct{}) *httptest.Server {
+// instance is one server instance of the payments API on the shared Redis at addr; w, when
+// not nil, watches its idempotency store.
+func instance(t testing.TB, addr, prefix string, runs *atomic.Int64, gate <-chan struct{}, w *waiters) *httptest.Server {
 	t.Helper()
 	s := redisstore.New(newClient(t, addr), redisstore.Options{Prefix: prefix})
+	var idem server.IdempotencyStore = s
+	if w != nil {
+		idem = w.watch(s)
+	}
 	api := server.New(server.WithConfirmation(server.ConfirmConfig{Store: s}),
-		server.WithIdempotency(server.IdempotencyConfig{Store: s, Wait: 30 * time.Second}))
+		server.WithIdempotency(server.IdempotencyConfig{Store: idem, Wait: time.Minute}))
 	handler := func(ctx context.Context, in charge) (receipt, error) {
 		run := runs.Add(1)
 		if gate != nil {
@@ -68,14 +73,51 @@ func post(t testing.TB, url, body string, header ...string) (int, http.Header, [
 	return resp.StatusCode, resp.Header, b
 }
 
+// waiters counts the requests that found their idempotency key held by another in flight,
+// and so wait for its result: each request claims as an owner of its own.
+type waiters struct {
+	mu     sync.Mutex
+	owners map[string]bool
+}
+
+func (w *waiters) watch(s server.IdempotencyStore) server.IdempotencyStore {
+	return watchedStore{s, w}
+}
+
+func (w *waiters) count() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.owners)
+}
+
+type watchedStore struct {
+	server.IdempotencyStore
+	w *waiters
+}
+
+func (s watchedStore) Claim(ctx context.Context, key string, fingerprint []byte, owner string, lease time.Duration) (server.IdempotencyRecord, bool, error) {
+	rec, claimed, err := s.IdempotencyStore.Claim(ctx, key, fingerprint, owner, lease)
+	if err == nil && !claimed && !rec.Completed && bytes.Equal(rec.Fingerprint, fingerprint) {
+		s.w.mu.Lock()
+		if s.w.owners == nil {
+			s.w.owners = map[string]bool{}
+		}
+		s.w.owners[owner] = true
+		s.w.mu.Unlock()
+	}
+	return rec, claimed, err
+}
+
 // 200 concurrent identical requests with one key, spread over two instances sharing one
 // Redis: one execution, and every caller gets its result.
 func TestTwoInstancesExecuteOnce(t *testing.T) {
+	t.Parallel()
 	addr := redistest.Start(t)
 	var runs atomic.Int64
 	gate := make(chan struct{})
-	a := instance(t, addr, "once:", &runs, gate)
-	b := instance(t, addr, "once:", &runs, gate)
+	w := &waiters{}
+	a := instance(t, addr, "once:", &runs, gate, w)
+	b := instance(t, addr, "once:", &runs, gate, w)
 	const n = 200
 	type result struct {
 		status   int
@@ -84,6 +126,14 @@ func TestTwoInstancesExecuteOnce(t *testing.T) {
 	}
 	results := make([]result, n)
 	var wg sync.WaitGroup
+	// Should the test stop early, the gate opens and the requests end before the servers
+	// close, which would wait on the handler forever.
+	var opened sync.Once
+	open := func() { opened.Do(func() { close(gate) }) }
+	t.Cleanup(func() {
+		open()
+		wg.Wait()
+	})
 	for i := range n {
 		wg.Add(1)
 		go func() {
@@ -96,9 +146,12 @@ func TestTwoInstancesExecuteOnce(t *testing.T) {
 			results[i] = result{status, h.Get("Idempotency-Replayed") == "true", string(body)}
 		}()
 	}
-	require.Eventually(t, func() bool { return runs.Load() >= 1 }, 10*time.Second, time.Millisecond)
-	time.Sleep(100 * time.Millisecond) // let the duplicates arrive and wait
-	close(gate)
+	// Every duplicate has found the key in flight, on one instance or the other, before the
+	// execution may finish: they all wait, none comes late to a completed key.
+	if !assert.Eventually(t, func() bool { return runs.Load() >= 1 && w.count() >= n-1 }, 20*time.Second, time.Millisecond) {
+		t.Fatalf("%d executions, %d of %d duplicates waiting", runs.Load(), w.count(), n-1)
+	}
+	open()
 	wg.Wait()
 	assert.EqualValues(t, 1, runs.Load(), "one execution across both instances")
 	replayed := 0
@@ -115,10 +168,11 @@ func TestTwoInstancesExecuteOnce(t *testing.T) {
 // A challenge issued by one instance is confirmed on the other, once; the confirmed call's
 // network retry with its key is replayed by either.
 func TestTwoInstancesShareConfirmations(t *testing.T) {
+	t.Parallel()
 	addr := redistest.Start(t)
 	var runs atomic.Int64
-	a := instance(t, addr, "confirm:", &runs, nil)
-	b := instance(t, addr, "confirm:", &runs, nil)
+	a := instance(t, addr, "confirm:", &runs, nil, nil)
+	b := instance(t, addr, "confirm:", &runs, nil, nil)
 	status, h, body := post(t, a.URL+"/v1/payouts", `{"amount":900}`)
 	env, ok := remedy.Parse(status, h, body)
 	require.True(t, ok)
