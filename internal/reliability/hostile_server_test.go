@@ -91,6 +91,8 @@ type hostileTarget struct {
 	// from holds the remote address of every request that reached the API.
 	fromMu sync.Mutex
 	from   map[string]bool
+	// closeNoWait: the test's cleanup does not wait for the server's connections to end.
+	closeNoWait atomic.Bool
 }
 
 func (h *hostileTarget) addr() string { return h.srv.Listener.Addr().String() }
@@ -101,6 +103,13 @@ func (h *hostileTarget) reached(addr string) bool {
 	defer h.fromMu.Unlock()
 	return h.from[addr]
 }
+
+// closeWithoutWaiting makes the test's cleanup close the server without waiting for its
+// connections to end. net/http sleeps 500 ms (its rstAvoidanceDelay) before it closes a
+// connection whose request body it left unread, so that the client reads the answer before a
+// reset, and httptest.Server.Close waits for that sleep: for a test that has read its answer,
+// time spent on nothing.
+func (h *hostileTarget) closeWithoutWaiting() { h.closeNoWait.Store(true) }
 
 // hostileBodyCounter counts the bytes the API reads from a request body.
 type hostileBodyCounter struct {
@@ -150,7 +159,13 @@ func hostileServer(t *testing.T, configure func(*httptest.Server), opts ...serve
 		configure(h.srv)
 	}
 	h.srv.Start()
-	t.Cleanup(h.srv.Close)
+	t.Cleanup(func() {
+		if h.closeNoWait.Load() {
+			go h.srv.Close()
+			return
+		}
+		h.srv.Close()
+	})
 	return h
 }
 
@@ -714,6 +729,7 @@ func TestHostileServerHugeBody(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			h := hostileServer(t, nil)
+			h.closeWithoutWaiting()
 			body := hostileNewStream(total, gate)
 			req, err := http.NewRequest("POST", h.srv.URL+"/v1/invoices", body)
 			require.NoError(t, err)
@@ -811,6 +827,7 @@ func TestHostileServerLyingLength(t *testing.T) {
 	t.Run("a Content-Length of 2^63-1", func(t *testing.T) {
 		t.Parallel()
 		h := hostileServer(t, nil)
+		h.closeWithoutWaiting()
 		raw := "POST /v1/invoices HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 9223372036854775807\r\n\r\n{}"
 		replies, err := hostileRaw(t, h.addr(), raw, 1)
 		require.Len(t, replies, 1, "an answer (%v)", err)
