@@ -542,11 +542,11 @@ func TestHostileClientRetryAfterCall(t *testing.T) {
 			})
 			e, _ := remedy.Parse(503, tc.header, []byte(tc.body))
 
-			c, at, _ := hostileClient(t, srv.URL, remedy.Limits{MaxAttempts: 3, MaxWait: 20 * time.Millisecond, MaxElapsed: 10 * time.Second})
+			c, at, _ := hostileClient(t, srv.URL, remedy.Limits{MaxAttempts: 3, MaxWait: 5 * time.Millisecond, MaxElapsed: 10 * time.Second})
 			_, err := hostileCall(t, c, "create", 20*time.Second)
 			ce := hostileCallError(t, err)
 			attempts := at.all()
-			hostileWaitsBounded(t, attempts, 20*time.Millisecond)
+			hostileWaitsBounded(t, attempts, 5*time.Millisecond)
 			assert.ErrorIs(t, err, remedy.ErrAttemptsExhausted, "retried within MaxWait until the attempts ran out: %v", err)
 			assert.Len(t, attempts, 3)
 			assert.GreaterOrEqual(t, ce.Asked, time.Duration(0))
