@@ -147,7 +147,7 @@ func hostileServer(t *testing.T, configure func(*httptest.Server), opts ...serve
 		}
 		api.ServeHTTP(w, r)
 	}))
-	h.srv.Config.ReadHeaderTimeout = 5 * time.Second
+	h.srv.Config.ReadHeaderTimeout = 10 * time.Second
 	h.srv.Config.ReadTimeout = 10 * time.Second
 	h.srv.Config.ErrorLog = log.New(h.logs, "net/http: ", 0)
 	h.srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
