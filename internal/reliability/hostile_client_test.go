@@ -798,7 +798,8 @@ func TestHostileClientStalls(t *testing.T) {
 	t.Run("a 503, then a stall, without a deadline", func(t *testing.T) {
 		t.Parallel()
 		// The elapsed budget runs from the call's start, and must outlast the first attempt
-		// for the stalled second one to be sent: it starts short and doubles until it did.
+		// and the way to the server's stall: it starts short and doubles until the server had
+		// stalled the second attempt before the budget ran out.
 		var stalled atomic.Bool
 		for budget := 50 * time.Millisecond; !stalled.Load(); budget *= 2 {
 			require.Less(t, budget, 10*time.Second, "the call never got to its second attempt")
@@ -832,8 +833,7 @@ func TestHostileClientStalls(t *testing.T) {
 			require.NotEmpty(t, attempts)
 			require.LessOrEqual(t, len(attempts), 2, "nothing is sent after the stalled attempt")
 			if len(attempts) == 2 {
-				assert.Error(t, attempts[1].Err, "the stalled attempt was cut off")
-				require.True(t, stalled.Load())
+				assert.Error(t, attempts[1].Err, "the second attempt was cut off")
 			}
 		}
 	})
