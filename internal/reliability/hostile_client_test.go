@@ -280,11 +280,13 @@ func hostileServe(t *testing.T, h http.HandlerFunc) *httptest.Server {
 }
 
 // hostileRawServe starts a server that answers every request with raw bytes on the
-// connection, then holds it open until the test ends (or closes it, when hold is false).
-func hostileRawServe(t *testing.T, raw func(r *http.Request) string, hold bool) *httptest.Server {
+// connection, then holds it open until the test ends (or closes it, when hold is false). It
+// counts in written the answers it wrote whole.
+func hostileRawServe(t *testing.T, raw func(r *http.Request) string, hold bool) (srv *httptest.Server, written *atomic.Int64) {
 	t.Helper()
 	done := make(chan struct{})
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	written = new(atomic.Int64)
+	srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		conn, buf, err := http.NewResponseController(w).Hijack()
 		if err != nil {
@@ -292,14 +294,32 @@ func hostileRawServe(t *testing.T, raw func(r *http.Request) string, hold bool) 
 		}
 		defer conn.Close()
 		buf.WriteString(raw(r))
-		buf.Flush()
+		if buf.Flush() == nil {
+			written.Add(1)
+		}
 		if hold {
 			<-done
 		}
 	}))
 	srv.Start()
 	t.Cleanup(func() { close(done); srv.Close() })
-	return srv
+	return srv, written
+}
+
+// hostileUntilReached calls try with a deadline that starts short and doubles until reached
+// says that the server got as far as the case needs before the deadline passed: on a busy
+// machine the way there takes longer, and a deadline that passed first would prove nothing.
+// try asserts what must hold whatever the deadline.
+func hostileUntilReached(t *testing.T, reached func() bool, try func(deadline time.Duration)) {
+	t.Helper()
+	for deadline := 50 * time.Millisecond; ; deadline *= 2 {
+		try(deadline)
+		if reached() {
+			return
+		}
+		require.Less(t, deadline, 10*time.Second, "the server never got that far")
+		t.Logf("the %v deadline passed before the server got that far: doubled", deadline)
+	}
 }
 
 // hostileTransport counts the bytes the client reads from response bodies (after net/http has
@@ -522,24 +542,31 @@ func TestHostileClientRetryAfterCall(t *testing.T) {
 			})
 			e, _ := remedy.Parse(503, tc.header, []byte(tc.body))
 
-			c, at, _ := hostileClient(t, srv.URL, remedy.Limits{MaxAttempts: 3, MaxWait: 20 * time.Millisecond, MaxElapsed: 5 * time.Second})
-			_, err := hostileCall(t, c, "create", 10*time.Second)
+			c, at, _ := hostileClient(t, srv.URL, remedy.Limits{MaxAttempts: 3, MaxWait: 5 * time.Millisecond, MaxElapsed: 10 * time.Second})
+			_, err := hostileCall(t, c, "create", 20*time.Second)
 			ce := hostileCallError(t, err)
 			attempts := at.all()
-			hostileWaitsBounded(t, attempts, 20*time.Millisecond)
+			hostileWaitsBounded(t, attempts, 5*time.Millisecond)
 			assert.ErrorIs(t, err, remedy.ErrAttemptsExhausted, "retried within MaxWait until the attempts ran out: %v", err)
 			assert.Len(t, attempts, 3)
 			assert.GreaterOrEqual(t, ce.Asked, time.Duration(0))
 
-			c, at, _ = hostileClient(t, srv.URL, remedy.Limits{MaxAttempts: 3, MaxWait: time.Minute, MaxElapsed: 300 * time.Millisecond})
-			_, err = hostileCall(t, c, "create", 10*time.Second)
+			// The elapsed budget is short where the wait alone exceeds it, so that stopping at
+			// once owes nothing to how long the first attempt took; where the wait fits, it is
+			// generous, so that no slow attempt uses it up before the attempts run out.
+			budget := 300 * time.Millisecond
+			if e.RetryAfter <= budget {
+				budget = 10 * time.Second
+			}
+			c, at, _ = hostileClient(t, srv.URL, remedy.Limits{MaxAttempts: 3, MaxWait: time.Minute, MaxElapsed: budget})
+			_, err = hostileCall(t, c, "create", 20*time.Second)
 			ce = hostileCallError(t, err)
 			attempts = at.all()
 			hostileWaitsBounded(t, attempts, time.Minute)
 			if tc.bug != "" && e.RetryAfter < 0 && len(attempts) > 1 {
 				t.Skipf("bug: %s (%d attempts, each decision asked %v)", tc.bug, len(attempts), attempts[0].Decision.Asked)
 			}
-			if e.RetryAfter > 300*time.Millisecond {
+			if e.RetryAfter > budget {
 				assert.ErrorIs(t, err, remedy.ErrElapsedBudget, "an enormous wait stops the call at once")
 				assert.Len(t, attempts, 1)
 				assert.Equal(t, e.RetryAfter, ce.Asked, "the error says how long the server asked")
@@ -732,7 +759,9 @@ func TestHostileClientGzipUnasked(t *testing.T) {
 // retries — when Limits.MaxElapsed is spent, even without a deadline.
 func TestHostileClientStalls(t *testing.T) {
 	t.Parallel()
-	stall := func(status int, headers bool) http.HandlerFunc {
+	// stall answers with status and the start of a body (or nothing, when headers is false),
+	// notes that it stalls, and waits for the client to go away.
+	stall := func(status int, headers bool, stalled *atomic.Bool) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
 			if headers {
 				w.Header().Set("Content-Type", "application/json")
@@ -740,51 +769,72 @@ func TestHostileClientStalls(t *testing.T) {
 				io.WriteString(w, `{"error":{"code":"x","message":"`)
 				http.NewResponseController(w).Flush()
 			}
+			stalled.Store(true)
 			<-r.Context().Done()
 		}
 	}
 	for _, tc := range []struct {
 		name    string
-		handler http.HandlerFunc
+		status  int
+		headers bool
 	}{
-		{"a 200 whose body stalls", stall(200, true)},
-		{"a 500 whose body stalls", stall(500, true)},
-		{"no answer at all", stall(0, false)},
+		{"a 200 whose body stalls", 200, true},
+		{"a 500 whose body stalls", 500, true},
+		{"no answer at all", 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			srv := hostileServe(t, tc.handler)
+			var stalled atomic.Bool
+			srv := hostileServe(t, stall(tc.status, tc.headers, &stalled))
 			c, at, _ := hostileClient(t, srv.URL, remedy.Limits{MaxAttempts: 3, MaxWait: 10 * time.Millisecond, MaxElapsed: time.Minute})
-			_, err := hostileCall(t, c, "create", 300*time.Millisecond)
-			require.Error(t, err)
-			assert.ErrorIs(t, err, remedy.ErrDeadline, "%v", err)
-			hostileWaitsBounded(t, at.all(), 10*time.Millisecond)
+			hostileUntilReached(t, stalled.Load, func(deadline time.Duration) {
+				_, err := hostileCall(t, c, "create", deadline)
+				require.Error(t, err)
+				assert.ErrorIs(t, err, remedy.ErrDeadline, "%v", err)
+				hostileWaitsBounded(t, at.all(), 10*time.Millisecond)
+			})
 		})
 	}
 	t.Run("a 503, then a stall, without a deadline", func(t *testing.T) {
 		t.Parallel()
-		var n atomic.Int64
-		srv := hostileServe(t, func(w http.ResponseWriter, r *http.Request) {
-			if n.Add(1) == 1 {
-				w.Header().Set("Retry-After", "0")
-				w.WriteHeader(503)
-				return
+		// The elapsed budget runs from the call's start, and must outlast the first attempt
+		// and the way to the server's stall: it starts short and doubles until the server had
+		// stalled the second attempt before the budget ran out.
+		var stalled atomic.Bool
+		for budget := 50 * time.Millisecond; !stalled.Load(); budget *= 2 {
+			require.Less(t, budget, 10*time.Second, "the call never got to its second attempt")
+			var n atomic.Int64
+			srv := hostileServe(t, func(w http.ResponseWriter, r *http.Request) {
+				if n.Add(1) == 1 {
+					w.Header().Set("Retry-After", "0")
+					w.WriteHeader(503)
+					return
+				}
+				stall(200, true, &stalled)(w, r)
+			})
+			c, at, _ := hostileClient(t, srv.URL, remedy.Limits{MaxAttempts: 3, MaxWait: 10 * time.Millisecond, MaxElapsed: budget})
+			done := make(chan error, 1)
+			go func() {
+				_, err := c.Call(context.Background(), "create", nil)
+				done <- err
+			}()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(15 * time.Second):
+				t.Fatal("the retrying call was not cut off by Limits.MaxElapsed")
 			}
-			stall(200, true)(w, r)
-		})
-		c, at, _ := hostileClient(t, srv.URL, remedy.Limits{MaxAttempts: 3, MaxWait: 10 * time.Millisecond, MaxElapsed: 500 * time.Millisecond})
-		done := make(chan error, 1)
-		go func() {
-			_, err := c.Call(context.Background(), "create", nil)
-			done <- err
-		}()
-		select {
-		case err := <-done:
-			require.Error(t, err)
-			t.Logf("ended: %v", err)
-			assert.GreaterOrEqual(t, len(at.all()), 2, "the stalled attempt was cut off by the elapsed budget")
-		case <-time.After(15 * time.Second):
-			t.Fatal("the retrying call was not cut off by Limits.MaxElapsed")
+			attempts := at.all()
+			t.Logf("budget %v: %d attempts; ended: %v", budget, len(attempts), err)
+			// Whether the budget ran out during the stalled attempt or, on a busy machine,
+			// before the retry could begin, the call stops for it.
+			assert.ErrorIs(t, err, remedy.ErrElapsedBudget)
+			hostileWaitsBounded(t, attempts, 10*time.Millisecond)
+			require.NotEmpty(t, attempts)
+			require.LessOrEqual(t, len(attempts), 2, "nothing is sent after the stalled attempt")
+			if len(attempts) == 2 {
+				assert.Error(t, attempts[1].Err, "the second attempt was cut off")
+			}
 		}
 	})
 }
@@ -795,8 +845,10 @@ func TestHostileClientLyingServer(t *testing.T) {
 	t.Parallel()
 	envelope := `{"error":{"code":"lied","message":"m"}}`
 	tests := []struct {
-		name  string
-		raw   string
+		name string
+		raw  string
+		// hold: the server holds the connection open after raw, so that only the call's
+		// deadline ends it; otherwise the server closes it, and the call ends by itself.
 		hold  bool
 		check func(t *testing.T, resp *remedy.Response, err error)
 		bug   string
@@ -827,7 +879,7 @@ func TestHostileClientLyingServer(t *testing.T) {
 			}, ""},
 		{"a 1xx forever", strings.Repeat("HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n", 10_000), true,
 			func(t *testing.T, _ *remedy.Response, err error) {
-				require.Error(t, err)
+				assert.ErrorIs(t, err, remedy.ErrDeadline, "no final answer: the deadline ends the call")
 			}, ""},
 		{"not HTTP", "SSH-2.0-OpenSSH_9.0\r\n" + strings.Repeat("\x00", 1024), false,
 			func(t *testing.T, _ *remedy.Response, err error) {
@@ -837,19 +889,27 @@ func TestHostileClientLyingServer(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			srv := hostileRawServe(t, func(*http.Request) string { return tc.raw }, tc.hold)
-			c, at, _ := hostileClient(t, srv.URL, remedy.Limits{MaxAttempts: 2, MaxWait: 10 * time.Millisecond, MaxElapsed: 2 * time.Second})
-			var resp *remedy.Response
-			var err error
-			if p := hostileCatch(func() { resp, err = hostileCall(t, c, "create", 2*time.Second) }); p != nil {
-				if tc.bug != "" {
-					t.Skipf("bug: %s (%v)", tc.bug, p)
+			srv, written := hostileRawServe(t, func(*http.Request) string { return tc.raw }, tc.hold)
+			c, at, _ := hostileClient(t, srv.URL, remedy.Limits{MaxAttempts: 2, MaxWait: 10 * time.Millisecond, MaxElapsed: 10 * time.Second})
+			try := func(deadline time.Duration) {
+				var resp *remedy.Response
+				var err error
+				if p := hostileCatch(func() { resp, err = hostileCall(t, c, "create", deadline) }); p != nil {
+					if tc.bug != "" {
+						t.Skipf("bug: %s (%v)", tc.bug, p)
+					}
+					t.Fatalf("Call panicked: %v", p)
 				}
-				t.Fatalf("Call panicked: %v", p)
+				t.Logf("%d attempts, err: %.200v", len(at.all()), err)
+				hostileWaitsBounded(t, at.all(), 10*time.Millisecond)
+				tc.check(t, resp, err)
 			}
-			t.Logf("%d attempts, err: %.200v", len(at.all()), err)
-			hostileWaitsBounded(t, at.all(), 10*time.Millisecond)
-			tc.check(t, resp, err)
+			if !tc.hold {
+				try(10 * time.Second) // only a hang would meet it
+				return
+			}
+			// Only the deadline ends the call: it must not pass before the server wrote its answer.
+			hostileUntilReached(t, func() bool { return written.Load() > 0 }, try)
 		})
 	}
 }

@@ -88,9 +88,28 @@ type hostileTarget struct {
 	logs  *hostileLogs
 	read  atomic.Int64 // bytes of request bodies the API read, over all requests
 	conns atomic.Int64 // connections accepted
+	// from holds the remote address of every request that reached the API.
+	fromMu sync.Mutex
+	from   map[string]bool
+	// closeNoWait: the test's cleanup does not wait for the server's connections to end.
+	closeNoWait atomic.Bool
 }
 
 func (h *hostileTarget) addr() string { return h.srv.Listener.Addr().String() }
+
+// reached reports whether a request from the client address addr reached the API.
+func (h *hostileTarget) reached(addr string) bool {
+	h.fromMu.Lock()
+	defer h.fromMu.Unlock()
+	return h.from[addr]
+}
+
+// closeWithoutWaiting makes the test's cleanup close the server without waiting for its
+// connections to end. net/http sleeps 500 ms (its rstAvoidanceDelay) before it closes a
+// connection whose request body it left unread, so that the client reads the answer before a
+// reset, and httptest.Server.Close waits for that sleep: for a test that has read its answer,
+// time spent on nothing.
+func (h *hostileTarget) closeWithoutWaiting() { h.closeNoWait.Store(true) }
 
 // hostileBodyCounter counts the bytes the API reads from a request body.
 type hostileBodyCounter struct {
@@ -106,10 +125,10 @@ func (c hostileBodyCounter) Read(p []byte) (int, error) {
 
 // hostileServer starts the billing API (with hostileMeasure at POST /v1/measure) on loopback,
 // configured as a deployment should be: header and body reads bounded in time. configure, if
-// not nil, adjusts the http.Server before it starts.
-func hostileServer(t *testing.T, configure func(*http.Server), opts ...server.Option) *hostileTarget {
+// not nil, adjusts the server (its http.Server, its listener) before it starts.
+func hostileServer(t *testing.T, configure func(*httptest.Server), opts ...server.Option) *hostileTarget {
 	t.Helper()
-	h := &hostileTarget{logs: &hostileLogs{}}
+	h := &hostileTarget{logs: &hostileLogs{}, from: map[string]bool{}}
 	opts = append([]server.Option{server.WithLogger(slog.New(h.logs))}, opts...)
 	api, store, err := billing.New(opts...)
 	require.NoError(t, err)
@@ -118,6 +137,9 @@ func hostileServer(t *testing.T, configure func(*http.Server), opts ...server.Op
 		return in, nil
 	}, server.OperationID("measure")))
 	h.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.fromMu.Lock()
+		h.from[r.RemoteAddr] = true
+		h.fromMu.Unlock()
 		if r.Body != nil {
 			// On a copy: net/http decides what to do with an unread body by the original's type.
 			r = r.WithContext(r.Context())
@@ -125,7 +147,7 @@ func hostileServer(t *testing.T, configure func(*http.Server), opts ...server.Op
 		}
 		api.ServeHTTP(w, r)
 	}))
-	h.srv.Config.ReadHeaderTimeout = 5 * time.Second
+	h.srv.Config.ReadHeaderTimeout = 10 * time.Second
 	h.srv.Config.ReadTimeout = 10 * time.Second
 	h.srv.Config.ErrorLog = log.New(h.logs, "net/http: ", 0)
 	h.srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
@@ -134,10 +156,16 @@ func hostileServer(t *testing.T, configure func(*http.Server), opts ...server.Op
 		}
 	}
 	if configure != nil {
-		configure(h.srv.Config)
+		configure(h.srv)
 	}
 	h.srv.Start()
-	t.Cleanup(h.srv.Close)
+	t.Cleanup(func() {
+		if h.closeNoWait.Load() {
+			go h.srv.Close()
+			return
+		}
+		h.srv.Close()
+	})
 	return h
 }
 
@@ -701,6 +729,7 @@ func TestHostileServerHugeBody(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			h := hostileServer(t, nil)
+			h.closeWithoutWaiting()
 			body := hostileNewStream(total, gate)
 			req, err := http.NewRequest("POST", h.srv.URL+"/v1/invoices", body)
 			require.NoError(t, err)
@@ -798,6 +827,7 @@ func TestHostileServerLyingLength(t *testing.T) {
 	t.Run("a Content-Length of 2^63-1", func(t *testing.T) {
 		t.Parallel()
 		h := hostileServer(t, nil)
+		h.closeWithoutWaiting()
 		raw := "POST /v1/invoices HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 9223372036854775807\r\n\r\n{}"
 		replies, err := hostileRaw(t, h.addr(), raw, 1)
 		require.Len(t, replies, 1, "an answer (%v)", err)
@@ -822,27 +852,143 @@ func hostileTrickle(conn net.Conn, s string, interval time.Duration, stop <-chan
 	}
 }
 
+// hostileSentListener hands the server each connection only once its client has sent
+// something, so that the server's read timeouts run from the client's first bytes rather than
+// from the accept — as net/http itself does between the requests of a kept-alive connection.
+// A normal client that a busy machine holds up between connecting and writing is then not
+// cut off as a slow sender; a slow sender, which sends its first bytes at once, still is.
+type hostileSentListener struct {
+	net.Listener
+	conns   chan net.Conn
+	done    chan struct{}
+	once    sync.Once
+	mu      sync.Mutex
+	waiting map[net.Conn]bool // accepted, not yet handed over
+}
+
+func hostileListenSent(l net.Listener) *hostileSentListener {
+	s := &hostileSentListener{Listener: l, conns: make(chan net.Conn), done: make(chan struct{}),
+		waiting: map[net.Conn]bool{}}
+	go s.acceptLoop()
+	return s
+}
+
+func (s *hostileSentListener) acceptLoop() {
+	for {
+		c, err := s.Listener.Accept()
+		if err != nil {
+			s.Close()
+			return
+		}
+		s.mu.Lock()
+		s.waiting[c] = true
+		s.mu.Unlock()
+		go s.handOver(c)
+	}
+}
+
+// handOver waits for c's first bytes (closing it if none come), then hands it to Accept.
+func (s *hostileSentListener) handOver(c net.Conn) {
+	defer func() {
+		s.mu.Lock()
+		delete(s.waiting, c)
+		s.mu.Unlock()
+	}()
+	buf := make([]byte, 4096)
+	c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	n, _ := c.Read(buf)
+	c.SetReadDeadline(time.Time{})
+	if n == 0 {
+		c.Close()
+		return
+	}
+	select {
+	case s.conns <- &hostileSentConn{Conn: c, first: buf[:n]}:
+	case <-s.done:
+		c.Close()
+	}
+}
+
+func (s *hostileSentListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-s.conns:
+		return c, nil
+	case <-s.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (s *hostileSentListener) Close() error {
+	s.once.Do(func() {
+		close(s.done)
+		s.mu.Lock()
+		for c := range s.waiting {
+			c.Close()
+		}
+		s.mu.Unlock()
+	})
+	return s.Listener.Close()
+}
+
+// hostileSentConn is a connection whose first bytes were already read.
+type hostileSentConn struct {
+	net.Conn
+	first []byte
+}
+
+func (c *hostileSentConn) Read(p []byte) (int, error) {
+	if len(c.first) > 0 {
+		n := copy(p, c.first)
+		c.first = c.first[n:]
+		return n, nil
+	}
+	return c.Conn.Read(p)
+}
+
+// CloseWrite lets net/http half-close the connection, as it does a *net.TCPConn.
+func (c *hostileSentConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
 // TestHostileServerSlowSenders: a sender that trickles its headers or its body is cut off by
 // the http.Server's ReadHeaderTimeout and ReadTimeout (the README says nothing about them:
-// these are the values a deployment would choose, shortened), and other requests are served
-// meanwhile.
+// these are the values a deployment would choose, shortened), other requests are served
+// meanwhile, and the server then closes the connection. Trickled headers never reach the API:
+// net/http closes the connection without an answer, or, when the timeout cut a header line in
+// two, answers its own plain-text 400. A trickled body reaches it, which answers 400
+// invalid_json, unless the connection is closed first.
 func TestHostileServerSlowSenders(t *testing.T) {
 	t.Parallel()
-	timeouts := func(s *http.Server) {
-		s.ReadHeaderTimeout = 300 * time.Millisecond
-		s.ReadTimeout = 800 * time.Millisecond
+	const (
+		readHeaderTimeout = 100 * time.Millisecond
+		readTimeout       = 200 * time.Millisecond
+		interval          = 50 * time.Millisecond // between two trickled bytes
+	)
+	configure := func(s *httptest.Server) {
+		s.Config.ReadHeaderTimeout = readHeaderTimeout
+		s.Config.ReadTimeout = readTimeout
+		// The timeouts run from each connection's first bytes: the normal requests made
+		// meanwhile arrive whole, so that only the trickle meets them, however busy the machine.
+		s.Listener = hostileListenSent(s.Listener)
 	}
 	for _, tc := range []struct {
 		name       string
 		head, tail string // head is written at once, tail trickled
+		reachesAPI bool
 	}{
 		{"body trickled", "POST /v1/invoices HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n",
-			strings.Repeat(" ", 200)},
-		{"headers trickled", "POST /v1/invoices HTTP/1.1\r\n", "Host: x\r\nContent-Type: application/json\r\n" + strings.Repeat("X-Slow: 1\r\n", 20)},
+			strings.Repeat(" ", 200), true},
+		{"headers trickled", "POST /v1/invoices HTTP/1.1\r\n", "Host: x\r\nContent-Type: application/json\r\n" + strings.Repeat("X-Slow: 1\r\n", 20), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			h := hostileServer(t, timeouts)
+			// The trickle cannot end before the timeouts, on any machine: a busy one only
+			// trickles more slowly.
+			require.Greater(t, time.Duration(len(tc.tail))*interval, 20*readTimeout)
+			h := hostileServer(t, configure)
 			conn, err := net.Dial("tcp", h.addr())
 			require.NoError(t, err)
 			defer conn.Close()
@@ -853,7 +999,7 @@ func TestHostileServerSlowSenders(t *testing.T) {
 			trickled := make(chan struct{})
 			go func() {
 				defer close(trickled)
-				hostileTrickle(conn, tc.tail, 50*time.Millisecond, stop)
+				hostileTrickle(conn, tc.tail, interval, stop)
 			}()
 			// Served meanwhile.
 			hostileServes(t, h)
@@ -861,19 +1007,42 @@ func TestHostileServerSlowSenders(t *testing.T) {
 			close(stop)
 			<-trickled
 			assert.Equal(t, 1, h.store.Effects("create_invoice"), "only the normal request executed")
+			hostileQuiet(t, h)
 			hostileServes(t, h)
-			if len(replies) == 1 {
-				t.Logf("the cut-off request was answered %d: %.200s", replies[0].status, replies[0].body)
-				hostileEnvelope(t, replies[0], 400, server.CodeInvalidJSON)
-			} else {
+			assert.Equal(t, tc.reachesAPI, h.reached(conn.LocalAddr().String()), "the trickled request reached the API")
+			switch {
+			case len(replies) == 0:
 				t.Logf("the connection was closed without an answer: %v", err)
 				assert.Error(t, err, "the connection was cut off")
-				var ne net.Error
-				if errors.As(err, &ne) {
-					assert.False(t, ne.Timeout(), "the server, not our deadline, ended it")
-				}
+				hostileNotOurDeadline(t, err)
+			case tc.reachesAPI:
+				t.Logf("the cut-off request was answered %d: %.200s", replies[0].status, replies[0].body)
+				hostileEnvelope(t, replies[0], 400, server.CodeInvalidJSON)
+			default:
+				// net/http's own answer to a request it could not read: the API never saw it.
+				r := replies[0]
+				t.Logf("net/http answered the cut-off headers %d: %.200s", r.status, r.body)
+				assert.Equal(t, 400, r.status)
+				assert.Equal(t, "text/plain; charset=utf-8", r.header.Get("Content-Type"))
+				assert.True(t, strings.HasPrefix(string(r.body), "400 Bad Request"), "%.200s", r.body)
+				hostileNoLeak(t, r.body)
 			}
+			// Whatever the answer, the server closed the connection after it (net/http does not
+			// read a request after one it could not read whole), before our deadline.
+			rest, err := io.ReadAll(conn)
+			assert.Empty(t, rest, "nothing after the answer")
+			hostileNotOurDeadline(t, err)
 		})
+	}
+}
+
+// hostileNotOurDeadline checks that err, which ended a read, is not our own deadline passing:
+// the server ended the connection.
+func hostileNotOurDeadline(t *testing.T, err error) {
+	t.Helper()
+	var ne net.Error
+	if errors.As(err, &ne) {
+		assert.False(t, ne.Timeout(), "the server, not our deadline, ended it: %v", err)
 	}
 }
 

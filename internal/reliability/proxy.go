@@ -195,7 +195,7 @@ func New(cfg Config) (*Proxy, error) {
 		base: up.Scheme + "://" + up.Host + strings.TrimSuffix(up.EscapedPath(), "/"),
 		fwd: &http.Transport{
 			Proxy:               nil, // straight to the upstream, whatever the environment says
-			DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+			DialContext:         (&net.Dialer{Timeout: 10 * time.Second}).DialContext,
 			MaxIdleConns:        256,
 			MaxIdleConnsPerHost: 256,
 			IdleConnTimeout:     30 * time.Second,

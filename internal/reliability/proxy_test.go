@@ -68,11 +68,14 @@ func (l *execLedger) Total() int {
 
 // transferAPI is a reference server configured by apiOpts with one side effect, POST
 // /v1/transfers (transfer), registered with opts (server.Idempotent(), or none to turn the
-// guard off), whose executions the ledger counts.
+// guard off), whose executions the ledger counts. A duplicate of a request in flight waits for
+// its twin's result for 20 s rather than the default 5 s before it is answered 409: the tests
+// that expect the twin's result then do not depend on how fast the first copy ran.
 func transferAPI(t testing.TB, apiOpts []server.Option, opts ...server.OpOption) (*server.API, *execLedger) {
 	t.Helper()
 	l := &execLedger{runs: map[string]int{}}
-	api := server.New(append([]server.Option{server.WithInfo(server.Info{Title: "transfers", Version: "1"})}, apiOpts...)...)
+	api := server.New(append([]server.Option{server.WithInfo(server.Info{Title: "transfers", Version: "1"}),
+		server.WithIdempotency(server.IdempotencyConfig{Wait: 20 * time.Second})}, apiOpts...)...)
 	require.NoError(t, server.Post(api, "/v1/transfers", func(_ context.Context, in transferIn) (transferOut, error) {
 		return transferOut{CallID: in.CallID, Execution: l.record(in.CallID)}, nil
 	}, append([]server.OpOption{server.OperationID("transfer"), server.SuccessStatus(http.StatusCreated)}, opts...)...))
