@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -201,9 +200,9 @@ func TestIdempotencyInFlight(t *testing.T) {
 	t.Parallel()
 	t.Run("duplicates share the one execution", func(t *testing.T) {
 		t.Parallel()
-		w := &waiters{}
+		w := &storetest.Waiters{}
 		p := newPayments(t, server.Idempotent(), server.WithIdempotency(server.IdempotencyConfig{
-			Store: w.watch(server.NewMemoryStore(server.MemoryOptions{})), Wait: time.Minute}))
+			Store: w.Watch(server.NewMemoryStore(server.MemoryOptions{})), Wait: time.Minute}))
 		release := make(chan struct{})
 		p.hook = func(ctx context.Context, run int64) error {
 			<-release
@@ -229,8 +228,8 @@ func TestIdempotencyInFlight(t *testing.T) {
 		}
 		// Every duplicate has found the key in flight before the execution may finish: they all
 		// wait for it, none comes late to a completed key.
-		if !assert.Eventually(t, func() bool { return p.runs.Load() >= 1 && w.count() >= n-1 }, 20*time.Second, time.Millisecond) {
-			t.Fatalf("%d executions, %d of %d duplicates waiting", p.runs.Load(), w.count(), n-1)
+		if !assert.Eventually(t, func() bool { return p.runs.Load() >= 1 && w.Count() >= n-1 }, 20*time.Second, time.Millisecond) {
+			t.Fatalf("%d executions, %d of %d duplicates waiting", p.runs.Load(), w.Count(), n-1)
 		}
 		finish()
 		wg.Wait()
@@ -269,41 +268,6 @@ func TestIdempotencyInFlight(t *testing.T) {
 		assert.Equal(t, 201, (<-done).status)
 		assert.Equal(t, "true", p.post(t, "/v1/charges", chargeBody, "ann", "k").header.Get("Idempotency-Replayed"))
 	})
-}
-
-// waiters counts the requests that found their idempotency key held by another in flight,
-// and so wait for its result: each request claims as an owner of its own.
-type waiters struct {
-	mu     sync.Mutex
-	owners map[string]bool
-}
-
-func (w *waiters) watch(s server.IdempotencyStore) server.IdempotencyStore {
-	return watchedStore{s, w}
-}
-
-func (w *waiters) count() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return len(w.owners)
-}
-
-type watchedStore struct {
-	server.IdempotencyStore
-	w *waiters
-}
-
-func (s watchedStore) Claim(ctx context.Context, key string, fingerprint []byte, owner string, lease time.Duration) (server.IdempotencyRecord, bool, error) {
-	rec, claimed, err := s.IdempotencyStore.Claim(ctx, key, fingerprint, owner, lease)
-	if err == nil && !claimed && !rec.Completed && bytes.Equal(rec.Fingerprint, fingerprint) {
-		s.w.mu.Lock()
-		if s.w.owners == nil {
-			s.w.owners = map[string]bool{}
-		}
-		s.w.owners[owner] = true
-		s.w.mu.Unlock()
-	}
-	return rec, claimed, err
 }
 
 // A claim is a lease: a request that outlives it loses the key to a retry, and its late

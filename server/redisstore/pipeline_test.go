@@ -21,6 +21,7 @@ import (
 	"github.com/remedy-go/remedy/internal/redistest"
 	"github.com/remedy-go/remedy/server"
 	"github.com/remedy-go/remedy/server/redisstore"
+	"github.com/remedy-go/remedy/server/storetest"
 )
 
 type charge struct {
@@ -34,12 +35,12 @@ type receipt struct {
 
 // instance is one server instance of the payments API on the shared Redis at addr; w, when
 // not nil, watches its idempotency store.
-func instance(t testing.TB, addr, prefix string, runs *atomic.Int64, gate <-chan struct{}, w *waiters) *httptest.Server {
+func instance(t testing.TB, addr, prefix string, runs *atomic.Int64, gate <-chan struct{}, w *storetest.Waiters) *httptest.Server {
 	t.Helper()
 	s := redisstore.New(newClient(t, addr), redisstore.Options{Prefix: prefix})
 	var idem server.IdempotencyStore = s
 	if w != nil {
-		idem = w.watch(s)
+		idem = w.Watch(s)
 	}
 	api := server.New(server.WithConfirmation(server.ConfirmConfig{Store: s}),
 		server.WithIdempotency(server.IdempotencyConfig{Store: idem, Wait: time.Minute}))
@@ -73,41 +74,6 @@ func post(t testing.TB, url, body string, header ...string) (int, http.Header, [
 	return resp.StatusCode, resp.Header, b
 }
 
-// waiters counts the requests that found their idempotency key held by another in flight,
-// and so wait for its result: each request claims as an owner of its own.
-type waiters struct {
-	mu     sync.Mutex
-	owners map[string]bool
-}
-
-func (w *waiters) watch(s server.IdempotencyStore) server.IdempotencyStore {
-	return watchedStore{s, w}
-}
-
-func (w *waiters) count() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return len(w.owners)
-}
-
-type watchedStore struct {
-	server.IdempotencyStore
-	w *waiters
-}
-
-func (s watchedStore) Claim(ctx context.Context, key string, fingerprint []byte, owner string, lease time.Duration) (server.IdempotencyRecord, bool, error) {
-	rec, claimed, err := s.IdempotencyStore.Claim(ctx, key, fingerprint, owner, lease)
-	if err == nil && !claimed && !rec.Completed && bytes.Equal(rec.Fingerprint, fingerprint) {
-		s.w.mu.Lock()
-		if s.w.owners == nil {
-			s.w.owners = map[string]bool{}
-		}
-		s.w.owners[owner] = true
-		s.w.mu.Unlock()
-	}
-	return rec, claimed, err
-}
-
 // 200 concurrent identical requests with one key, spread over two instances sharing one
 // Redis: one execution, and every caller gets its result.
 func TestTwoInstancesExecuteOnce(t *testing.T) {
@@ -115,7 +81,7 @@ func TestTwoInstancesExecuteOnce(t *testing.T) {
 	addr := redistest.Start(t)
 	var runs atomic.Int64
 	gate := make(chan struct{})
-	w := &waiters{}
+	w := &storetest.Waiters{}
 	a := instance(t, addr, "once:", &runs, gate, w)
 	b := instance(t, addr, "once:", &runs, gate, w)
 	const n = 200
@@ -148,8 +114,8 @@ func TestTwoInstancesExecuteOnce(t *testing.T) {
 	}
 	// Every duplicate has found the key in flight, on one instance or the other, before the
 	// execution may finish: they all wait, none comes late to a completed key.
-	if !assert.Eventually(t, func() bool { return runs.Load() >= 1 && w.count() >= n-1 }, 20*time.Second, time.Millisecond) {
-		t.Fatalf("%d executions, %d of %d duplicates waiting", runs.Load(), w.count(), n-1)
+	if !assert.Eventually(t, func() bool { return runs.Load() >= 1 && w.Count() >= n-1 }, 20*time.Second, time.Millisecond) {
+		t.Fatalf("%d executions, %d of %d duplicates waiting", runs.Load(), w.Count(), n-1)
 	}
 	open()
 	wg.Wait()
