@@ -17,6 +17,7 @@ import (
 
 	"github.com/cenkalti/backoff/v4"
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/internal/margin"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -1311,18 +1312,15 @@ func TestClientBaseURLQueryKept(t *testing.T) {
 // The hang is exercised only when the first attempt leaves room in the budget for the
 // second. A first attempt that alone used the budget up (a busy machine) stops the call with
 // ErrElapsedBudget too, but proves nothing about the hang, so the test runs again with a
-// budget several times what that call took, rather than trusting a fixed budget to fit.
+// budget twice as long (margin.Grow), rather than trusting a fixed budget to fit.
 func TestClientHangingServerBoundedByElapsedBudget(t *testing.T) {
 	t.Parallel()
-	for budget := 50 * time.Millisecond; ; {
-		require.Less(t, budget, 10*time.Second, "a first attempt over loopback took seconds: the machine is too slow for this test")
+	margin.Grow(t, 50*time.Millisecond, 10*time.Second, func(budget time.Duration) bool {
 		ce, took, hung := hangingCall(t, budget)
 		if !hung {
 			// Stopped by the budget (hangingCall checked) before the server saw the hang.
 			assert.LessOrEqual(t, len(ce.Attempts), 2, "no attempt after the budget ended")
-			t.Logf("budget %v: the call took %v and the second attempt never reached the server; trying a larger budget", budget, took)
-			budget = max(2*budget, 4*took)
-			continue
+			return false
 		}
 		assert.Contains(t, ce.Detail, "during an attempt", "the hanging attempt was cut, not a wait refused")
 		require.Len(t, ce.Attempts, 2, "no attempt after the budget ended")
@@ -1331,8 +1329,8 @@ func TestClientHangingServerBoundedByElapsedBudget(t *testing.T) {
 		assert.Zero(t, ce.Attempts[1].Status, "the hanging server never answered")
 		assert.ErrorIs(t, ce.Attempts[1].Err, context.DeadlineExceeded)
 		assert.GreaterOrEqual(t, took, budget, "cut when the budget ended, not before")
-		return
-	}
+		return true
+	})
 }
 
 // hangingCall runs one call of TestClientHangingServerBoundedByElapsedBudget with the budget,

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/remedy-go/remedy/internal/billing"
+	"github.com/remedy-go/remedy/internal/margin"
 )
 
 // TestMCPEventStreamOutlivesServerLimits serves the API from an http.Server with short read
@@ -24,17 +25,13 @@ import (
 // slow one. Once the stream is open, nothing depends on the machine's speed.
 func TestMCPEventStreamOutlivesServerLimits(t *testing.T) {
 	t.Parallel()
-	const first, most = 100 * time.Millisecond, 6400 * time.Millisecond
-	for limit := first; ; limit *= 2 {
-		err := streamOutlivesLimits(t, limit)
-		if err == nil {
-			return
+	margin.Grow(t, 100*time.Millisecond, 6400*time.Millisecond, func(limit time.Duration) bool {
+		if err := streamOutlivesLimits(t, limit); err != nil {
+			t.Logf("with limits of %v: %v", limit, err)
+			return false
 		}
-		if limit >= most {
-			t.Fatalf("with limits of %v: %v", limit, err)
-		}
-		t.Logf("with limits of %v: %v; trying limits twice as long", limit, err)
-	}
+		return true
+	})
 }
 
 // streamOutlivesLimits opens a session with an API served under read and write limits of

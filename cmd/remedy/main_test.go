@@ -23,6 +23,7 @@ import (
 
 	"github.com/remedy-go/remedy/conformance"
 	"github.com/remedy-go/remedy/internal/billing"
+	"github.com/remedy-go/remedy/internal/margin"
 	"github.com/remedy-go/remedy/internal/redistest"
 )
 
@@ -402,13 +403,13 @@ func TestCallTimeout(t *testing.T) {
 		api.ServeHTTP(w, r)
 	}))
 	defer srv.Close()
-	for timeout := 100 * time.Millisecond; ; timeout *= 2 {
+	margin.Grow(t, 100*time.Millisecond, 10*time.Second, func(timeout time.Duration) bool {
 		start := time.Now()
 		r := remedyCmd(t, "", "call", "--timeout", timeout.String(), srv.URL, "get_invoice", `{"id":"in_1"}`)
 		took := time.Since(start)
 		r.wantExit(t, exitCannotRun)
-		if strings.Contains(r.stderr, "cannot load the OpenAPI document") && timeout < 10*time.Second {
-			continue
+		if strings.Contains(r.stderr, "cannot load the OpenAPI document") {
+			return false
 		}
 		if !strings.Contains(r.stderr, "no response from "+srv.URL+" within --timeout "+timeout.String()) {
 			t.Errorf("%s", r)
@@ -417,8 +418,8 @@ func TestCallTimeout(t *testing.T) {
 		if took > timeout+20*time.Second {
 			t.Errorf("--timeout %v took %v", timeout, took)
 		}
-		break
-	}
+		return true
+	})
 	remedyCmd(t, "", "call", "--timeout", "-1s", srv.URL, "get_invoice").wantExit(t, exitUsage)
 }
 

@@ -25,6 +25,7 @@ import (
 
 	"github.com/cenkalti/backoff/v4"
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/internal/margin"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -304,22 +305,6 @@ func hostileRawServe(t *testing.T, raw func(r *http.Request) string, hold bool) 
 	srv.Start()
 	t.Cleanup(func() { close(done); srv.Close() })
 	return srv, written
-}
-
-// hostileUntilReached calls try with a deadline that starts short and doubles until reached
-// says that the server got as far as the case needs before the deadline passed: on a busy
-// machine the way there takes longer, and a deadline that passed first would prove nothing.
-// try asserts what must hold whatever the deadline.
-func hostileUntilReached(t *testing.T, reached func() bool, try func(deadline time.Duration)) {
-	t.Helper()
-	for deadline := 50 * time.Millisecond; ; deadline *= 2 {
-		try(deadline)
-		if reached() {
-			return
-		}
-		require.Less(t, deadline, 10*time.Second, "the server never got that far")
-		t.Logf("the %v deadline passed before the server got that far: doubled", deadline)
-	}
 }
 
 // hostileTransport counts the bytes the client reads from response bodies (after net/http has
@@ -787,11 +772,14 @@ func TestHostileClientStalls(t *testing.T) {
 			var stalled atomic.Bool
 			srv := hostileServe(t, stall(tc.status, tc.headers, &stalled))
 			c, at, _ := hostileClient(t, srv.URL, remedy.Limits{MaxAttempts: 3, MaxWait: 10 * time.Millisecond, MaxElapsed: time.Minute})
-			hostileUntilReached(t, stalled.Load, func(deadline time.Duration) {
+			// The deadline must not pass before the server stalled: on a busy machine the way
+			// there takes longer, and a deadline that passed first would prove nothing.
+			margin.Grow(t, 50*time.Millisecond, 10*time.Second, func(deadline time.Duration) bool {
 				_, err := hostileCall(t, c, "create", deadline)
 				require.Error(t, err)
 				assert.ErrorIs(t, err, remedy.ErrDeadline, "%v", err)
 				hostileWaitsBounded(t, at.all(), 10*time.Millisecond)
+				return stalled.Load()
 			})
 		})
 	}
@@ -801,8 +789,7 @@ func TestHostileClientStalls(t *testing.T) {
 		// and the way to the server's stall: it starts short and doubles until the server had
 		// stalled the second attempt before the budget ran out.
 		var stalled atomic.Bool
-		for budget := 50 * time.Millisecond; !stalled.Load(); budget *= 2 {
-			require.Less(t, budget, 10*time.Second, "the call never got to its second attempt")
+		margin.Grow(t, 50*time.Millisecond, 10*time.Second, func(budget time.Duration) bool {
 			var n atomic.Int64
 			srv := hostileServe(t, func(w http.ResponseWriter, r *http.Request) {
 				if n.Add(1) == 1 {
@@ -835,7 +822,8 @@ func TestHostileClientStalls(t *testing.T) {
 			if len(attempts) == 2 {
 				assert.Error(t, attempts[1].Err, "the second attempt was cut off")
 			}
-		}
+			return stalled.Load()
+		})
 	})
 }
 
@@ -909,7 +897,10 @@ func TestHostileClientLyingServer(t *testing.T) {
 				return
 			}
 			// Only the deadline ends the call: it must not pass before the server wrote its answer.
-			hostileUntilReached(t, func() bool { return written.Load() > 0 }, try)
+			margin.Grow(t, 50*time.Millisecond, 10*time.Second, func(deadline time.Duration) bool {
+				try(deadline)
+				return written.Load() > 0
+			})
 		})
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/remedy-go/remedy/internal/margin"
 	"github.com/remedy-go/remedy/server"
 )
 
@@ -428,22 +429,18 @@ func retentionExpired(t *testing.T, s Stores, advance func(time.Duration)) {
 // expiring runs try, an expiry test that first needs something stored for short to be still
 // there, with short = Short and past = Past, then, for as long as try reports that it could not
 // tell (it took short or longer, in real time, to make the calls that had to fall within
-// short), again with a fresh key and durations twice as long. A store whose clock is real
-// (Redis) cannot be made to wait for a slow machine; this way the test adapts to the machine
-// instead of failing on it. (A store with a fake clock is measured all the same: a try it
-// need not have made costs nothing.)
+// short), again with a fresh key and durations twice as long (margin.Grow). A store whose clock
+// is real (Redis) cannot be made to wait for a slow machine; this way the test adapts to the
+// machine instead of failing on it. (A store with a fake clock is measured all the same: a try
+// it need not have made costs nothing.)
 func expiring(t *testing.T, try func(key string, short, past time.Duration) bool) {
 	t.Helper()
-	const most = 8 // the last with Short << 7 = 6.4 s: longer than any machine takes for two calls
-	short, past := Short, Past
-	for i := range most {
-		if try(fmt.Sprint("k", i), short, past) {
-			return
-		}
-		t.Logf("the calls took %v or longer: trying again with durations twice as long", short)
-		short, past = 2*short, 2*past
-	}
-	t.Fatalf("%d tries: the calls that had to fall within %v never did", most, short/2)
+	n := 0
+	// Up to Short << 7 = 6.4 s: longer than any machine takes for two calls.
+	margin.Grow(t, Short, Short<<7, func(short time.Duration) bool {
+		n++
+		return try(fmt.Sprint("k", n), short, short*Past/Short)
+	})
 }
 
 func concurrentClaims(t *testing.T, s Stores, _ func(time.Duration)) {
