@@ -203,22 +203,15 @@ func TestIdempotencyInFlight(t *testing.T) {
 		w := &storetest.Waiters{}
 		p := newPayments(t, server.Idempotent(), server.WithIdempotency(server.IdempotencyConfig{
 			Store: w.Watch(server.NewMemoryStore(server.MemoryOptions{})), Wait: time.Minute}))
-		release := make(chan struct{})
+		var wg sync.WaitGroup
+		t.Cleanup(wg.Wait)         // the requests end before the server closes,
+		release, finish := gate(t) // once the gate is open (cleanups run last first)
 		p.hook = func(ctx context.Context, run int64) error {
 			<-release
 			return nil
 		}
 		const n = 200
 		replies := make([]reply, n)
-		var wg sync.WaitGroup
-		// Should the test stop early, the execution ends and the requests with it before the
-		// server closes, which would wait on the handler forever.
-		var released sync.Once
-		finish := func() { released.Do(func() { close(release) }) }
-		t.Cleanup(func() {
-			finish()
-			wg.Wait()
-		})
 		for i := range n {
 			wg.Add(1)
 			go func() {
@@ -247,7 +240,7 @@ func TestIdempotencyInFlight(t *testing.T) {
 	t.Run("past the wait", func(t *testing.T) {
 		t.Parallel()
 		p := newPayments(t, server.Idempotent(), server.WithIdempotency(server.IdempotencyConfig{Wait: -1}))
-		release := make(chan struct{})
+		release, open := gate(t)
 		p.hook = func(ctx context.Context, run int64) error {
 			<-release
 			return nil
@@ -264,10 +257,22 @@ func TestIdempotencyInFlight(t *testing.T) {
 		assert.Equal(t, "1", dup.header.Get("Retry-After"))
 		other := p.post(t, "/v1/charges", `{"amount":1,"currency":"usd"}`, "ann", "k")
 		assert.Equal(t, "idempotency_key_reused", other.code(t), "another payload is refused even in flight")
-		close(release)
+		open()
 		assert.Equal(t, 201, (<-done).status)
 		assert.Equal(t, "true", p.post(t, "/v1/charges", chargeBody, "ann", "k").header.Get("Idempotency-Replayed"))
 	})
+}
+
+// gate returns a channel for a handler to block on and the function that opens it, once. The
+// gate also opens when the test ends: a test stopped early (a failed require) must not leave a
+// handler blocked, and the server's Close, which runs after, waiting on it forever. Call it
+// after the server is made, so that its cleanup runs first.
+func gate(t *testing.T) (<-chan struct{}, func()) {
+	ch := make(chan struct{})
+	var once sync.Once
+	open := func() { once.Do(func() { close(ch) }) }
+	t.Cleanup(open)
+	return ch, open
 }
 
 // A claim is a lease: a request that outlives it loses the key to a retry, and its late
@@ -279,7 +284,7 @@ func TestIdempotencyLeaseTakeover(t *testing.T) {
 	p := newPayments(t, server.Idempotent(), server.WithClock(clock.Now),
 		server.WithLogger(slog.New(slog.NewJSONHandler(logs, nil))),
 		server.WithIdempotency(server.IdempotencyConfig{Lease: time.Minute, Wait: -1}))
-	release := make(chan struct{})
+	release, open := gate(t)
 	p.hook = func(ctx context.Context, run int64) error {
 		if run == 1 {
 			<-release
@@ -294,7 +299,7 @@ func TestIdempotencyLeaseTakeover(t *testing.T) {
 	clock.Advance(time.Minute + time.Second) // the first request's instance is presumed dead
 	second := p.post(t, "/v1/charges", chargeBody, "ann", "k")
 	require.Equal(t, 201, second.status, "%s", second.body)
-	close(release)
+	open()
 	late := <-done
 	assert.Equal(t, 201, late.status, "the late request still answers its own caller")
 
