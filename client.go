@@ -131,6 +131,12 @@ func WithRewriter(r Rewriter) Option {
 	return func(c *clientConfig) error { c.loop.Rewriter = r; return nil }
 }
 
+// WithRewritePolicy decides the repairs that change what a call means (default SafeRewrites:
+// none is sent; the call stops with ErrRewriteRefused and the proposal).
+func WithRewritePolicy(p RewritePolicy) Option {
+	return func(c *clientConfig) error { c.loop.Rewrites = p; return nil }
+}
+
 // WithConfirmPolicy decides confirmation challenges (default RefuseAll).
 func WithConfirmPolicy(p ConfirmPolicy) Option {
 	return func(c *clientConfig) error { c.loop.Confirm = p; return nil }

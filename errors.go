@@ -34,7 +34,58 @@ var (
 	ErrNextOperation = errors.New("next operation failed")
 	// ErrIdempotencyKeyReused: the server holds the idempotency key for another payload.
 	ErrIdempotencyKeyReused = errors.New("idempotency key reused with another payload")
+	// ErrWaitTooLong: the server asked to wait longer than Limits.MaxWait before a retry can
+	// succeed. The call stopped at once, without retrying early; CallError.Err is a
+	// *RetryLater saying when a new call can succeed.
+	ErrWaitTooLong = errors.New("the server asks to wait longer than the loop waits")
+	// ErrOutcomeUnknown: the request was written and no answer came back (a reset, a timeout,
+	// a lost response), so it may have executed; sending it again could execute it twice,
+	// because the operation is not idempotent and the server is not known to honour
+	// idempotency keys (see KeySupport).
+	ErrOutcomeUnknown = errors.New("outcome unknown: the request may have executed")
+	// ErrRewriteRefused: the only repair the rewriter found changes what the call means
+	// (a clamp, a cut, a dropped member, a choice among several values) and the RewritePolicy
+	// did not approve it; CallError.Proposal holds the proposed arguments and each change.
+	ErrRewriteRefused = errors.New("rewrite not approved")
 )
+
+// RetryLater is the wait a server asked for before a retry can succeed, when the loop would
+// not spend it: longer than Limits.MaxWait (ErrWaitTooLong), past Limits.MaxElapsed
+// (ErrElapsedBudget) or past the context's deadline (ErrDeadline). A CallError holds it in
+// Err, so errors.As finds it; an agent reschedules the call for At instead of retrying now.
+type RetryLater struct {
+	After time.Duration // what the server asked to wait
+	At    time.Time     // when a new call can succeed: the failed attempt's end plus After
+}
+
+// Error says how long the server asked to wait.
+func (e *RetryLater) Error() string {
+	return "the server asks to retry after " + e.After.String()
+}
+
+// notSent marks a transport error that happened before any byte of the request was written.
+type notSent struct{ err error }
+
+func (e *notSent) Error() string { return e.err.Error() }
+func (e *notSent) Unwrap() error { return e.err }
+
+// NotSent marks err, a transport's failure, as one that happened before the request was
+// written (a refused connection, a failed dial or TLS handshake): the server cannot have
+// executed it, so the loop retries it like any transient failure even for an operation that
+// is not safe to repeat. Without the mark, a transport error counts as one that may have
+// executed. A nil err stays nil.
+func NotSent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &notSent{err}
+}
+
+// wasNotSent reports whether err is marked by NotSent.
+func wasNotSent(err error) bool {
+	var ns *notSent
+	return errors.As(err, &ns)
+}
 
 // CallError is the error of a call that did not succeed. It holds every attempt (nested next
 // operations included), the last envelope, and the sentinel cause:
@@ -54,6 +105,8 @@ type CallError struct {
 	Err       error     // the underlying error: transport, rewriter, policy or nested call
 	// Challenge is the confirmation to approve (ErrConfirmationRequired).
 	Challenge *Challenge
+	// Proposal is the repair that was not approved (ErrRewriteRefused).
+	Proposal *Proposal
 	// Asked is how long the server asked to wait, when the wait is why the call stopped.
 	Asked time.Duration
 }

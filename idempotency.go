@@ -5,9 +5,39 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/json"
+	"strconv"
 
 	"github.com/remedy-go/remedy/internal/canon"
 )
+
+// KeySupport is what is known of a server's support for the Idempotency-Key header (or the
+// idempotencyKey argument over MCP) on one operation. A key only makes a retry safe when the
+// server honours it: replays the stored result instead of running the request again.
+type KeySupport uint8
+
+const (
+	// KeysUnknown: a key is sent, but not counted on. After a request was written and its
+	// answer lost, a non-idempotent call stops with ErrOutcomeUnknown instead of sending
+	// the request again. An Idempotency-Replayed answer during the call shows the server
+	// honours keys, and makes later retries of the call safe.
+	KeysUnknown KeySupport = iota
+	// KeysHonoured: the server replays a repeated key, so a retry after a lost answer is
+	// safe. LoadOpenAPI sets it for an operation that declares an Idempotency-Key header
+	// parameter or x-idempotency-key.
+	KeysHonoured
+	// KeysOff: no key is sent.
+	KeysOff
+)
+
+var keySupportNames = [...]string{"unknown", "honoured", "off"}
+
+// String is the support's name: "unknown", "honoured" or "off".
+func (k KeySupport) String() string {
+	if int(k) < len(keySupportNames) {
+		return keySupportNames[k]
+	}
+	return "keys(" + strconv.Itoa(int(k)) + ")"
+}
 
 // keyring mints the idempotency keys of one call, one per distinct payload: unchanged
 // retries carry the same key — the server replays instead of running twice — and a rewritten

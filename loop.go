@@ -263,6 +263,10 @@ type Call struct {
 	// ConfirmationToken is a token the caller approved (from a CallError's Challenge), sent
 	// with the first attempt only.
 	ConfirmationToken string
+	// Keys is what is known of the server's support for idempotency keys on the operation:
+	// KeysOff sends none; KeysHonoured counts on them to make a retry after a lost answer
+	// safe; KeysUnknown (the default) sends them without counting on them.
+	Keys KeySupport
 
 	checked bool // Args is known to be a JSON object already
 }
@@ -276,6 +280,10 @@ type Request struct {
 	// a retry safe.
 	IdempotencyKey    string
 	ConfirmationToken string // send as X-Confirmation-Token (or its MCP argument); may be empty
+	// KeysHonoured is set by a transport that knows the server honours the key it sent for
+	// this operation (declared in its OpenAPI document or tool schema, or shown by a replayed
+	// answer): a retry after a lost answer is then safe.
+	KeysHonoured bool
 	Attempt           int    // from 1, within its call
 	Depth             int    // nesting of next operations
 	// Method and Target describe the attempt for records and logs ("POST", "/v1/orders";
@@ -311,6 +319,9 @@ type Attempt struct {
 	Err            error // the transport error, when no response came
 	Replayed       bool
 	Decision       Decision
+	// Changes are the edits made to the arguments after this attempt (Decision.Action is
+	// ActRewrite), each with the rule that made it; for a refused proposal, what was proposed.
+	Changes []Change
 	Elapsed        time.Duration // the attempt's round trip
 }
 
@@ -321,6 +332,7 @@ type Attempt struct {
 type Loop struct {
 	Transport Transport
 	Rewriter  Rewriter      // nil: failures that name a fix stop the call (ErrRewriteGaveUp)
+	Rewrites  RewritePolicy // approves lossy repairs; nil: SafeRewrites (none)
 	Confirm   ConfirmPolicy // nil: RefuseAll
 	// Registered reports whether name may run as a failure's next_operation, and whether it
 	// is idempotent. The loop runs nothing this does not approve; nil approves nothing.

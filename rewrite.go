@@ -21,7 +21,62 @@ type Rewrite struct {
 	Args      json.RawMessage // the arguments as sent, a JSON object
 	Envelope  *Envelope       // the failure that names what to change
 	Attempt   int             // the attempt that failed, from 1
+
+	// Changes is the rewriter's account of what it changed, one entry per path, filled by
+	// the rewriter (DefaultRewriter does). A change marked Lossy makes the repair a proposal
+	// that the loop's RewritePolicy must approve. When a rewriter leaves it empty, the loop
+	// lists the changes itself by comparing the arguments, with Rule "rewriter" and Lossy
+	// false: a rewriter the caller configured speaks for the caller.
+	Changes []Change
 }
+
+// Change is one edit of a call's arguments, as Attempt.Changes and Proposal.Changes list it.
+type Change struct {
+	Path string          `json:"path"`          // JSON Pointer of the value changed
+	Old  json.RawMessage `json:"old,omitempty"` // the value before; nil when it was added
+	New  json.RawMessage `json:"new,omitempty"` // the value after; nil when it was removed
+	// Rule names what decided the change: suggested_value, only_allowed_value, enum_match,
+	// coerce, default, example, choose_allowed, clamp, truncate, drop_unknown, or rewriter
+	// (a rewriter that does not describe its changes).
+	Rule string `json:"rule"`
+	// Lossy says the change may alter what the call means (clamping a number to a bound,
+	// cutting a string, dropping a member, choosing one of several values, taking an
+	// example's value): it is applied only when the RewritePolicy approves.
+	Lossy bool `json:"lossy,omitempty"`
+	// Why is the server's complaint the change answers, in words.
+	Why string `json:"why,omitempty"`
+}
+
+// Proposal is a repair that changes what a call means, put to the RewritePolicy: the
+// arguments as sent, the arguments proposed, and every change between them.
+type Proposal struct {
+	Operation string
+	Args      json.RawMessage // the arguments as sent
+	New       json.RawMessage // the arguments the rewriter proposes
+	Changes   []Change        // every change, the lossy ones marked
+	Envelope  *Envelope       // the failure the repair answers
+}
+
+// RewritePolicy decides whether the loop may send a repair that changes what a call means.
+// Lossless repairs (the server's suggested value, the only allowed value, an exact type
+// coercion, an enum value matched regardless of case) are sent without asking. The default,
+// SafeRewrites, refuses every lossy one: the call stops with ErrRewriteRefused and the
+// proposal, so that a person or a model can decide and call again.
+type RewritePolicy interface {
+	Approve(ctx context.Context, p *Proposal) (bool, error)
+}
+
+// RewritePolicyFunc adapts a function to a RewritePolicy.
+type RewritePolicyFunc func(ctx context.Context, p *Proposal) (bool, error)
+
+// Approve calls f.
+func (f RewritePolicyFunc) Approve(ctx context.Context, p *Proposal) (bool, error) { return f(ctx, p) }
+
+// SafeRewrites is the default policy: lossless repairs only; every lossy proposal is refused.
+var SafeRewrites RewritePolicy = RewritePolicyFunc(func(context.Context, *Proposal) (bool, error) { return false, nil })
+
+// AllRewrites approves every proposal: the rewriter's repairs are sent whatever they change.
+var AllRewrites RewritePolicy = RewritePolicyFunc(func(context.Context, *Proposal) (bool, error) { return true, nil })
 
 // RewriterFunc adapts a function to a Rewriter.
 type RewriterFunc func(ctx context.Context, r *Rewrite) (json.RawMessage, error)
