@@ -88,10 +88,10 @@ func TestDecide(t *testing.T) {
 
 		// Precedence.
 		{name: "fatal beats retryable", status: 503, body: fatal, action: remedy.ActStop, cause: remedy.ErrNotRetryable},
-		{name: "a POST without a key is never resent after a transport error", err: reset,
-			state: func(s *remedy.State) { s.SafeToRepeat = false }, action: remedy.ActStop, cause: remedy.ErrNotRetryable},
+		{name: "a request not safe to repeat is never resent after a transport error", err: reset,
+			state: func(s *remedy.State) { s.SafeToRepeat = false }, action: remedy.ActStop, cause: remedy.ErrOutcomeUnknown},
 		{name: "status-only retryable needs a safe request", status: 502, body: "<html>Bad Gateway</html>",
-			state: func(s *remedy.State) { s.SafeToRepeat = false }, action: remedy.ActStop, cause: remedy.ErrNotRetryable},
+			state: func(s *remedy.State) { s.SafeToRepeat = false }, action: remedy.ActStop, cause: remedy.ErrOutcomeUnknown},
 		{name: "the body's retryable is the server's word even when unsafe", status: 503, body: unavailable,
 			state: func(s *remedy.State) { s.SafeToRepeat = false }, action: remedy.ActRetry, wait: 100 * time.Millisecond},
 		{name: "retryable false beats issues", status: 422, body: invalidNo, action: remedy.ActStop, cause: remedy.ErrNotRetryable},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"net"
 	"net/http"
 	"strconv"
 	"time"
@@ -135,11 +136,13 @@ func Decide(env *Envelope, err error, s *State) Decision {
 	case s.Done:
 		return stop(ErrDeadline, "the context is done")
 	case err != nil:
-		if !transientTransportError(err) {
+		switch {
+		case !transientTransportError(err):
 			return stop(ErrNotRetryable, "the transport failed for good")
-		}
-		if !s.SafeToRepeat {
-			return stop(ErrNotRetryable, "the transport failed and the request is not safe to send twice")
+		case notSentError(err):
+			return retry(0, s, lim, "the connection failed before the request was written")
+		case !s.SafeToRepeat:
+			return stop(ErrOutcomeUnknown, "the request was written and no answer came back, and it is not safe to send twice: it may have executed")
 		}
 		return retry(0, s, lim, "transient transport error")
 	case env.Severity == SeverityFatal:
@@ -176,8 +179,8 @@ func Decide(env *Envelope, err error, s *State) Decision {
 		}
 		return resend(ActRewrite, s, lim, "a validation failure: the rewriter may repair it from the message")
 	case env.Retryable:
-		if env.RetrySource == RetryFromStatus && !s.SafeToRepeat {
-			return stop(ErrNotRetryable, "only the status says retryable and the request is not safe to send twice")
+		if env.RetrySource == RetryFromStatus && !s.SafeToRepeat && !unprocessedStatus(env.Status) {
+			return stop(ErrOutcomeUnknown, "only the status says retryable, the request may have executed, and it is not safe to send twice")
 		}
 		return retry(env.RetryAfter, s, lim, "retryable")
 	}
@@ -223,6 +226,46 @@ func retry(asked time.Duration, s *State, lim Limits, why string) Decision {
 	}
 	d.Asked = asked
 	return d
+}
+
+// keyHeld reports whether a failure shows that the server keeps idempotency keys: it holds
+// this one in flight, or for another payload.
+func keyHeld(e *Envelope) bool {
+	var buf [64]byte
+	code, _ := normCode(&buf, e.Code)
+	return code == "idempotencyinflight" || code == "idempotencykeyreused"
+}
+
+// unprocessedStatus reports whether a status says the server did not process the request:
+// too many requests, unavailable, request timeout, too early. A retry cannot run it twice.
+func unprocessedStatus(status int) bool {
+	switch status {
+	case 408, 425, 429, 503:
+		return true
+	}
+	return false
+}
+
+// notSentError reports whether err happened before any of the request was written: marked by
+// the transport (NotSent), or a failed dial. It walks the chain by hand, as
+// transientTransportError does, so that the decision allocates nothing.
+func notSentError(err error) bool {
+	for e := err; e != nil; {
+		switch x := e.(type) {
+		case *notSent:
+			return true
+		case *net.OpError:
+			if x.Op == "dial" {
+				return true
+			}
+		}
+		u, ok := e.(interface{ Unwrap() error })
+		if !ok {
+			return false
+		}
+		e = u.Unwrap()
+	}
+	return false
 }
 
 // namesFix reports whether a failure says what to change in the request: a validation failure
@@ -428,11 +471,14 @@ func (r *run) call(ctx context.Context, t Transport, c Call, depth int) (*Respon
 	args := c.Args
 	token := c.ConfirmationToken
 	confirmed := token != ""
+	// honoured: the server is known to honour the call's idempotency keys — declared, or
+	// shown by a replayed answer or a key it holds in flight or for another payload.
+	honoured := c.Keys == KeysHonoured
 	var last *Envelope
 	for n := 1; ; n++ {
 		r.req = Request{Operation: c.Operation, Args: args, ConfirmationToken: token, Attempt: n, Depth: depth}
 		req := &r.req
-		if !c.Idempotent || c.IdempotencyKey != "" {
+		if c.IdempotencyKey != "" || (!c.Idempotent && c.Keys != KeysOff) {
 			req.IdempotencyKey = keys.key(args)
 		}
 		token = "" // a token goes with one attempt, with the payload it was issued for
@@ -449,9 +495,10 @@ func (r *run) call(ctx context.Context, t Transport, c Call, depth int) (*Respon
 		if env != nil && (env.Severity != SeverityInfo && env.Severity != SeverityWarning) {
 			last = env
 		}
+		honoured = honoured || req.KeysHonoured || (resp != nil && resp.Replayed) || (env != nil && keyHeld(env))
 		s := State{
 			Attempt: n, Elapsed: after.Sub(r.start), Depth: depth, Confirmed: confirmed,
-			SafeToRepeat: c.Idempotent || req.IdempotencyKey != "", CanRewrite: l.Rewriter != nil,
+			SafeToRepeat: c.Idempotent || (req.IdempotencyKey != "" && honoured), CanRewrite: l.Rewriter != nil,
 			BudgetLeft: l.Budget.available(), Limits: lim, Done: ctx.Err() != nil,
 		}
 		if dl, ok := ctx.Deadline(); ok {
