@@ -327,8 +327,8 @@ type Request struct {
 	// this operation (declared in its OpenAPI document or tool schema, or shown by a replayed
 	// answer): a retry after a lost answer is then safe.
 	KeysHonoured bool
-	Attempt           int    // from 1, within its call
-	Depth             int    // nesting of next operations
+	Attempt      int // from 1, within its call
+	Depth        int // nesting of next operations
 	// Method and Target describe the attempt for records and logs ("POST", "/v1/orders";
 	// "tools/call", a tool's name); the transport sets them.
 	Method, Target string
@@ -365,7 +365,7 @@ type Attempt struct {
 	// Changes are the edits made to the arguments after this attempt (Decision.Action is
 	// ActRewrite), each with the rule that made it; for a refused proposal, what was proposed.
 	Changes []Change
-	Elapsed        time.Duration // the attempt's round trip
+	Elapsed time.Duration // the attempt's round trip
 }
 
 // Loop runs calls: it sends each through the Transport and, after every attempt, follows
