@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -448,54 +450,91 @@ func TestClientHostileRetryAfter(t *testing.T) {
 	t.Parallel()
 	const asked = 1e12 * time.Millisecond
 
+	// A wait longer than MaxWait is not clamped and retried early: the call stops at once
+	// with the wait the server asked for, however it asked.
+	for _, tc := range []struct {
+		name   string
+		header http.Header
+		body   string
+		asked  time.Duration
+	}{
+		{"retry_after_ms in the body", nil, bodyHugeWait, asked},
+		{"retry_after_ms of 1e15", nil, `{"error":{"code":"rate_limited","message":"m","retryable":true,"retry_after_ms":1e15}}`, time.Duration(math.MaxInt64)},
+		{"Retry-After of 1e11 seconds", http.Header{"Retry-After": {"100000000000"}}, `{"error":{"code":"rate_limited","message":"m"}}`, time.Duration(math.MaxInt64)},
+		{"Retry-After of 31 seconds", http.Header{"Retry-After": {"31"}}, " ", 31 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := newScripted(t, func(w http.ResponseWriter, r *http.Request, n int) {
+				maps.Copy(w.Header(), tc.header)
+				reply(w, 429, tc.body)
+			})
+			c := newClient(t, srv, remedy.WithOperations(opCreateOrder))
+			_, err := c.Call(context.Background(), "create_order", json.RawMessage(`{}`))
+			ce := callError(t, err, remedy.ErrWaitTooLong)
+			assert.Len(t, srv.requests(), 1)
+			assert.Equal(t, tc.asked, ce.Asked)
+			var later *remedy.RetryLater
+			require.ErrorAs(t, err, &later)
+			assert.Equal(t, tc.asked, later.After)
+			assert.False(t, later.At.Before(time.Now()), "a new call can succeed from %v, not before now", later.At)
+			assert.Contains(t, err.Error(), "the server asked to wait "+tc.asked.String())
+			require.Len(t, ce.Attempts, 1)
+			assert.Equal(t, tc.asked, ce.Attempts[0].Decision.Asked)
+			assert.Equal(t, remedy.ActStop, ce.Attempts[0].Decision.Action)
+		})
+	}
+
 	t.Run("deadline", func(t *testing.T) {
 		t.Parallel()
-		srv := newScripted(t, func(w http.ResponseWriter, r *http.Request, n int) { reply(w, 429, bodyHugeWait) })
+		srv := newScripted(t, func(w http.ResponseWriter, r *http.Request, n int) { reply(w, 429, bodyWait20s) })
 		c := newClient(t, srv, remedy.WithOperations(opCreateOrder))
-		// The deadline is far off, but nearer than the wait, clamped to DefaultMaxWait (30 s),
-		// so no first attempt is too slow to leave the loop that choice.
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		// The deadline is nearer than the wait, which is well under MaxWait; it is far
+		// enough off that no first attempt is too slow to leave the loop that choice.
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		defer cancel()
 		_, err := c.Call(ctx, "create_order", json.RawMessage(`{}`))
 		ce := callError(t, err, remedy.ErrDeadline)
 		assert.Len(t, srv.requests(), 1)
-		assert.Equal(t, asked, ce.Asked)
-		assert.Contains(t, err.Error(), "the server asked to wait "+asked.String())
-		require.Len(t, ce.Attempts, 1)
-		assert.Equal(t, asked, ce.Attempts[0].Decision.Asked)
-		assert.Equal(t, remedy.ActStop, ce.Attempts[0].Decision.Action)
+		assert.Equal(t, 20*time.Second, ce.Asked)
+		var later *remedy.RetryLater
+		require.ErrorAs(t, err, &later)
+		assert.Equal(t, 20*time.Second, later.After)
 	})
 
 	t.Run("elapsed budget", func(t *testing.T) {
 		t.Parallel()
-		srv := newScripted(t, func(w http.ResponseWriter, r *http.Request, n int) { reply(w, 429, bodyHugeWait) })
-		c := newClient(t, srv, remedy.WithOperations(opCreateOrder), remedy.WithLimits(remedy.Limits{MaxElapsed: time.Second}))
+		srv := newScripted(t, func(w http.ResponseWriter, r *http.Request, n int) { reply(w, 429, bodyWait20s) })
+		c := newClient(t, srv, remedy.WithOperations(opCreateOrder), remedy.WithLimits(remedy.Limits{MaxElapsed: 10 * time.Second}))
 		_, err := c.Call(context.Background(), "create_order", json.RawMessage(`{}`))
 		ce := callError(t, err, remedy.ErrElapsedBudget)
 		assert.Len(t, srv.requests(), 1)
-		assert.Equal(t, asked, ce.Asked)
-		assert.Contains(t, err.Error(), asked.String())
+		assert.Equal(t, 20*time.Second, ce.Asked)
+		var later *remedy.RetryLater
+		require.ErrorAs(t, err, &later)
 	})
 
-	t.Run("clamped to MaxWait", func(t *testing.T) {
+	t.Run("a wait within MaxWait is obeyed", func(t *testing.T) {
 		t.Parallel()
 		srv := newScripted(t, func(w http.ResponseWriter, r *http.Request, n int) {
 			if n == 1 {
-				reply(w, 429, bodyHugeWait)
+				reply(w, 429, `{"error":{"code":"rate_limited","message":"m","retryable":true,"retry_after_ms":20}}`)
 				return
 			}
 			reply(w, 200, bodyOK)
 		})
-		c := newClient(t, srv, remedy.WithOperations(opCreateOrder), remedy.WithLimits(remedy.Limits{MaxWait: 20 * time.Millisecond}))
+		c := newClient(t, srv, remedy.WithOperations(opCreateOrder), remedy.WithLimits(remedy.Limits{MaxWait: time.Second}))
 		resp, err := c.Call(context.Background(), "create_order", json.RawMessage(`{}`))
 		require.NoError(t, err)
 		require.Len(t, resp.Attempts, 2)
 		d := resp.Attempts[0].Decision
 		assert.Equal(t, remedy.ActRetry, d.Action)
 		assert.Equal(t, 20*time.Millisecond, d.Wait)
-		assert.Equal(t, asked, d.Asked)
+		assert.Equal(t, 20*time.Millisecond, d.Asked)
 	})
 }
+
+const bodyWait20s = `{"error":{"code":"rate_limited","message":"slow down","retryable":true,"retry_after_ms":20000}}`
 
 // countingTransport counts the response body bytes the client read.
 type countingTransport struct {
@@ -1228,8 +1267,30 @@ func TestClientHostileNextOperationLoops(t *testing.T) {
 				n++
 			}
 		}
-		assert.Equal(t, remedy.DefaultMaxAttempts, n)
-		assert.Len(t, srv.requests(), 2*remedy.DefaultMaxAttempts-1)
+		assert.Equal(t, 3, n)
+		// One budget for the call: its next operations spend the same attempts.
+		assert.Len(t, srv.requests(), remedy.DefaultMaxAttempts)
+	})
+	t.Run("mutual, with transient failures between", func(t *testing.T) {
+		t.Parallel()
+		// Each operation names the other as its prerequisite, and every other answer is a
+		// transient failure that nested calls used to retry on budgets of their own.
+		srv := newScripted(t, func(w http.ResponseWriter, r *http.Request, n int) {
+			if n%2 == 1 {
+				reply(w, 503, `{"error":{"code":"unavailable","message":"m","retryable":true,"retry_after_ms":0}}`)
+				return
+			}
+			other := "add_item"
+			if r.URL.Path == "/v1/cart/items" {
+				other = "checkout"
+			}
+			reply(w, 409, `{"error":{"code":"precondition_failed","message":"m","retryable":true,"next_operation":"`+other+`"}}`)
+		})
+		_, err := newClient(t, srv, ops).Call(context.Background(), "checkout", json.RawMessage(`{}`))
+		ce := callError(t, err, remedy.ErrNextOperation)
+		assert.ErrorIs(t, err, remedy.ErrAttemptsExhausted, "the innermost call ran out of the call's attempts")
+		assert.LessOrEqual(t, len(srv.requests()), remedy.DefaultMaxAttempts)
+		assert.Len(t, ce.Attempts, len(srv.requests()))
 	})
 }
 

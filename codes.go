@@ -30,7 +30,7 @@ func init() {
 		graphqlparsefailed contextlengthexceeded requesttoolarge notfounderror itemnotfound
 		invalidarguments channelnotfound unsupportedgranttype invalidscope outofrange
 		invalidinstanceidnotfound invalidinstanceidmalformed requestresourcenotfound
-		parameterinvalid unprocessableentity unknownfield`)
+		parameterinvalid unprocessableentity unknownfield invalidinput`)
 	add(CategoryAuth, -1, `unauthenticated unauthorized permissiondenied forbidden accessdenied
 		accessdeniedexception authenticationerror permissionerror invalidauth invalidapikey
 		invalidtoken invalidgrant missingscope notauthed servicedisabled invalidclient
@@ -53,7 +53,10 @@ func init() {
 		requesttimeout requesttimeoutexception`)
 	add(CategoryInternal, 0, `internal internalerror internalservererror apierror servererror
 		unknown dataloss internalfailure internalservererrorexception internalserviceerror
-		serviceexception`)
+		serviceexception invalidoutput`)
+	// Codes whose retryable: true means "after the caller has done something" — paid, or sent
+	// an idempotency key — never "send the same request again" (AgentBack sets it so).
+	add(CategoryState, -1, `paymentrequired idempotencykeyrequired`)
 }
 
 func lookupCode(code string) codeInfo {

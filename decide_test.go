@@ -1,8 +1,11 @@
 package remedy_test
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/url"
 	"os"
@@ -94,7 +97,7 @@ func TestDecide(t *testing.T) {
 			state: func(s *remedy.State) { s.SafeToRepeat = false }, action: remedy.ActStop, cause: remedy.ErrOutcomeUnknown},
 		{name: "the body's retryable is the server's word even when unsafe", status: 503, body: unavailable,
 			state: func(s *remedy.State) { s.SafeToRepeat = false }, action: remedy.ActRetry, wait: 100 * time.Millisecond},
-		{name: "retryable false beats issues", status: 422, body: invalidNo, action: remedy.ActStop, cause: remedy.ErrNotRetryable},
+		{name: "issues go to the rewriter even when the body says retryable false", status: 422, body: invalidNo, action: remedy.ActRewrite},
 		{name: "no rewriter", status: 422, body: invalid, state: func(s *remedy.State) { s.CanRewrite = false },
 			action: remedy.ActStop, cause: remedy.ErrRewriteGaveUp},
 		{name: "a retryable validation failure without a fix goes to the rewriter", status: 422, body: invalidBare, action: remedy.ActRewrite},
@@ -109,14 +112,26 @@ func TestDecide(t *testing.T) {
 		{name: "a wait that fits before the deadline", status: 429, body: rate,
 			state:  func(s *remedy.State) { s.HasDeadline, s.Remaining = true, 2*time.Second },
 			action: remedy.ActRetry, wait: 1500 * time.Millisecond, asked: 1500 * time.Millisecond},
-		{name: "a huge wait is clamped", status: 429, body: rateHuge,
-			action: remedy.ActRetry, wait: remedy.DefaultMaxWait, asked: 1e12 * time.Millisecond},
-		{name: "a clamped wait past the elapsed budget stops at once", status: 429, body: rateHuge,
+		{name: "a wait longer than MaxWait stops at once, never clamped", status: 429, body: rateHuge,
+			action: remedy.ActStop, cause: remedy.ErrWaitTooLong, asked: 1e12 * time.Millisecond},
+		{name: "a wait of exactly MaxWait is taken", status: 429, body: `{"error":{"code":"rate_limited","message":"m","retryable":true,"retry_after_ms":30000}}`,
+			action: remedy.ActRetry, wait: remedy.DefaultMaxWait, asked: remedy.DefaultMaxWait},
+		{name: "a wait past the elapsed budget stops at once", status: 429, body: rate,
 			state:  func(s *remedy.State) { s.Elapsed = remedy.DefaultMaxElapsed - time.Second },
-			action: remedy.ActStop, cause: remedy.ErrElapsedBudget, asked: 1e12 * time.Millisecond},
-		{name: "a clamped wait past the deadline stops at once", status: 429, body: rateHuge,
-			state:  func(s *remedy.State) { s.HasDeadline, s.Remaining = true, 10*time.Second },
-			action: remedy.ActStop, cause: remedy.ErrDeadline, asked: 1e12 * time.Millisecond},
+			action: remedy.ActStop, cause: remedy.ErrElapsedBudget, asked: 1500 * time.Millisecond},
+		{name: "the largest wait cannot overflow past the elapsed budget",
+			env: &remedy.Envelope{Status: 429, Code: "rate_limited", Retryable: true, RetrySource: remedy.RetryFromBody,
+				RetryAfter: math.MaxInt64, Severity: remedy.SeverityError},
+			state: func(s *remedy.State) {
+				s.Elapsed, s.Limits.MaxWait = time.Second, time.Duration(math.MaxInt64)
+			},
+			action: remedy.ActStop, cause: remedy.ErrElapsedBudget, asked: math.MaxInt64},
+		{name: "a backoff past the elapsed budget stops too", status: 503, body: unavailable,
+			state:  func(s *remedy.State) { s.Elapsed = remedy.DefaultMaxElapsed - time.Millisecond },
+			action: remedy.ActStop, cause: remedy.ErrElapsedBudget},
+		{name: "the backoff is capped at MaxWait, not stopped by it", status: 503, body: unavailable,
+			state:  func(s *remedy.State) { s.Backoff = time.Hour },
+			action: remedy.ActRetry, wait: remedy.DefaultMaxWait},
 		{name: "attempts beat the retry budget", status: 503, body: unavailable,
 			state:  func(s *remedy.State) { s.Attempt, s.BudgetLeft = remedy.DefaultMaxAttempts, false },
 			action: remedy.ActStop, cause: remedy.ErrAttemptsExhausted},
@@ -138,9 +153,9 @@ func TestDecide(t *testing.T) {
 			action: remedy.ActStop, cause: remedy.ErrNextOperation},
 		{name: "limits are the caller's", status: 503, body: unavailable,
 			state: func(s *remedy.State) { s.Limits.MaxAttempts, s.Attempt = 2, 2 }, action: remedy.ActStop, cause: remedy.ErrAttemptsExhausted},
-		{name: "the caller's longest wait", status: 429, body: rateHuge,
-			state:  func(s *remedy.State) { s.Limits.MaxWait = 50 * time.Millisecond },
-			action: remedy.ActRetry, wait: 50 * time.Millisecond, asked: 1e12 * time.Millisecond},
+		{name: "the caller's longest wait", status: 429, body: rate,
+			state:  func(s *remedy.State) { s.Limits.MaxWait = time.Second },
+			action: remedy.ActStop, cause: remedy.ErrWaitTooLong, asked: 1500 * time.Millisecond},
 	}
 	for _, r := range rows {
 		t.Run(r.name, func(t *testing.T) {
@@ -190,5 +205,84 @@ func BenchmarkDecide(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		remedy.Decide(e, nil, &s)
+	}
+}
+
+// TestDecideByContent: a failure that names fields goes to the rewriter whatever its status,
+// transport or retryable flag — in every dialect that carries field-level facts, with the
+// status an HTTP server would send, a status that says something else (a 500), and none at
+// all (an MCP tool result, a message without a transport). The other rows of the design's
+// table hold without a status too.
+func TestDecideByContent(t *testing.T) {
+	t.Parallel()
+	mcpText := func(inner string) string {
+		b, _ := json.Marshal(map[string]any{"content": []any{map[string]any{"type": "text", "text": inner}}, "isError": true})
+		return string(b)
+	}
+	const agentBack = `{"error":{"code":"invalid_input","message":"Invalid input for tool charge: currency: Invalid option","issues":[{"path":["currency"],"code":"invalid_value","message":"Invalid option: expected one of \"eur\"|\"usd\""}],"schema":{"type":"object","properties":{"currency":{"type":"string","enum":["eur","usd"]}}},"retryable":true,"hint":"Fix the listed issues and retry"}}`
+	fix := []struct{ dialect, body string }{
+		{"AgentBack over MCP (invalid_input, retryable true)", agentBack},
+		{"AgentBack in an MCP tool result", mcpText(agentBack)},
+		{"agent error spec, a code nothing knows", `{"error":{"code":"CURRENCY_NOT_SUPPORTED","message":"no","field":"currency","allowed_values":["eur","usd"],"retryable":true}}`},
+		{"agent error spec, retryable false", `{"error":{"code":"CURRENCY_NOT_SUPPORTED","message":"no","field":"currency","suggested_value":"eur","retryable":false}}`},
+		{"RFC 9457 invalid_fields", `{"type":"https://example.com/probs/validation","title":"Invalid","invalid_fields":[{"field":"currency","reason":"not supported","valid_values":["eur"]}]}`},
+		{"AX details", `{"error_code":"VALIDATION_ERROR","message":"bad","details":[{"field":"amount","code":"too_small","message":"at least 50"}]}`},
+		{"Google BadRequest", `{"error":{"code":400,"status":"INVALID_ARGUMENT","message":"bad","details":[{"@type":"type.googleapis.com/google.rpc.BadRequest","fieldViolations":[{"field":"currency","description":"unsupported"}]}]}}`},
+		{"Stripe param", `{"error":{"type":"invalid_request_error","code":"parameter_invalid_integer","param":"amount","message":"Invalid integer: abc"}}`},
+	}
+	for _, f := range fix {
+		for _, status := range []int{0, 422, 500} {
+			t.Run(fmt.Sprintf("%s, status %d", f.dialect, status), func(t *testing.T) {
+				e, ok := remedy.Parse(status, nil, []byte(f.body))
+				if !ok {
+					t.Fatalf("not a failure")
+				}
+				if len(e.Issues) == 0 {
+					t.Fatalf("no issues read from %s", f.body)
+				}
+				s := base()
+				s.SafeToRepeat = false
+				if d := remedy.Decide(e, nil, &s); d.Action != remedy.ActRewrite {
+					t.Fatalf("got %v (%v: %s), want rewrite", d.Action, d.Cause, d.Why)
+				}
+				s.CanRewrite = false
+				if d := remedy.Decide(e, nil, &s); d.Action != remedy.ActStop || !errors.Is(d.Cause, remedy.ErrRewriteGaveUp) {
+					t.Fatalf("without a rewriter: got %v (%v), want stop, never the same payload again", d.Action, d.Cause)
+				}
+			})
+		}
+	}
+
+	// Field-level facts do not make a rate limit, an outage or an auth failure the arguments'.
+	notFix := []struct {
+		name   string
+		status int
+		body   string
+		action remedy.Action
+		cause  error
+	}{
+		{"rate limited with issues", 429, `{"error":{"code":"rate_limited","message":"m","retryable":true,"retry_after_ms":10,"issues":[{"path":["amount"],"message":"too many"}]}}`, remedy.ActRetry, nil},
+		{"unavailable with issues, no status", 0, `{"error":{"code":"unavailable","message":"m","retryable":true,"issues":[{"path":["amount"],"message":"x"}]}}`, remedy.ActRetry, nil},
+		{"forbidden with issues", 403, `{"error":{"code":"forbidden","message":"m","issues":[{"path":["account"],"message":"not yours"}]}}`, remedy.ActStop, remedy.ErrNotRetryable},
+		{"a conflict by a known code", 409, `{"error":{"code":"already_exists","message":"m","issues":[{"path":["email"],"message":"taken"}]}}`, remedy.ActStop, remedy.ErrNotRetryable},
+		{"message-only issues under a known state code", 0, `{"error":{"code":"conflict","message":"m","retryable":false,"issues":["busy"]}}`, remedy.ActStop, remedy.ErrNotRetryable},
+		// The other rows of the table, without a status.
+		{"confirmation challenge, no status", 0, `{"error":{"code":"confirmation_required","message":"m","retryable":true,"confirmationToken":"tok"}}`, remedy.ActConfirm, nil},
+		{"next operation, no status", 0, `{"error":{"code":"precondition_failed","message":"m","retryable":true,"next_operation":"add_item"}}`, remedy.ActNextOperation, nil},
+		{"transient, no status", 0, `{"error":{"code":"rate_limited","message":"m","retryable":true,"retry_after_ms":10}}`, remedy.ActRetry, nil},
+		{"not retryable, no status", 0, `{"error":{"code":"not_found","message":"m","retryable":false}}`, remedy.ActStop, remedy.ErrNotRetryable},
+		{"payment required says retryable, but not unchanged", 0, `{"error":{"code":"payment_required","message":"m","retryable":true}}`, remedy.ActStop, remedy.ErrNotRetryable},
+		{"idempotency key required says retryable, but not unchanged", 0, `{"error":{"code":"idempotency_key_required","message":"m","retryable":true}}`, remedy.ActStop, remedy.ErrNotRetryable},
+		{"fatal, no status", 0, `{"error":{"code":"account_closed","message":"m","retryable":true,"severity":"fatal"}}`, remedy.ActStop, remedy.ErrNotRetryable},
+	}
+	for _, r := range notFix {
+		t.Run(r.name, func(t *testing.T) {
+			e := env(t, r.status, r.body)
+			s := base()
+			d := remedy.Decide(e, nil, &s)
+			if d.Action != r.action || !errors.Is(d.Cause, r.cause) || (r.cause == nil && d.Cause != nil) {
+				t.Fatalf("got %v (%v: %s), want %v (%v)", d.Action, d.Cause, d.Why, r.action, r.cause)
+			}
+		})
 	}
 }

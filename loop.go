@@ -7,7 +7,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
@@ -105,29 +107,43 @@ type Decision struct {
 //     return. A success beats a context that ended meanwhile.
 //  2. The context is done: stop (ErrDeadline).
 //  3. A transport error: retry unchanged when it is transient (connection refused or reset,
-//     EOF, a timeout) and the request is safe to repeat; otherwise stop (ErrNotRetryable).
+//     EOF, a timeout) and either the request was never written (NotSent, a failed dial) or it
+//     is safe to repeat (State.SafeToRepeat); a transient error after the request was written
+//     that is not safe to repeat stops (ErrOutcomeUnknown: it may have executed); any other
+//     stops (ErrNotRetryable).
 //  4. Severity fatal: stop (ErrNotRetryable), whatever the retryable flag says.
 //  5. The idempotency key is held for another payload: stop (ErrIdempotencyKeyReused).
-//  6. A confirmation challenge with a token: confirm, once per call; a second challenge, or
-//     confirmation_invalid, stops (ErrConfirmationRejected); a challenge without a token
-//     stops (ErrConfirmationRequired).
-//  7. next_operation: run it, unless the nesting is at Limits.MaxDepth (ErrNextOperation).
-//  8. A validation failure that names a fix (issues, an example request) and that the body
-//     does not declare unretryable: rewrite, when a Rewriter is configured (else
-//     ErrRewriteGaveUp).
-//  9. Retryable: retry unchanged after the server's wait, else the backoff. A failure that is
+//  6. A confirmation challenge with a token: confirm (the ConfirmPolicy is asked about this
+//     payload). A challenge for the payload a token was already sent with, or
+//     confirmation_invalid, stops (ErrConfirmationRejected); a challenge without a token stops
+//     (ErrConfirmationRequired). A challenge after a rewrite is for a new payload: a new
+//     question for the policy.
+//  7. payment_required or idempotency_key_required: stop (ErrNotRetryable) — whatever the
+//     retryable flag says, the same request cannot succeed until the caller acts.
+//  8. next_operation: run it, unless the nesting is at Limits.MaxDepth (ErrNextOperation)
+//     or the retry budget is empty (ErrRetryBudget).
+//  9. A failure that names fields — issues or an example request, in a validation failure or
+//     one nothing categorizes, or field-level facts (a path, allowed or suggested values)
+//     under a code nothing knows — goes to the Rewriter, whatever its status, transport or
+//     retryable flag: it is never sent again unchanged (without a Rewriter: ErrRewriteGaveUp).
+//     A failure of another category (rate limit, auth, dependency) named by a known code
+//     or by its status is not the arguments' fault, whatever issues it lists.
+//  10. Retryable: retry unchanged after the server's wait, else the backoff. A failure that is
 //     retryable only by its status (no word from the body or a header) is retried only when
-//     the request is safe to repeat. A retryable validation failure that names no fix (a
-//     4xx other than 408 and 429) is not sent again unchanged — it would fail the same way —
+//     the request is safe to repeat or the status says nothing ran (408, 425, 429, 503);
+//     otherwise it stops (ErrOutcomeUnknown). A retryable validation failure that names no fix
+//     (a 4xx other than 408 and 429) is not sent again unchanged — it would fail the same way —
 //     but handed to the Rewriter, which may repair it from the message (else ErrNotRetryable).
-//  10. Otherwise: stop (ErrNotRetryable).
+//  11. Otherwise: stop (ErrNotRetryable).
 //
-// Every step that sends again is bounded, in this order: Limits.MaxAttempts
-// (ErrAttemptsExhausted); for unchanged retries, the backoff giving up (ErrAttemptsExhausted)
-// and the retry budget (ErrRetryBudget); then the wait, capped at Limits.MaxWait, must end
-// within Limits.MaxElapsed (ErrElapsedBudget) and before the context's deadline
-// (ErrDeadline) — a server's wait is clamped, never obeyed past the budget: the loop stops at
-// once, with Asked saying how long the server wanted.
+// Every step that sends again is bounded, in this order: Limits.MaxAttempts, counted over the
+// whole call with its next operations (ErrAttemptsExhausted); for unchanged retries, the
+// backoff giving up (ErrAttemptsExhausted) and the retry budget (ErrRetryBudget). A wait the
+// server asks for is obeyed or not taken at all: longer than Limits.MaxWait it stops the call
+// at once (ErrWaitTooLong), and a wait (the server's or the backoff's) that would end past
+// Limits.MaxElapsed (ErrElapsedBudget) or the context's deadline (ErrDeadline) stops it too —
+// retrying before the server's time spends an attempt the server said would fail. Asked says
+// how long the server wanted.
 func Decide(env *Envelope, err error, s *State) Decision {
 	lim := s.Limits.withDefaults()
 	switch {
@@ -157,17 +173,24 @@ func Decide(env *Envelope, err error, s *State) Decision {
 		return stop(ErrConfirmationRejected, "the server refused the confirmation token")
 	case env.ConfirmationToken != "":
 		if s.Confirmed {
-			return stop(ErrConfirmationRejected, "the server asked for confirmation again after the token was sent")
+			return stop(ErrConfirmationRejected, "the server asked again to confirm the payload its token was sent with")
 		}
 		return resend(ActConfirm, s, lim, "confirmation challenge")
 	case code == "confirmationrequired":
 		return stop(ErrConfirmationRequired, "the server asks for confirmation but sent no token")
+	case code == "paymentrequired":
+		return stop(ErrNotRetryable, "the server asks for payment before the call can succeed")
+	case code == "idempotencykeyrequired":
+		return stop(ErrNotRetryable, "the server requires an idempotency key the call did not send")
 	case env.NextOperation != "":
-		if s.Depth >= lim.MaxDepth {
+		switch {
+		case s.Depth >= lim.MaxDepth:
 			return stop(ErrNextOperation, "next operations nest deeper than the limit")
+		case !s.BudgetLeft:
+			return stop(ErrRetryBudget, "the client-wide retry budget is empty")
 		}
 		return resend(ActNextOperation, s, lim, "the failure names the operation to run first")
-	case namesFix(env) && (env.Retryable || env.RetrySource != RetryFromBody):
+	case namesFix(env):
 		if !s.CanRewrite {
 			return stop(ErrRewriteGaveUp, "the failure names a fix and no rewriter is configured")
 		}
@@ -204,7 +227,6 @@ func resend(a Action, s *State, lim Limits, why string) Decision {
 
 // retry bounds an unchanged retry; asked is the server's wait (0: none, use the backoff).
 func retry(asked time.Duration, s *State, lim Limits, why string) Decision {
-	d := Decision{Action: ActRetry, Asked: asked, Why: why}
 	switch {
 	case s.Attempt >= lim.MaxAttempts:
 		return stop(ErrAttemptsExhausted, "no attempts left")
@@ -213,19 +235,51 @@ func retry(asked time.Duration, s *State, lim Limits, why string) Decision {
 	case !s.BudgetLeft:
 		return stop(ErrRetryBudget, "the client-wide retry budget is empty")
 	}
-	d.Wait = asked
+	d := Decision{Action: ActRetry, Wait: asked, Asked: asked, Why: why}
 	if asked <= 0 {
-		d.Wait = s.Backoff
+		d.Wait = min(s.Backoff, lim.MaxWait) // the backoff is ours to cap
 	}
-	d.Wait = min(d.Wait, lim.MaxWait)
 	switch {
-	case s.Elapsed+d.Wait > lim.MaxElapsed:
+	case asked > lim.MaxWait:
+		d = stop(ErrWaitTooLong, "the server asks to wait longer than the longest wait")
+	case d.Wait > lim.MaxElapsed-s.Elapsed: // not Elapsed+Wait, which a huge wait overflows
 		d = stop(ErrElapsedBudget, "the wait would end after the call's elapsed budget")
 	case s.HasDeadline && d.Wait >= s.Remaining:
 		d = stop(ErrDeadline, "the wait would end after the context's deadline")
 	}
 	d.Asked = asked
 	return d
+}
+
+// namesFix reports whether a failure says what to change in the arguments (see Decide,
+// rule 9): issues or an example request in a validation failure or an uncategorized one; or,
+// in a state or internal failure that only its status or a code nothing knows categorizes,
+// issues that name a field or the values it takes.
+func namesFix(e *Envelope) bool {
+	if len(e.Issues) == 0 && len(e.ExampleRequest) == 0 {
+		return false
+	}
+	switch e.Category {
+	case CategoryValidation, "":
+		return true
+	case CategoryState, CategoryInternal:
+		if info := lookupCode(e.Code); info.category != "" && e.Code != statusCode(e.Status) {
+			return false // a code that says what the failure is, and it is not the arguments
+		}
+		return namesFields(e)
+	}
+	return false
+}
+
+// namesFields reports whether an issue names a field or the values it takes.
+func namesFields(e *Envelope) bool {
+	for i := range e.Issues {
+		is := &e.Issues[i]
+		if is.Path != "" || len(is.SuggestedValue) > 0 || len(is.AllowedValues) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // keyHeld reports whether a failure shows that the server keeps idempotency keys: it holds
@@ -266,15 +320,6 @@ func notSentError(err error) bool {
 		e = u.Unwrap()
 	}
 	return false
-}
-
-// namesFix reports whether a failure says what to change in the request: a validation failure
-// (by its category, or a 400/422 nothing categorizes) with issues or an example request.
-func namesFix(e *Envelope) bool {
-	if len(e.Issues) == 0 && len(e.ExampleRequest) == 0 {
-		return false
-	}
-	return e.Category == CategoryValidation || (e.Category == "" && (e.Status == 400 || e.Status == 422))
 }
 
 // Transport sends one attempt: over HTTP (Client), MCP (package mcp), or the caller's own.
@@ -470,12 +515,18 @@ func (r *run) call(ctx context.Context, t Transport, c Call, depth int) (*Respon
 	keys := keyring{caller: c.IdempotencyKey}
 	args := c.Args
 	token := c.ConfirmationToken
+	// confirmed: a confirmation token was sent with args as they are now. A rewrite makes a
+	// new payload, which the server may challenge anew.
 	confirmed := token != ""
 	// honoured: the server is known to honour the call's idempotency keys — declared, or
 	// shown by a replayed answer or a key it holds in flight or for another payload.
 	honoured := c.Keys == KeysHonoured
 	var last *Envelope
 	for n := 1; ; n++ {
+		if len(r.attempts) >= lim.MaxAttempts {
+			// Only a next operation gets here: it spent what was left of the call's attempts.
+			return nil, r.fail(c, ErrAttemptsExhausted, "no attempts left: the call's next operations spent them", last, nil)
+		}
 		r.req = Request{Operation: c.Operation, Args: args, ConfirmationToken: token, Attempt: n, Depth: depth}
 		req := &r.req
 		if c.IdempotencyKey != "" || (!c.Idempotent && c.Keys != KeysOff) {
@@ -497,7 +548,8 @@ func (r *run) call(ctx context.Context, t Transport, c Call, depth int) (*Respon
 		}
 		honoured = honoured || req.KeysHonoured || (resp != nil && resp.Replayed) || (env != nil && keyHeld(env))
 		s := State{
-			Attempt: n, Elapsed: after.Sub(r.start), Depth: depth, Confirmed: confirmed,
+			// Attempts count over the whole call: next operations spend the same budget.
+			Attempt: len(r.attempts) + 1, Elapsed: after.Sub(r.start), Depth: depth, Confirmed: confirmed,
 			SafeToRepeat: c.Idempotent || (req.IdempotencyKey != "" && honoured), CanRewrite: l.Rewriter != nil,
 			BudgetLeft: l.Budget.available(), Limits: lim, Done: ctx.Err() != nil,
 		}
@@ -511,27 +563,40 @@ func (r *run) call(ctx context.Context, t Transport, c Call, depth int) (*Respon
 			s.Backoff = bo.NextBackOff()
 		}
 		d := Decide(env, err, &s)
-		// The policy is asked before the attempt is reported, so that the record says what
-		// was done: confirmed, or stopped for want of approval.
-		var ch *Challenge
-		var perr error
-		if d.Action == ActConfirm {
+		// The policies and the rewriter are asked before the attempt is reported, so that the
+		// record says what was done: confirmed or rewritten, or stopped, and why.
+		var (
+			ch      *Challenge
+			prop    *Proposal
+			next    json.RawMessage
+			changes []Change
+			cause   = err // what the call's error wraps when it stops here
+		)
+		switch d.Action {
+		case ActConfirm:
 			ch = &Challenge{Operation: c.Operation, Args: args, Message: env.Message, Token: env.ConfirmationToken, Envelope: env}
 			policy := l.Confirm
 			if policy == nil {
 				policy = RefuseAll
 			}
-			var ok bool
-			if ok, perr = policy.Approve(ctx, ch); ok && perr == nil {
+			ok, perr := policy.Approve(ctx, ch)
+			if ok && perr == nil {
 				d.Why = "confirmation challenge, approved by the confirm policy"
 			} else {
 				d = Decision{Action: ActStop, Cause: ErrConfirmationRequired, Why: "confirmation challenge, not approved by the confirm policy"}
+				cause = perr
+			}
+		case ActRewrite:
+			next, changes, prop, d, cause = r.rewrite(ctx, c.Operation, args, env, n, d)
+		case ActStop:
+			if d.Asked > 0 && (d.Cause == ErrWaitTooLong || d.Cause == ErrElapsedBudget || d.Cause == ErrDeadline) {
+				cause = &RetryLater{After: d.Asked, At: after.Add(d.Asked)}
 			}
 		}
 		a := r.record(Attempt{
 			Operation: c.Operation, Number: n, Depth: depth, Method: req.Method, Target: req.Target,
 			IdempotencyKey: req.IdempotencyKey, Confirmed: req.ConfirmationToken != "",
-			Envelope: env, Err: err, Decision: d, Elapsed: elapsed,
+			Envelope: env, Err: err, Decision: d, Elapsed: elapsed, Changes: changes,
 		}, resp)
 		r.report(ctx, a)
 		if d.Action != ActReturn && d.Action != ActStop {
@@ -544,13 +609,8 @@ func (r *run) call(ctx context.Context, t Transport, c Call, depth int) (*Respon
 			resp.Attempts = r.attempts
 			return resp, nil
 		case ActStop:
-			if ch != nil {
-				e := r.fail(c, d.Cause, d.Why, last, perr)
-				e.Challenge = ch
-				return nil, e
-			}
-			e := r.fail(c, d.Cause, d.Why, last, err)
-			e.Asked = d.Asked
+			e := r.fail(c, d.Cause, d.Why, last, cause)
+			e.Challenge, e.Proposal, e.Asked = ch, prop, d.Asked
 			if d.Asked > 0 {
 				e.Detail += " (the server asked to wait " + d.Asked.String() + ")"
 			}
@@ -563,29 +623,77 @@ func (r *run) call(ctx context.Context, t Transport, c Call, depth int) (*Respon
 				return nil, r.fail(c, ErrDeadline, "the context ended during the wait", last, ctx.Err())
 			}
 		case ActRewrite:
-			next, rerr := l.Rewriter.Rewrite(ctx, &Rewrite{Operation: c.Operation, Args: args, Envelope: env, Attempt: n})
-			switch {
-			case rerr != nil:
-				return nil, r.fail(c, ErrRewriteGaveUp, "the rewriter failed", last, rerr)
-			case next == nil:
-				return nil, r.fail(c, ErrRewriteGaveUp, "no rewriter could address every issue", last, nil)
-			case !isJSONObject(next):
-				return nil, r.fail(c, ErrRewriteGaveUp, "the rewriter returned something other than a JSON object", last, nil)
-			case sameJSON(next, args):
-				return nil, r.fail(c, ErrRewriteGaveUp, "the rewriter returned the arguments unchanged", last, nil)
-			}
-			args = next
+			args, confirmed = next, false
 			if bo != nil {
 				bo.Reset()
 			}
 		case ActConfirm:
 			token, confirmed = env.ConfirmationToken, true
 		case ActNextOperation:
+			if !l.Budget.spend() {
+				return nil, r.fail(c, ErrRetryBudget, "the client-wide retry budget is empty", last, nil)
+			}
 			if err := r.next(ctx, env, depth); err != nil {
 				return nil, r.fail(c, ErrNextOperation, "next operation "+strconv.Quote(env.NextOperation)+": "+nextWhy(err), last, err)
 			}
 		}
 	}
+}
+
+// rewrite asks the Rewriter to repair args, and the RewritePolicy about a repair that changes
+// what the call means. It returns the new arguments and their changes; or, when there is no
+// repair to send, the decision turned into a stop, with the refused proposal if there was one
+// and the error to keep.
+func (r *run) rewrite(ctx context.Context, op string, args json.RawMessage, env *Envelope, n int, d Decision) (json.RawMessage, []Change, *Proposal, Decision, error) {
+	l := r.loop
+	rw := &Rewrite{Operation: op, Args: args, Envelope: env, Attempt: n}
+	next, err := l.Rewriter.Rewrite(ctx, rw)
+	why := ""
+	switch {
+	case err != nil:
+		why = "the rewriter failed"
+	case next == nil:
+		why = "no rewriter could address every issue"
+	case !isJSONObject(next):
+		why, next = "the rewriter returned something other than a JSON object", nil
+	case sameJSON(next, args):
+		why = "the rewriter returned the arguments unchanged"
+	}
+	if why != "" {
+		return nil, nil, nil, stop(ErrRewriteGaveUp, why), err
+	}
+	changes := rw.Changes
+	if len(changes) == 0 {
+		changes = diffArgs(args, next)
+	}
+	lossy := false
+	for i := range changes {
+		lossy = lossy || changes[i].Lossy
+	}
+	if !lossy {
+		return next, changes, nil, d, nil
+	}
+	p := &Proposal{Operation: op, Args: args, New: next, Changes: changes, Envelope: env}
+	policy := l.Rewrites
+	if policy == nil {
+		policy = SafeRewrites
+	}
+	if ok, perr := policy.Approve(ctx, p); !ok || perr != nil {
+		return nil, changes, p, stop(ErrRewriteRefused, "the repair changes what the call means ("+lossyRules(changes)+"), not approved by the rewrite policy"), perr
+	}
+	d.Why = "the failure names a fix; the repair changes what the call means, approved by the rewrite policy"
+	return next, changes, nil, d, nil
+}
+
+// lossyRules names the rules of the lossy changes, once each: "clamp, drop_unknown".
+func lossyRules(changes []Change) string {
+	var names []string
+	for _, c := range changes {
+		if c.Lossy && !slices.Contains(names, c.Rule) {
+			names = append(names, c.Rule)
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 // next runs a failure's next_operation through the loop, one level deeper.

@@ -475,18 +475,24 @@ func TestHostileClientRetryAfterDecide(t *testing.T) {
 			state := remedy.State{Attempt: 1, SafeToRepeat: true, BudgetLeft: true, Backoff: 10 * time.Millisecond,
 				Limits: remedy.Limits{MaxAttempts: 3, MaxWait: 50 * time.Millisecond, MaxElapsed: time.Second}}
 			d := remedy.Decide(e, nil, &state)
-			require.Equal(t, remedy.ActRetry, d.Action, "%s", d.Why)
-			assert.GreaterOrEqual(t, d.Wait, time.Duration(0))
-			assert.LessOrEqual(t, d.Wait, 50*time.Millisecond)
-			if e.RetryAfter > 0 {
-				assert.Equal(t, min(e.RetryAfter, 50*time.Millisecond), d.Wait, "the server's wait, clamped")
+			if e.RetryAfter > 50*time.Millisecond {
+				// Longer than MaxWait: never clamped and retried early, stopped at once.
+				require.Equal(t, remedy.ActStop, d.Action, "%s", d.Why)
+				assert.ErrorIs(t, d.Cause, remedy.ErrWaitTooLong)
 				assert.Equal(t, e.RetryAfter, d.Asked)
 			} else {
-				assert.Equal(t, 10*time.Millisecond, d.Wait, "no wait given: the backoff")
+				require.Equal(t, remedy.ActRetry, d.Action, "%s", d.Why)
+				assert.GreaterOrEqual(t, d.Wait, time.Duration(0))
+				if e.RetryAfter > 0 {
+					assert.Equal(t, e.RetryAfter, d.Wait, "the server's wait, obeyed")
+					assert.Equal(t, e.RetryAfter, d.Asked)
+				} else {
+					assert.Equal(t, 10*time.Millisecond, d.Wait, "no wait given: the backoff")
+				}
 			}
 
-			// A clamp that cannot fit in the elapsed budget: stop at once, saying what was asked.
-			state.Limits = remedy.Limits{MaxAttempts: 3, MaxWait: 10 * time.Second, MaxElapsed: 200 * time.Millisecond}
+			// A wait that cannot fit in the elapsed budget: stop at once, saying what was asked.
+			state.Limits = remedy.Limits{MaxAttempts: 3, MaxWait: time.Duration(math.MaxInt64), MaxElapsed: 200 * time.Millisecond}
 			d = remedy.Decide(e, nil, &state)
 			if e.RetryAfter > 200*time.Millisecond {
 				assert.Equal(t, remedy.ActStop, d.Action)
@@ -498,7 +504,7 @@ func TestHostileClientRetryAfterDecide(t *testing.T) {
 			}
 
 			// Under a deadline nearer than the wait: stop at once.
-			state.Limits = remedy.Limits{MaxAttempts: 3, MaxWait: 10 * time.Second, MaxElapsed: time.Hour}
+			state.Limits = remedy.Limits{MaxAttempts: 3, MaxWait: time.Duration(math.MaxInt64), MaxElapsed: time.Duration(math.MaxInt64)}
 			state.HasDeadline, state.Remaining = true, 100*time.Millisecond
 			d = remedy.Decide(e, nil, &state)
 			if e.RetryAfter >= 100*time.Millisecond {
@@ -510,8 +516,9 @@ func TestHostileClientRetryAfterDecide(t *testing.T) {
 }
 
 // TestHostileClientRetryAfterCall: the same waits from a real server, through Client.Call.
-// With a small MaxWait every retry waits within it; with a MaxWait larger than the elapsed
-// budget, an enormous wait stops the call at once with CallError.Asked saying what was asked.
+// A wait within MaxWait is obeyed until the attempts run out; a longer one stops the call at
+// once, and so does one that the elapsed budget cannot hold, with CallError.Asked and a
+// RetryLater saying what was asked.
 func TestHostileClientRetryAfterCall(t *testing.T) {
 	t.Parallel()
 	for _, tc := range hostileRetryCases() {
@@ -532,9 +539,18 @@ func TestHostileClientRetryAfterCall(t *testing.T) {
 			ce := hostileCallError(t, err)
 			attempts := at.all()
 			hostileWaitsBounded(t, attempts, 5*time.Millisecond)
-			assert.ErrorIs(t, err, remedy.ErrAttemptsExhausted, "retried within MaxWait until the attempts ran out: %v", err)
-			assert.Len(t, attempts, 3)
-			assert.GreaterOrEqual(t, ce.Asked, time.Duration(0))
+			if e.RetryAfter > 5*time.Millisecond {
+				assert.ErrorIs(t, err, remedy.ErrWaitTooLong, "a wait longer than MaxWait stops the call at once: %v", err)
+				assert.Len(t, attempts, 1)
+				assert.Equal(t, e.RetryAfter, ce.Asked)
+				var later *remedy.RetryLater
+				if assert.ErrorAs(t, err, &later) {
+					assert.Equal(t, e.RetryAfter, later.After)
+				}
+			} else {
+				assert.ErrorIs(t, err, remedy.ErrAttemptsExhausted, "retried within MaxWait until the attempts ran out: %v", err)
+				assert.Len(t, attempts, 3)
+			}
 
 			// The elapsed budget is short where the wait alone exceeds it, so that stopping at
 			// once owes nothing to how long the first attempt took; where the wait fits, it is
@@ -551,11 +567,16 @@ func TestHostileClientRetryAfterCall(t *testing.T) {
 			if tc.bug != "" && e.RetryAfter < 0 && len(attempts) > 1 {
 				t.Skipf("bug: %s (%d attempts, each decision asked %v)", tc.bug, len(attempts), attempts[0].Decision.Asked)
 			}
-			if e.RetryAfter > budget {
-				assert.ErrorIs(t, err, remedy.ErrElapsedBudget, "an enormous wait stops the call at once")
+			switch {
+			case e.RetryAfter > time.Minute:
+				assert.ErrorIs(t, err, remedy.ErrWaitTooLong, "an enormous wait stops the call at once")
 				assert.Len(t, attempts, 1)
 				assert.Equal(t, e.RetryAfter, ce.Asked, "the error says how long the server asked")
-			} else {
+			case e.RetryAfter > budget:
+				assert.ErrorIs(t, err, remedy.ErrElapsedBudget, "a wait past the budget stops the call at once")
+				assert.Len(t, attempts, 1)
+				assert.Equal(t, e.RetryAfter, ce.Asked, "the error says how long the server asked")
+			default:
 				assert.Len(t, attempts, 3, "a wait that fits is taken: %v", err)
 			}
 		})
