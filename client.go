@@ -152,8 +152,8 @@ func WithBackoff(f func() backoff.BackOff) Option {
 	return func(c *clientConfig) error { c.loop.Backoff = f; return nil }
 }
 
-// WithRetryBudget shares b among the client's calls (default: 100 tokens, 0.1 refunded per
-// success). nil turns the client-wide budget off.
+// WithRetryBudget shares b among the client's calls (default DefaultRetryBudget: 10 tokens,
+// 0.1 refunded per success). nil turns the client-wide budget off.
 func WithRetryBudget(b *RetryBudget) Option {
 	return func(c *clientConfig) error { c.loop.Budget = b; return nil }
 }
@@ -174,7 +174,7 @@ func WithMaxResult(n int64) Option {
 }
 
 func configure(opts []Option) (*clientConfig, error) {
-	cfg := &clientConfig{loop: Loop{Budget: NewRetryBudget(100, 0.1)}, maxResult: DefaultMaxResult}
+	cfg := &clientConfig{loop: Loop{Budget: DefaultRetryBudget()}, maxResult: DefaultMaxResult}
 	for _, o := range opts {
 		if err := o(cfg); err != nil {
 			return nil, fmt.Errorf("remedy: %w", err)

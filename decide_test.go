@@ -270,6 +270,8 @@ func TestDecideByContent(t *testing.T) {
 		{"confirmation challenge, no status", 0, `{"error":{"code":"confirmation_required","message":"m","retryable":true,"confirmationToken":"tok"}}`, remedy.ActConfirm, nil},
 		{"next operation, no status", 0, `{"error":{"code":"precondition_failed","message":"m","retryable":true,"next_operation":"add_item"}}`, remedy.ActNextOperation, nil},
 		{"transient, no status", 0, `{"error":{"code":"rate_limited","message":"m","retryable":true,"retry_after_ms":10}}`, remedy.ActRetry, nil},
+		{"not found names the field but offers no value: looked up, not guessed", 404, `{"error":{"code":"not_found","message":"m","retryable":false,"issues":[{"path":["order_id"],"message":"no such order"}]}}`, remedy.ActStop, remedy.ErrNotRetryable},
+		{"not found that offers the values", 404, `{"error":{"code":"plan_not_found","message":"m","issues":[{"path":["plan"],"allowed_values":["pro","team"]}]}}`, remedy.ActRewrite, nil},
 		{"not retryable, no status", 0, `{"error":{"code":"not_found","message":"m","retryable":false}}`, remedy.ActStop, remedy.ErrNotRetryable},
 		{"payment required says retryable, but not unchanged", 0, `{"error":{"code":"payment_required","message":"m","retryable":true}}`, remedy.ActStop, remedy.ErrNotRetryable},
 		{"idempotency key required says retryable, but not unchanged", 0, `{"error":{"code":"idempotency_key_required","message":"m","retryable":true}}`, remedy.ActStop, remedy.ErrNotRetryable},

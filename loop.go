@@ -254,10 +254,17 @@ func retry(asked time.Duration, s *State, lim Limits, why string) Decision {
 // namesFix reports whether a failure says what to change in the arguments (see Decide,
 // rule 9): issues or an example request in a validation failure or an uncategorized one; or,
 // in a state or internal failure that only its status or a code nothing knows categorizes,
-// issues that name a field or the values it takes.
+// issues that name a field or the values it takes. A not-found failure names a fix only with
+// the values the server offers in its place.
 func namesFix(e *Envelope) bool {
 	if len(e.Issues) == 0 && len(e.ExampleRequest) == 0 {
 		return false
+	}
+	var buf [64]byte
+	if code, _ := normCode(&buf, e.Code); strings.Contains(code, "notfound") || strings.HasPrefix(code, "nosuch") {
+		// A resource that does not exist is looked up, not guessed: only the values the
+		// server offers repair it.
+		return offersValues(e)
 	}
 	switch e.Category {
 	case CategoryValidation, "":
@@ -267,6 +274,16 @@ func namesFix(e *Envelope) bool {
 			return false // a code that says what the failure is, and it is not the arguments
 		}
 		return namesFields(e)
+	}
+	return false
+}
+
+// offersValues reports whether an issue offers values: a suggested one, or those allowed.
+func offersValues(e *Envelope) bool {
+	for i := range e.Issues {
+		if len(e.Issues[i].SuggestedValue) > 0 || len(e.Issues[i].AllowedValues) > 0 {
+			return true
+		}
 	}
 	return false
 }

@@ -1,0 +1,102 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/server"
+)
+
+type ChargeRefund struct {
+	ID       string `path:"id" schema:"pattern=^ch_"`
+	Currency string `json:"currency" schema:"enum=usd,eur"`
+	Amount   int    `json:"amount" schema:"minimum=1"`
+}
+
+type ChargeRefunded struct {
+	ID       string `json:"id"`
+	Currency string `json:"currency"`
+}
+
+// confirmedRefundAPI serves refund_charge, which needs confirmation and validates its body after the
+// confirmation gate: a confirmed payload that is invalid is refused, repaired, and — a new
+// payload — challenged again.
+func confirmedRefundAPI(t *testing.T) (*httptest.Server, *atomic.Int64) {
+	t.Helper()
+	var runs atomic.Int64
+	api := server.New()
+	require.NoError(t, server.Post(api, "/v1/charges/{id}/refund", func(ctx context.Context, in ChargeRefund) (ChargeRefunded, error) {
+		runs.Add(1)
+		return ChargeRefunded{ID: in.ID, Currency: in.Currency}, nil
+	}, server.OperationID("refund_charge"), server.Confirm()))
+	srv := httptest.NewServer(api)
+	t.Cleanup(srv.Close)
+	return srv, &runs
+}
+
+// Confirm, then repair, then confirm again: the policy is asked about the repaired payload
+// (it sees the new arguments and the new challenge), and the call succeeds. Before, the loop
+// stopped at the second challenge with "the server asked for confirmation again".
+func TestLoopConfirmsAgainAfterARepair(t *testing.T) {
+	t.Parallel()
+	srv, runs := confirmedRefundAPI(t)
+	var mu sync.Mutex
+	var asked []string // the arguments of each challenge the policy saw
+	approve := remedy.ConfirmFunc(func(_ context.Context, ch *remedy.Challenge) (bool, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		asked = append(asked, string(ch.Args))
+		return true, nil
+	})
+	c, err := remedy.NewClient(remedy.WithBaseURL(srv.URL),
+		remedy.WithOperations(remedy.Operation{Name: "refund_charge", Method: "POST", Path: "/v1/charges/{id}/refund"}),
+		remedy.WithRewriter(remedy.DefaultRewriter), remedy.WithConfirmPolicy(approve))
+	require.NoError(t, err)
+
+	resp, err := c.Call(context.Background(), "refund_charge", json.RawMessage(`{"id":"ch_1","currency":"USD","amount":5}`))
+	require.NoError(t, err)
+	var out ChargeRefunded
+	require.NoError(t, json.Unmarshal(resp.Body, &out))
+	assert.Equal(t, "usd", out.Currency)
+	assert.Equal(t, int64(1), runs.Load(), "executed once")
+
+	var trail []string
+	for _, a := range resp.Attempts {
+		trail = append(trail, a.Decision.Action.String())
+	}
+	assert.Equal(t, []string{"confirm", "rewrite", "confirm", "return"}, trail)
+	require.Len(t, asked, 2, "the policy is asked about each payload")
+	assert.JSONEq(t, `{"id":"ch_1","currency":"USD","amount":5}`, asked[0])
+	assert.JSONEq(t, `{"id":"ch_1","currency":"usd","amount":5}`, asked[1])
+	require.Len(t, resp.Attempts[1].Changes, 1)
+	assert.Equal(t, "/currency", resp.Attempts[1].Changes[0].Path)
+}
+
+// A policy that approves the first payload and refuses the repaired one stops the call with
+// the new challenge: nothing executes.
+func TestLoopRepairedPayloadNeedsItsOwnApproval(t *testing.T) {
+	t.Parallel()
+	srv, runs := confirmedRefundAPI(t)
+	first := remedy.ConfirmFunc(func(_ context.Context, ch *remedy.Challenge) (bool, error) {
+		return string(ch.Args) == `{"id":"ch_1","currency":"USD","amount":5}`, nil
+	})
+	c, err := remedy.NewClient(remedy.WithBaseURL(srv.URL),
+		remedy.WithOperations(remedy.Operation{Name: "refund_charge", Method: "POST", Path: "/v1/charges/{id}/refund"}),
+		remedy.WithRewriter(remedy.DefaultRewriter), remedy.WithConfirmPolicy(first))
+	require.NoError(t, err)
+	_, err = c.Call(context.Background(), "refund_charge", json.RawMessage(`{"id":"ch_1","currency":"USD","amount":5}`))
+	require.ErrorIs(t, err, remedy.ErrConfirmationRequired)
+	var ce *remedy.CallError
+	require.ErrorAs(t, err, &ce)
+	require.NotNil(t, ce.Challenge)
+	assert.JSONEq(t, `{"id":"ch_1","currency":"usd","amount":5}`, string(ce.Challenge.Args))
+	assert.Zero(t, runs.Load())
+}
