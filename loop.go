@@ -76,14 +76,16 @@ func (l Limits) withDefaults() Limits {
 // State is what the decision knows about the call besides the attempt's outcome. The loop
 // fills it; it is exported so that other executors (and tests) can ask the same question.
 type State struct {
-	Attempt      int           // attempts made in this call, the one decided on included
-	Elapsed      time.Duration // since the call began
-	Done         bool          // the context is done
-	HasDeadline  bool          // the context has a deadline...
-	Remaining    time.Duration // ...this far away
-	Depth        int           // nesting of next operations; 0 for the caller's own call
-	Confirmed    bool          // a confirmation token was sent already
-	SafeToRepeat bool          // an idempotent operation, or an idempotency key is attached
+	Attempt     int           // attempts made in this call and its next operations, the one decided on included
+	Elapsed     time.Duration // since the call began
+	Done        bool          // the context is done
+	HasDeadline bool          // the context has a deadline...
+	Remaining   time.Duration // ...this far away
+	Depth       int           // nesting of next operations; 0 for the caller's own call
+	Confirmed   bool          // a confirmation token was sent with the arguments as they are now
+	// SafeToRepeat: sending the request twice has the effect of sending it once — an
+	// idempotent operation, or an idempotency key the server is known to honour.
+	SafeToRepeat bool
 	CanRewrite   bool          // a Rewriter is configured
 	BudgetLeft   bool          // the client-wide retry budget has a token
 	Backoff      time.Duration // the next backoff delay; negative when the BackOff says stop
