@@ -32,27 +32,55 @@ names its fix is repaired by remedy's deterministic rewriter and sent again, a
 transient one is retried after the wait the server asks for (with the same
 Idempotency-Key, so nothing runs twice), and a prerequisite the server names is
 run first. It prints every attempt — what was sent, what came back, what the loop
-decided — and the result.
+decided, and each change made to the arguments — and the result.
 
 OPERATION is an operationId of the server's OpenAPI document (read from --openapi)
 or, with --mcp, a tool of the MCP endpoint at URL. JSON is the arguments as one
 object: body members and path and query parameters by name ({} when omitted;
 "-" reads it from stdin).
 
+--rewrite says which repairs are sent. safe (the default) sends only the repairs
+that keep what the call means: the server's suggested value, the only allowed
+value, an exact type conversion ("1200" to 1200), an enum value that differs in
+case. A repair that changes the meaning (a number clamped to a bound, a string
+cut, a member dropped, one of several values chosen, an example's value taken) is
+not sent: the call stops and the output shows the proposal. all sends those too;
+none repairs nothing, so a failure that names a fix stops the call.
+
 A call the server wants confirmed is not confirmed unless --confirm is given:
 the call stops, nothing is executed, and the output says what would be confirmed.`,
 	examples: []string{
 		`remedy call http://127.0.0.1:8080 create_invoice '{"customer_id":"cus_ada","currency":"EUR","amount":"1200"}'`,
+		`remedy call --rewrite=none http://127.0.0.1:8080 charge '{"customer_id":"cus_ada","currency":"usd","amount":"4200"}'`,
+		`remedy call --rewrite=all http://127.0.0.1:8080 charge '{"customer_id":"cus_ada","currency":"usd","amount":99999999}'`,
 		`remedy call --confirm http://127.0.0.1:8080 delete_customer '{"id":"cus_ada"}'`,
 		`remedy call --mcp --json http://127.0.0.1:8080/mcp revenue_report '{"currency":"usd"}'`,
 		`remedy call --header "Authorization: Bearer $TOKEN" https://api.example.com get_invoice '{"id":"in_1"}'`,
 	},
 	exits: `0 the call succeeded
-1 it did not succeed, or it needs --confirm
-2 usage error: invalid JSON arguments, unknown operation or tool
+1 it did not succeed, it needs --confirm, or its repair needs --rewrite=all
+2 usage error: invalid JSON arguments, unknown operation or tool, bad --rewrite
 3 the server could not be reached, or its document or MCP endpoint used`,
-	run: call,
+	more: func() string { return callJSONHelp },
+	run:  call,
 }
+
+// callJSONHelp documents what call --json prints.
+const callJSONHelp = `JSON output (--json):
+  One object: ok, status (the success's, or the last response's), replayed,
+  result (the success's body), warning, and attempts, each with number,
+  operation, depth, status, code, replayed, error, action, why, wait_ms and,
+  when the arguments were changed after it, changes:
+    [{"path": "/amount", "old": "1200", "new": 1200, "rule": "suggested_value", "lossy": false}]
+  (old is absent for a member added, new for one removed; a change marked lossy
+  was sent because --rewrite=all approved it; on the attempt a refused repair
+  stopped, the changes proposed, each with "refused": true).
+  An unsuccessful call adds cause, detail, error and envelope (the last failure,
+  in the canonical encoding), and, when the call stopped for it:
+    confirmation: {operation, args, message, hint}  (rerun with --confirm)
+    proposal: {operation, args, new, changes, hint}  (a repair --rewrite=safe
+      did not send: args as sent, new as proposed; rerun with --rewrite=all)
+`
 
 // callConfig is what the flags and arguments of one call say.
 type callConfig struct {
@@ -63,22 +91,61 @@ type callConfig struct {
 	header    headerFlag
 	confirm   bool
 	json      bool
-	title     string // what the transcript's first line says
+	rewrite   rewriteMode
+	// rewriter and rewrites are what --rewrite stands for: the rewriter (nil: none) and the
+	// policy that decides the repairs that change what a call means.
+	rewriter remedy.Rewriter
+	rewrites remedy.RewritePolicy
+	title    string // what the transcript's first line says
+}
+
+// rewriteMode is --rewrite: which repairs the call sends.
+type rewriteMode string
+
+const (
+	rewriteSafe rewriteMode = "safe" // the repairs that keep what the call means
+	rewriteAll  rewriteMode = "all"  // every repair the rewriter finds
+	rewriteNone rewriteMode = "none" // no repair
+)
+
+func (m *rewriteMode) String() string { return string(*m) }
+
+func (m *rewriteMode) Set(s string) error {
+	switch v := rewriteMode(s); v {
+	case rewriteSafe, rewriteAll, rewriteNone:
+		*m = v
+		return nil
+	}
+	return errors.New("want safe (repairs that keep what the call means), all (every repair) or none (no repair)")
+}
+
+// loop returns the rewriter and the rewrite policy the mode stands for.
+func (m rewriteMode) loop() (remedy.Rewriter, remedy.RewritePolicy) {
+	switch m {
+	case rewriteAll:
+		return remedy.DefaultRewriter, remedy.AllRewrites
+	case rewriteNone:
+		return nil, remedy.SafeRewrites
+	default:
+		return remedy.DefaultRewriter, remedy.SafeRewrites
+	}
 }
 
 func call(ctx context.Context, in *invocation) error {
-	var cfg callConfig
+	cfg := callConfig{rewrite: rewriteSafe}
 	fs := in.fs
 	fs.StringVar(&cfg.openapi, "openapi", "/openapi.json", "read the operations from the OpenAPI document at `PATH` (or URL), relative to URL")
 	useMCP := fs.Bool("mcp", false, "URL is an MCP endpoint (streamable HTTP), and OPERATION one of its tools")
 	fs.BoolVar(&cfg.confirm, "confirm", false, "approve the confirmation the server asks for (default: refuse, and say what would be confirmed)")
+	fs.Var(&cfg.rewrite, "rewrite", "send the repairs `MODE` allows: safe, those that keep what the call means (a clamp, a cut, a dropped member or a chosen value stops the call and is shown); all, every repair; none, no repair")
 	fs.Var(&cfg.header, "header", "send the header `'Name: value'` with every request, such as credentials (repeatable)")
 	timeout := fs.Duration("timeout", 30*time.Second, "give up after `DURATION`, loading, attempts and waits included (0: no limit)")
-	fs.BoolVar(&cfg.json, "json", false, "print one JSON object (ok, status, result, attempts, and why it failed) instead of the transcript")
+	fs.BoolVar(&cfg.json, "json", false, "print one JSON object (ok, status, result, attempts with their changes, and why it failed) instead of the transcript; see JSON output below")
 	pos, err := in.parse(2, 3)
 	if err != nil {
 		return err
 	}
+	cfg.rewriter, cfg.rewrites = cfg.rewrite.loop()
 	if *useMCP {
 		openapiSet := false
 		fs.Visit(func(f *flag.Flag) { openapiSet = openapiSet || f.Name == "openapi" })
@@ -138,6 +205,9 @@ func call(ctx context.Context, in *invocation) error {
 		}
 	} else {
 		writeCallText(in.stdout, resp, ce)
+		if ce != nil && cfg.rewrite == rewriteNone && errors.Is(ce, remedy.ErrRewriteGaveUp) {
+			fmt.Fprintln(in.stdout, "   --rewrite=none: rerun with --rewrite=safe to send the repairs that keep what the call means")
+		}
 	}
 	switch {
 	case ce == nil:
@@ -182,7 +252,8 @@ func callREST(ctx context.Context, cfg *callConfig, policy remedy.ConfirmPolicy,
 	c, err := remedy.NewClient(
 		remedy.WithBaseURL(cfg.base.String()),
 		remedy.WithHTTPClient(httpClient(cfg.header.h, cfg.base, docURL)),
-		remedy.WithRewriter(remedy.DefaultRewriter),
+		remedy.WithRewriter(cfg.rewriter),
+		remedy.WithRewritePolicy(cfg.rewrites),
 		remedy.WithConfirmPolicy(policy),
 		remedy.WithOnAttempt(onAttempt),
 	)
@@ -215,7 +286,8 @@ func callMCP(ctx context.Context, cfg *callConfig, policy remedy.ConfirmPolicy, 
 	}
 	defer session.Close()
 	c, err := mcp.NewClient(ctx, session, remedy.Loop{
-		Rewriter:  remedy.DefaultRewriter,
+		Rewriter:  cfg.rewriter,
+		Rewrites:  cfg.rewrites,
 		Confirm:   policy,
 		OnAttempt: onAttempt,
 	})
@@ -252,18 +324,42 @@ func lastTransportError(ce *remedy.CallError) error {
 
 // challenge finds the confirmation the call stopped for: its own, or a prerequisite's.
 func challenge(ce *remedy.CallError) *remedy.Challenge {
-	for ce != nil {
+	if !errors.Is(ce, remedy.ErrConfirmationRequired) {
+		return nil
+	}
+	for ; ce != nil; ce = inner(ce) {
 		if ce.Challenge != nil {
 			return ce.Challenge
 		}
-		var inner *remedy.CallError
-		if !errors.As(ce.Err, &inner) {
-			return nil
-		}
-		ce = inner
 	}
 	return nil
 }
+
+// proposal finds the repair the call stopped for, refused by the rewrite policy: its own, or
+// a prerequisite's.
+func proposal(ce *remedy.CallError) *remedy.Proposal {
+	if !errors.Is(ce, remedy.ErrRewriteRefused) {
+		return nil
+	}
+	for ; ce != nil; ce = inner(ce) {
+		if ce.Proposal != nil {
+			return ce.Proposal
+		}
+	}
+	return nil
+}
+
+// inner is the call error of the next operation ce stopped for, or nil.
+func inner(ce *remedy.CallError) *remedy.CallError {
+	var in *remedy.CallError
+	if !errors.As(ce.Err, &in) {
+		return nil
+	}
+	return in
+}
+
+// proposalHint says how to send a refused repair.
+const proposalHint = "nothing was sent with these changes: rerun with --rewrite=all to approve them"
 
 // unprefixed is err's message without the "remedy: " the library starts its errors with,
 // which the command's own prefix already says.
@@ -297,13 +393,34 @@ func writeCallText(w io.Writer, resp *remedy.Response, ce *remedy.CallError) {
 		}
 		return
 	}
-	if ch := challenge(ce); ch != nil && errors.Is(ce, remedy.ErrConfirmationRequired) {
+	if ch := challenge(ce); ch != nil {
 		fmt.Fprintf(w, "=> not executed: %s needs confirmation\n", ch.Operation)
 		fmt.Fprintf(w, "   would confirm: %s %s\n", ch.Operation, ch.Args)
 		if ch.Message != "" {
 			fmt.Fprintf(w, "   the server says: %s\n", ch.Message)
 		}
 		fmt.Fprintln(w, "   rerun with --confirm to confirm this call")
+		return
+	}
+	if p := proposal(ce); p != nil {
+		op := p.Operation
+		if op == "" {
+			op = ce.Operation
+		}
+		fmt.Fprintf(w, "=> not sent: the repair of %s changes what the call means (after %s)\n", op, plural(len(ce.Attempts), "attempt"))
+		if e := p.Envelope; e != nil {
+			fmt.Fprintf(w, "   the server said: %d %s: %s\n", e.Status, e.Code, e.Message)
+		}
+		fmt.Fprintf(w, "   sent:     %s %s\n", op, compactJSON(p.Args))
+		fmt.Fprintf(w, "   proposed: %s %s\n", op, compactJSON(p.New))
+		for _, c := range p.Changes {
+			lossy := ""
+			if c.Lossy {
+				lossy = " (lossy)"
+			}
+			fmt.Fprintf(w, "     change %s%s\n", transcript.Change(c), lossy)
+		}
+		fmt.Fprintf(w, "   %s\n", proposalHint)
 		return
 	}
 	fmt.Fprintf(w, "=> failed: %s", ce.Cause)
@@ -338,6 +455,7 @@ type callOutput struct {
 	Error        string          `json:"error,omitempty"`
 	Envelope     json.RawMessage `json:"envelope,omitempty"`
 	Confirmation *confirmOutput  `json:"confirmation,omitempty"`
+	Proposal     *proposalOutput `json:"proposal,omitempty"`
 }
 
 type attemptOutput struct {
@@ -351,6 +469,42 @@ type attemptOutput struct {
 	Action    string `json:"action"`
 	Why       string `json:"why"`
 	WaitMS    int64  `json:"wait_ms,omitempty"`
+	// Changes are the edits made to the arguments after the attempt; on the attempt a refused
+	// repair stopped, the edits proposed, marked refused.
+	Changes []changeOutput `json:"changes,omitempty"`
+}
+
+// changeOutput is one remedy.Change: lossy always present, so that a script need not know
+// the default; old absent for a member added, new for one removed.
+type changeOutput struct {
+	Path    string          `json:"path"`
+	Old     json.RawMessage `json:"old,omitempty"`
+	New     json.RawMessage `json:"new,omitempty"`
+	Rule    string          `json:"rule"`
+	Lossy   bool            `json:"lossy"`
+	Refused bool            `json:"refused,omitempty"`
+}
+
+type proposalOutput struct {
+	Operation string          `json:"operation"`
+	Args      json.RawMessage `json:"args"` // as sent
+	New       json.RawMessage `json:"new"`  // as proposed
+	Changes   []changeOutput  `json:"changes"`
+	Hint      string          `json:"hint"`
+}
+
+// changesOutput is changes for call --json, marked refused when they are a refused proposal's.
+func changesOutput(changes []remedy.Change, refused bool) []changeOutput {
+	if len(changes) == 0 {
+		return nil
+	}
+	out := make([]changeOutput, len(changes))
+	for i, c := range changes {
+		// rawJSON: a rewriter's own account of its changes may hold bytes that are not JSON,
+		// which would fail the whole output.
+		out[i] = changeOutput{Path: c.Path, Old: rawJSON(c.Old), New: rawJSON(c.New), Rule: c.Rule, Lossy: c.Lossy, Refused: refused}
+	}
+	return out
 }
 
 type confirmOutput struct {
@@ -378,9 +532,16 @@ func writeCallJSON(w io.Writer, resp *remedy.Response, ce *remedy.CallError) err
 		if ce.Envelope != nil {
 			o.Envelope, _ = ce.Envelope.MarshalJSON()
 		}
-		if ch := challenge(ce); ch != nil && errors.Is(ce, remedy.ErrConfirmationRequired) {
+		if ch := challenge(ce); ch != nil {
 			o.Confirmation = &confirmOutput{Operation: ch.Operation, Args: rawJSON(ch.Args), Message: ch.Message,
 				Hint: "nothing was executed: rerun with --confirm to confirm this call"}
+		}
+		if p := proposal(ce); p != nil {
+			o.Proposal = &proposalOutput{Operation: p.Operation, Args: rawJSON(p.Args), New: rawJSON(p.New),
+				Changes: changesOutput(p.Changes, false), Hint: proposalHint}
+			if o.Proposal.Changes == nil {
+				o.Proposal.Changes = []changeOutput{}
+			}
 		}
 	}
 	o.Attempts = make([]attemptOutput, 0, len(attempts))
@@ -394,12 +555,23 @@ func writeCallJSON(w io.Writer, resp *remedy.Response, ce *remedy.CallError) err
 		if a.Err != nil {
 			ao.Error = a.Err.Error()
 		}
+		refused := a.Decision.Action == remedy.ActStop && errors.Is(a.Decision.Cause, remedy.ErrRewriteRefused)
+		ao.Changes = changesOutput(a.Changes, refused)
 		o.Attempts = append(o.Attempts, ao)
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(o)
+}
+
+// compactJSON is b on one line, when it is JSON (arguments read from stdin may span lines).
+func compactJSON(b []byte) []byte {
+	var buf bytes.Buffer
+	if json.Compact(&buf, b) != nil {
+		return b
+	}
+	return buf.Bytes()
 }
 
 // rawJSON is b as a JSON value: itself when it is JSON, else a string holding it.

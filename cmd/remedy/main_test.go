@@ -480,7 +480,7 @@ func TestHelp(t *testing.T) {
 		}
 	}
 	r = remedyCmd(t, "", "call", "--help")
-	for _, flag := range []string{"--confirm", "--header 'Name: value'", "--json", "--mcp", "--openapi PATH", "--timeout DURATION"} {
+	for _, flag := range []string{"--confirm", "--header 'Name: value'", "--json", "--mcp", "--openapi PATH", "--rewrite MODE", "--timeout DURATION", "JSON output (--json):"} {
 		if !strings.Contains(r.stdout, flag) {
 			t.Errorf("call --help does not document %s:\n%s", flag, r.stdout)
 		}

@@ -1,0 +1,86 @@
+package transcript_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/internal/transcript"
+)
+
+func TestAttemptChanges(t *testing.T) {
+	t.Parallel()
+	env := &remedy.Envelope{Status: 422, Code: "invalid_body", Message: "amount must be at most 1000000"}
+	rewrite := remedy.Decision{Action: remedy.ActRewrite, Why: "the failure names a fix"}
+	refused := remedy.Decision{Action: remedy.ActStop, Cause: remedy.ErrRewriteRefused, Why: "not approved"}
+	long := json.RawMessage(`"` + strings.Repeat("é", 200) + `"`)
+	for _, tc := range []struct {
+		name     string
+		decision remedy.Decision
+		changes  []remedy.Change
+		want     []string
+	}{
+		{"none", rewrite, nil, nil},
+		{"lossless", rewrite, []remedy.Change{
+			{Path: "/amount", Old: json.RawMessage(`"1200"`), New: json.RawMessage(`1200`), Rule: "coerce"},
+		}, []string{`      change /amount "1200" → 1200 by coerce`}},
+		{"lossy, approved", rewrite, []remedy.Change{
+			{Path: "/amount", Old: json.RawMessage(`99999999`), New: json.RawMessage(`1000000`), Rule: "clamp", Lossy: true},
+		}, []string{`      change /amount 99999999 → 1000000 by clamp (lossy, approved)`}},
+		{"refused", refused, []remedy.Change{
+			{Path: "/amount", Old: json.RawMessage(`10`), New: json.RawMessage(`50`), Rule: "clamp", Lossy: true},
+			{Path: "/currency", Old: json.RawMessage(`"EUR"`), New: json.RawMessage(`"eur"`), Rule: "enum_match"},
+		}, []string{
+			`      change /amount 10 → 50 by clamp (lossy, refused)`,
+			`      change /currency "EUR" → "eur" by enum_match (refused)`,
+		}},
+		{"added, removed, spaced, not JSON", rewrite, []remedy.Change{
+			{Path: "/currency", New: json.RawMessage(`"usd"`), Rule: "default"},
+			{Path: "/extra", Old: json.RawMessage("{\n  \"a\": 1\n}"), Rule: "drop_unknown", Lossy: true},
+			{Path: "/x", Old: json.RawMessage("not\njson"), New: json.RawMessage(`1`)},
+		}, []string{
+			`      change /currency (absent) → "usd" by default`,
+			`      change /extra {"a":1} → (removed) by drop_unknown (lossy, approved)`,
+			`      change /x "not\njson" → 1` + "\n",
+		}},
+		{"long", rewrite, []remedy.Change{{Path: "/memo", Old: long, New: json.RawMessage(`"short"`), Rule: "truncate", Lossy: true}},
+			[]string{`      change /memo "` + strings.Repeat("é", 78) + `… → "short" by truncate (lossy, approved)`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			transcript.Attempt(&out, &remedy.Attempt{Operation: "charge", Number: 1, Method: "POST", Target: "/v1/charges",
+				Status: 422, Envelope: env, Decision: tc.decision, Changes: tc.changes})
+			got := out.String()
+			lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
+			if n := len(lines); n != 3+len(tc.changes) {
+				t.Errorf("want %d lines, one a change, got %d:\n%s", 3+len(tc.changes), n, got)
+			}
+			if !strings.HasPrefix(lines[2], "       -> ") {
+				t.Errorf("the decision is not the third line:\n%s", got)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("lacks %q:\n%s", w, got)
+				}
+			}
+		})
+	}
+}
+
+func TestChange(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		c    remedy.Change
+		want string
+	}{
+		{remedy.Change{Path: "/a/0", Old: json.RawMessage(`0`), New: json.RawMessage(`1`), Rule: "clamp"}, "/a/0 0 → 1 by clamp"},
+		{remedy.Change{Path: "", Old: json.RawMessage(`{}`), New: json.RawMessage(`{"a":1}`)}, `(the whole arguments) {} → {"a":1}`},
+		{remedy.Change{Path: "/b"}, "/b (absent) → (removed)"},
+	} {
+		if got := transcript.Change(tc.c); got != tc.want {
+			t.Errorf("Change(%+v) = %q, want %q", tc.c, got, tc.want)
+		}
+	}
+}
