@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cenkalti/backoff/v4"
 
@@ -58,6 +59,17 @@ type Operation struct {
 	Parameters json.RawMessage
 	// Errors are the failures the operation may answer with.
 	Errors []ErrorCode
+
+	// Keys is what is known of the server's support for idempotency keys on this operation.
+	// KeysUnknown (the zero value) takes the client's default (WithIdempotencyKeys); any
+	// other value wins over it. KeysHonoured: a request whose answer was lost is sent again
+	// with its key. KeysOff: no key is sent — not even to a next operation — except one the
+	// caller gives (WithIdempotencyKey). LoadOpenAPI sets KeysHonoured for an operation
+	// whose document declares the Idempotency-Key header or x-idempotency-key. An
+	// operation left at KeysUnknown is counted as honouring keys once the server shows it
+	// does: an answer replayed from the key (Idempotency-Replayed: true), or a key it holds
+	// in flight or for another payload.
+	Keys KeySupport
 }
 
 // ErrorCode is a failure an operation may answer with, as a model is told of it before it
@@ -84,6 +96,10 @@ type Client struct {
 	baseQuery string // the base URL's query, kept on every request ("api-version=2024-06-01")
 	maxResult int64
 
+	// keys is the default support for operations whose Keys is KeysUnknown, and for raw
+	// requests (WithIdempotencyKeys).
+	keys KeySupport
+
 	mu  sync.RWMutex
 	ops map[string]registered
 }
@@ -92,6 +108,9 @@ type Client struct {
 type registered struct {
 	Operation
 	params []string
+	// shown: the server showed that it honours keys for the operation (a replayed answer, a
+	// key held); one flag per registered operation, shared by the client's calls.
+	shown *atomic.Bool
 }
 
 // Option configures a Client (and NewRoundTripper).
@@ -103,11 +122,18 @@ type clientConfig struct {
 	ops       []Operation
 	loop      Loop
 	maxResult int64
+	keys      KeySupport
 }
 
 // WithHTTPClient sends through hc (default http.DefaultClient). The client is copied, not
 // changed: its redirect policy is wrapped so that idempotency keys and confirmation tokens
 // never follow a redirect to another host.
+//
+// A request that is not safe to send twice — its method is not idempotent, and its key is not
+// known honoured (see WithIdempotencyKeys) — carries its key in the Header map as
+// "idempotency-key", the same header on the wire, so that hc's Transport does not resend it
+// on its own; a RoundTripper or CheckRedirect of hc that reads the key should look it up in
+// any case (Header.Get does not find it).
 func WithHTTPClient(hc *http.Client) Option {
 	return func(c *clientConfig) error {
 		if hc == nil {
@@ -168,6 +194,27 @@ func WithLogger(l *slog.Logger) Option {
 	return func(c *clientConfig) error { c.loop.Logger = l; return nil }
 }
 
+// WithIdempotencyKeys says what is known of the server's support for idempotency keys, for
+// every operation whose own Operation.Keys is KeysUnknown and for the raw requests of Do and
+// NewRoundTripper (default KeysUnknown: keys are sent, and counted on only for the
+// operations that declare them or show them honoured).
+//
+// KeysHonoured declares that the whole server honours keys: a non-idempotent request whose
+// answer was lost after it was written is sent again with its key. Declare it only for a
+// server that replays a repeated key (most APIs ignore the header, and then the repeat is a
+// second execution). KeysOff sends no key at all, for a server that refuses the header.
+// Whatever the support, a request that failed before any of it was written is sent again,
+// and one that is not safe to repeat is never sent twice by net/http on its own.
+func WithIdempotencyKeys(k KeySupport) Option {
+	return func(c *clientConfig) error {
+		if k > KeysOff {
+			return fmt.Errorf("WithIdempotencyKeys: %v is not a KeySupport", k)
+		}
+		c.keys = k
+		return nil
+	}
+}
+
 // WithMaxResult bounds the success body Call reads (default DefaultMaxResult).
 func WithMaxResult(n int64) Option {
 	return func(c *clientConfig) error { c.maxResult = n; return nil }
@@ -189,7 +236,7 @@ func NewClient(opts ...Option) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{loop: cfg.loop, hc: guardRedirects(cfg.hc), maxResult: cfg.maxResult, ops: map[string]registered{}}
+	c := &Client{loop: cfg.loop, hc: guardRedirects(cfg.hc), maxResult: cfg.maxResult, keys: cfg.keys, ops: map[string]registered{}}
 	if cfg.base != "" {
 		u, err := url.Parse(cfg.base)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -227,8 +274,11 @@ func (c *Client) Register(op Operation) error {
 	if !strings.HasPrefix(op.Path, "/") {
 		return fmt.Errorf("remedy: operation %q: path %q must start with /", op.Name, op.Path)
 	}
+	if op.Keys > KeysOff {
+		return fmt.Errorf("remedy: operation %q: Keys %v is not a KeySupport", op.Name, op.Keys)
+	}
 	c.mu.Lock()
-	c.ops[op.Name] = registered{Operation: op, params: params}
+	c.ops[op.Name] = registered{Operation: op, params: params, shown: new(atomic.Bool)}
 	c.mu.Unlock()
 	return nil
 }
@@ -243,6 +293,19 @@ func (c *Client) op(name string) (registered, bool) {
 func (c *Client) registered(name string) (ok, idempotent bool) {
 	op, ok := c.op(name)
 	return ok, ok && op.idempotent()
+}
+
+// keysFor is the operation's key support: its own, else the client's, and honoured once the
+// server showed it.
+func (c *Client) keysFor(op *registered) KeySupport {
+	k := op.Keys
+	if k == KeysUnknown {
+		k = c.keys
+	}
+	if k == KeysUnknown && op.shown.Load() {
+		k = KeysHonoured
+	}
+	return k
 }
 
 // CallOption adjusts one call. (A value, not a function, so that a call's options cost no
@@ -271,6 +334,7 @@ func (c *Client) Call(ctx context.Context, name string, args any, opts ...CallOp
 		return nil, err
 	}
 	call.Idempotent = op.idempotent()
+	call.Keys = c.keysFor(&op)
 	return c.loop.Do(ctx, call)
 }
 
@@ -319,11 +383,13 @@ func encodeArgs(args any) (json.RawMessage, error) {
 
 // Do runs a raw request through the loop. A JSON object body is what a rewrite edits; any
 // other body is resent as is. The request's own Idempotency-Key is kept; otherwise one is
-// minted for methods that are not idempotent. Its own X-Confirmation-Token is sent with the
-// first attempt. The success is returned with its body unread;
-// a failure is a *CallError.
+// minted for methods that are not idempotent, unless WithIdempotencyKeys turned keys off.
+// Either is counted on to make a repeat safe only when WithIdempotencyKeys declares keys
+// honoured, or the server shows it during the call. Its own X-Confirmation-Token is sent
+// with the first attempt. The success is returned with its body unread; a failure is a
+// *CallError.
 func (c *Client) Do(ctx context.Context, req *http.Request) (*http.Response, error) {
-	t, call, err := newRawTransport(c.hc, req, c.loop.Limits.withDefaults().MaxBody, false)
+	t, call, err := newRawTransport(c.hc, req, c.loop.Limits.withDefaults().MaxBody, false, c.keys)
 	if err != nil {
 		return nil, err
 	}
@@ -337,6 +403,13 @@ func (c *Client) Do(ctx context.Context, req *http.Request) (*http.Response, err
 // opTransport sends registered operations.
 type opTransport struct{ c *Client }
 
+// RoundTrip sends one attempt of a registered operation. It applies the operation's key
+// support: no key for KeysOff (a next operation's, which the loop mints without knowing),
+// Request.KeysHonoured for KeysHonoured. A request that is not safe to repeat (its method is
+// not idempotent, and its key is not known honoured) is watched, so that a failure before
+// any of it was written is marked NotSent, and spelled so that net/http does not send it
+// again on its own. An answer that shows the server honours keys is remembered for the
+// operation's later attempts and calls.
 func (t opTransport) RoundTrip(ctx context.Context, req *Request) (*Response, error) {
 	c := t.c
 	op, ok := c.op(req.Operation)
@@ -346,34 +419,35 @@ func (t opTransport) RoundTrip(ctx context.Context, req *Request) (*Response, er
 	if c.base == nil {
 		return nil, errors.New("the client has no base URL (WithBaseURL)")
 	}
+	switch c.keysFor(&op) {
+	case KeysOff:
+		if req.Depth > 0 {
+			req.IdempotencyKey = "" // a next operation's key is minted, never the caller's
+		}
+	case KeysHonoured:
+		req.KeysHonoured = req.IdempotencyKey != ""
+	}
+	unsafe := !op.idempotent() && !req.KeysHonoured
+	var watch *writeWatch
+	if unsafe {
+		ctx, watch = watchWrites(ctx)
+	}
 	hreq, err := buildRequest(ctx, c.baseStr, c.baseQuery, &op, req.Args)
 	if err != nil {
 		return nil, err
 	}
 	req.Method, req.Target = op.Method, hreq.URL.Path
-	setAttemptHeaders(hreq.Header, req)
+	hreq.Header["Accept"] = acceptJSON
+	setKeyAndToken(hreq.Header, req, unsafe)
 	hresp, err := c.hc.Do(hreq)
 	if err != nil {
-		return nil, err
+		return nil, watch.mark(err)
 	}
-	return readResponse(hresp, c.loop.Limits.withDefaults().MaxBody, c.maxResult)
-}
-
-// setAttemptHeaders sets what the loop adds to a registered operation's request.
-func setAttemptHeaders(h http.Header, req *Request) {
-	h["Accept"] = acceptJSON
-	setKeyAndToken(h, req)
-}
-
-func setKeyAndToken(h http.Header, req *Request) {
-	if req.IdempotencyKey != "" {
-		h[HeaderIdempotencyKey] = []string{req.IdempotencyKey}
+	resp, err := readResponse(hresp, c.loop.Limits.withDefaults().MaxBody, c.maxResult)
+	if err == nil && req.IdempotencyKey != "" && showsKeysHonoured(resp) {
+		op.shown.Store(true)
 	}
-	if req.ConfirmationToken != "" {
-		h[HeaderConfirmationToken] = []string{req.ConfirmationToken}
-	} else {
-		delete(h, HeaderConfirmationToken)
-	}
+	return resp, err
 }
 
 // Header values shared by every request; net/http only reads them.
@@ -451,8 +525,9 @@ func guardRedirects(hc *http.Client) *http.Client {
 	inner := hc.CheckRedirect
 	cp.CheckRedirect = func(req *http.Request, via []*http.Request) error {
 		if len(via) > 0 && !sameOrigin(req.URL, via[0].URL) {
-			req.Header.Del(HeaderIdempotencyKey)
-			req.Header.Del(HeaderConfirmationToken)
+			// In every spelling: a key not safe to repeat is sent in lower case.
+			delFold(req.Header, HeaderIdempotencyKey)
+			delFold(req.Header, HeaderConfirmationToken)
 		}
 		if inner != nil {
 			return inner(req, via)

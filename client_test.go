@@ -674,7 +674,11 @@ func TestClientHostileRedirect(t *testing.T) {
 		})
 		var sawKey atomic.Bool
 		hc := &http.Client{CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			sawKey.Store(req.Header.Get(remedy.HeaderIdempotencyKey) != "")
+			for name := range req.Header { // in any spelling: a key not safe to repeat goes in lower case
+				if strings.EqualFold(name, remedy.HeaderIdempotencyKey) {
+					sawKey.Store(true)
+				}
+			}
 			return http.ErrUseLastResponse
 		}}
 		c, err := remedy.NewClient(remedy.WithBaseURL(srv.URL), remedy.WithHTTPClient(hc), remedy.WithOperations(opCreateOrder))
@@ -721,7 +725,11 @@ func hangUp(t *testing.T, w http.ResponseWriter) {
 	conn.Close()
 }
 
-// 12. A connection closed without a response is retried for a POST that carries a key.
+// 12. A connection closed without a response is retried for a POST that carries a key the
+// server is declared to honour (the scripted server stands for one: it answers the second
+// copy, and the test checks that it carries the first one's key). Without the declaration
+// the call stops: the request may have executed (see TestKeysLostAnswer for the server that
+// really ignores keys, or honours them).
 func TestClientTransportErrorRetried(t *testing.T) {
 	t.Parallel()
 	script := func(t *testing.T) func(w http.ResponseWriter, r *http.Request, n int) {
@@ -736,7 +744,7 @@ func TestClientTransportErrorRetried(t *testing.T) {
 	t.Run("Client", func(t *testing.T) {
 		t.Parallel()
 		srv := newScripted(t, script(t))
-		c := newClient(t, srv, remedy.WithOperations(opCreateOrder))
+		c := newClient(t, srv, remedy.WithOperations(opCreateOrder), remedy.WithIdempotencyKeys(remedy.KeysHonoured))
 		resp, err := c.Call(context.Background(), "create_order", json.RawMessage(`{"amount":5}`))
 		require.NoError(t, err)
 		assert.Equal(t, 200, resp.Status)
@@ -755,7 +763,7 @@ func TestClientTransportErrorRetried(t *testing.T) {
 		srv := newScripted(t, script(t))
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		t.Cleanup(tr.CloseIdleConnections)
-		rt, err := remedy.NewRoundTripper(tr, remedy.WithBackoff(fast))
+		rt, err := remedy.NewRoundTripper(tr, remedy.WithBackoff(fast), remedy.WithIdempotencyKeys(remedy.KeysHonoured))
 		require.NoError(t, err)
 		hc := &http.Client{Transport: rt}
 		resp, err := hc.Post(srv.URL+"/v1/orders", "application/json", strings.NewReader(`{"amount":5}`))
@@ -770,6 +778,30 @@ func TestClientTransportErrorRetried(t *testing.T) {
 		assert.NotEmpty(t, reqs[0].Key)
 		assert.Equal(t, reqs[0].Key, reqs[1].Key)
 		assert.Equal(t, `{"amount":5}`, string(reqs[1].Body))
+	})
+	t.Run("Client, keys not declared", func(t *testing.T) {
+		t.Parallel()
+		srv := newScripted(t, script(t))
+		c := newClient(t, srv, remedy.WithOperations(opCreateOrder))
+		_, err := c.Call(context.Background(), "create_order", json.RawMessage(`{"amount":5}`))
+		ce := callError(t, err, remedy.ErrOutcomeUnknown)
+		require.Len(t, ce.Attempts, 1)
+		assert.NotEmpty(t, ce.Attempts[0].IdempotencyKey, "a key was sent, but not counted on")
+		assert.Len(t, srv.requests(), 1)
+	})
+	t.Run("RoundTripper, keys not declared", func(t *testing.T) {
+		t.Parallel()
+		srv := newScripted(t, script(t))
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		t.Cleanup(tr.CloseIdleConnections)
+		rt, err := remedy.NewRoundTripper(tr, remedy.WithBackoff(fast))
+		require.NoError(t, err)
+		hc := &http.Client{Transport: rt}
+		_, err = hc.Post(srv.URL+"/v1/orders", "application/json", strings.NewReader(`{"amount":5}`))
+		require.Error(t, err)
+		assert.ErrorIs(t, err, remedy.ErrOutcomeUnknown, "the error says the request may have executed")
+		assert.ErrorIs(t, err, io.EOF, "and keeps the transport's")
+		assert.Len(t, srv.requests(), 1)
 	})
 }
 

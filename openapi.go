@@ -39,6 +39,12 @@ const oaMaxRefHops = 16
 // the template names. Header and cookie parameters are left out (the loop sets its own
 // headers); servers are not read.
 //
+// Keys is KeysHonoured when the operation declares that it honours idempotency keys: an
+// Idempotency-Key header parameter (the name in any case; path-item-level or the operation's
+// own, $refs resolved), or an x-idempotency-key extension on the operation that is true,
+// "optional" or "required". Otherwise it is KeysUnknown: a header of another name
+// (X-Idempotency-Key) is not the one the loop sends.
+//
 // For a model (see Toolset), Description is the summary, else the description; Parameters is
 // one object schema of the arguments: the path and query parameters' schemas and the JSON
 // request body's properties, with local $refs inlined (a reference that cycles or does not
@@ -205,17 +211,39 @@ func parseOpenAPI(doc []byte) ([]Operation, error) {
 				return nil, fmt.Errorf("operation %q (%s): %w", name, where, err)
 			}
 			var query []string
+			keys := oaKeyExtension(obj["x-idempotency-key"])
 			for _, p := range params {
 				if p.in == "query" && p.name != "" && !slices.Contains(tmpl, p.name) && !slices.Contains(query, p.name) {
 					query = append(query, p.name)
 				}
+				if p.in == "header" && strings.EqualFold(p.name, HeaderIdempotencyKey) {
+					keys = KeysHonoured
+				}
 			}
 			ops = append(ops, Operation{Name: name, Method: strings.ToUpper(method), Path: path, Query: query,
 				Description: oaDescription(obj), Parameters: d.arguments(params, tmpl, obj["requestBody"]),
-				Errors: d.errorCodes(obj)})
+				Errors: d.errorCodes(obj), Keys: keys})
 		}
 	}
 	return ops, nil
+}
+
+// oaKeyExtension reads an operation's x-idempotency-key: true, or "optional" or "required"
+// (what the reference server writes: a key is replayed when sent, or must be sent) declare
+// that the operation honours Idempotency-Key; anything else declares nothing.
+func oaKeyExtension(raw json.RawMessage) KeySupport {
+	var b bool
+	if json.Unmarshal(raw, &b) == nil && b {
+		return KeysHonoured
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		switch strings.ToLower(strings.TrimSpace(s)) {
+		case "optional", "required", "true":
+			return KeysHonoured
+		}
+	}
+	return KeysUnknown
 }
 
 func checkOpenAPIVersion(top map[string]json.RawMessage) error {

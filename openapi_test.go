@@ -492,3 +492,54 @@ func TestOperationsFromOpenAPIInlinesWithinABudget(t *testing.T) {
 	require.NoError(t, json.Unmarshal(ops[0].Parameters, &schema))
 	assert.Equal(t, "object", schema["type"])
 }
+
+// An operation declares that it honours idempotency keys with an Idempotency-Key header
+// parameter (any case, at the path item or the operation, inline or through $refs) or with
+// x-idempotency-key on the operation (true, "optional", "required", as the reference server
+// writes it). Nothing else declares it.
+func TestOperationsFromOpenAPIKeys(t *testing.T) {
+	t.Parallel()
+	const doc = `{
+  "openapi": "3.1.0",
+  "paths": {
+    "/inline": {"post": {"operationId": "inline", "parameters": [{"name": "Idempotency-Key", "in": "header"}]}},
+    "/lower": {"post": {"operationId": "lower", "parameters": [{"name": "idempotency-key", "in": "header", "required": true}]}},
+    "/ref": {"post": {"operationId": "ref", "parameters": [{"$ref": "#/components/parameters/Key"}]}},
+    "/refchain": {"post": {"operationId": "refchain", "parameters": [{"$ref": "#/components/parameters/KeyAlias"}]}},
+    "/item": {
+      "parameters": [{"name": "Idempotency-Key", "in": "header"}],
+      "post": {"operationId": "item"}
+    },
+    "/optional": {"post": {"operationId": "optional", "x-idempotency-key": "optional"}},
+    "/required": {"post": {"operationId": "required", "x-idempotency-key": "Required"}},
+    "/true": {"post": {"operationId": "true", "x-idempotency-key": true}},
+    "/false": {"post": {"operationId": "false", "x-idempotency-key": false}},
+    "/none": {"post": {"operationId": "none", "x-idempotency-key": "none"}},
+    "/object": {"post": {"operationId": "object", "x-idempotency-key": {"header": "Idempotency-Key"}}},
+    "/xheader": {"post": {"operationId": "xheader", "parameters": [{"name": "X-Idempotency-Key", "in": "header"}]}},
+    "/query": {"post": {"operationId": "query", "parameters": [{"name": "Idempotency-Key", "in": "query"}]}},
+    "/itemext": {"x-idempotency-key": "required", "post": {"operationId": "itemext"}},
+    "/plain": {"post": {"operationId": "plain"}}
+  },
+  "components": {"parameters": {
+    "Key": {"name": "Idempotency-Key", "in": "header", "schema": {"type": "string"}},
+    "KeyAlias": {"$ref": "#/components/parameters/Key"}
+  }}
+}`
+	ops, err := remedy.OperationsFromOpenAPI([]byte(doc))
+	require.NoError(t, err)
+	got := map[string]remedy.KeySupport{}
+	for _, op := range ops {
+		got[op.Name] = op.Keys
+	}
+	h, u := remedy.KeysHonoured, remedy.KeysUnknown
+	assert.Equal(t, map[string]remedy.KeySupport{
+		"inline": h, "lower": h, "ref": h, "refchain": h, "item": h,
+		"optional": h, "required": h, "true": h,
+		"false": u, "none": u, "object": u,
+		"xheader": u, // not the header the loop sends
+		"query":   u,
+		"itemext": u, // the extension is read on the operation only
+		"plain":   u,
+	}, got)
+}

@@ -21,17 +21,26 @@ type rawTransport struct {
 	// failure as a response); last is that response, closed when another attempt starts.
 	keepFailure bool
 	last        *http.Response
+	// idempotent: the method is; keys: the client's key support; shown: an answer during
+	// the call showed that the server honours keys.
+	idempotent bool
+	keys       KeySupport
+	shown      bool
 }
 
-func newRawTransport(hc *http.Client, req *http.Request, maxBody int64, keepFailure bool) (*rawTransport, Call, error) {
-	t := &rawTransport{req: req, maxBody: maxBody, keepFailure: keepFailure}
+func newRawTransport(hc *http.Client, req *http.Request, maxBody int64, keepFailure bool, keys KeySupport) (*rawTransport, Call, error) {
+	t := &rawTransport{req: req, maxBody: maxBody, keepFailure: keepFailure, keys: keys}
 	t.hc = hc
+	t.idempotent = (&Operation{Method: req.Method}).idempotent()
 	call := Call{
 		Operation:      req.URL.Path,
-		Idempotent:     (&Operation{Method: req.Method}).idempotent(),
+		Idempotent:     t.idempotent,
 		IdempotencyKey: req.Header.Get(HeaderIdempotencyKey),
 		// The caller's own token goes with the first attempt, as WithConfirmationToken's.
 		ConfirmationToken: req.Header.Get(HeaderConfirmationToken),
+		// The caller's own key is sent whatever the support (KeysOff mints none); it is
+		// counted on only when keys are declared honoured.
+		Keys: keys,
 	}
 	if req.Body != nil && req.Body != http.NoBody {
 		b, err := io.ReadAll(req.Body)
@@ -48,18 +57,27 @@ func newRawTransport(hc *http.Client, req *http.Request, maxBody int64, keepFail
 	return t, call, nil
 }
 
+// RoundTrip sends one attempt of the caller's request, as opTransport.RoundTrip sends a
+// registered operation's: watched and spelled quietly when it is not safe to repeat.
 func (t *rawTransport) RoundTrip(ctx context.Context, req *Request) (*Response, error) {
 	t.closeLast()
+	req.KeysHonoured = req.IdempotencyKey != "" && (t.keys == KeysHonoured || t.shown)
+	unsafe := !t.idempotent && !req.KeysHonoured
+	var watch *writeWatch
+	if unsafe {
+		ctx, watch = watchWrites(ctx)
+	}
 	// A shallow copy with its own header map: the caller's request is never changed.
 	hreq := t.req.WithContext(ctx)
-	if req.IdempotencyKey != t.req.Header.Get(HeaderIdempotencyKey) || req.ConfirmationToken != t.req.Header.Get(HeaderConfirmationToken) {
+	if req.IdempotencyKey != t.req.Header.Get(HeaderIdempotencyKey) || req.ConfirmationToken != t.req.Header.Get(HeaderConfirmationToken) ||
+		(unsafe && replayableKey(t.req.Header)) {
 		// A header map of its own, so that the caller's request is never changed; the values
 		// are shared, as headers are only ever replaced in the copy, never edited.
 		hreq.Header = make(http.Header, len(t.req.Header)+2)
 		for k, v := range t.req.Header {
 			hreq.Header[k] = v
 		}
-		setKeyAndToken(hreq.Header, req)
+		setKeyAndToken(hreq.Header, req, unsafe)
 	}
 	body := t.body
 	if req.Args != nil {
@@ -81,7 +99,7 @@ func (t *rawTransport) RoundTrip(ctx context.Context, req *Request) (*Response, 
 		hresp, err = t.rt.RoundTrip(hreq)
 	}
 	if err != nil {
-		return nil, err
+		return nil, watch.mark(err)
 	}
 	resp := &Response{Status: hresp.StatusCode, Header: hresp.Header, Replayed: replayed(hresp.Header), http: hresp}
 	failure := hresp.StatusCode >= 400 || hresp.StatusCode < 200
@@ -93,6 +111,9 @@ func (t *rawTransport) RoundTrip(ctx context.Context, req *Request) (*Response, 
 			// A warning or notice is a success the loop returns: its body stays readable.
 			failure = env.Severity != SeverityInfo && env.Severity != SeverityWarning
 		}
+	}
+	if req.IdempotencyKey != "" && showsKeysHonoured(resp) {
+		t.shown = true
 	}
 	if failure {
 		if t.keepFailure {
@@ -113,10 +134,14 @@ func (t *rawTransport) closeLast() {
 
 // NewRoundTripper wraps base (nil: http.DefaultTransport) for code that cannot change its call
 // sites: every request runs through the loop, with idempotency keys attached to requests
-// whose method is not idempotent, and transient failures retried unchanged within the limits.
+// whose method is not idempotent (unless WithIdempotencyKeys turned them off), and transient
+// failures retried unchanged within the limits — a request that is not idempotent only when
+// it failed before it was written, or when its key is known honoured (WithIdempotencyKeys).
 // Nothing is rewritten, confirmed or run first. When the loop gives up on a failure the server
 // sent, that last response is returned as is (its body readable), as a RoundTripper should;
-// an error is returned only when no response came.
+// an error is returned only when no response came: the transport's own, or — for a request
+// that was written and is not safe to send again — a *CallError whose cause is
+// ErrOutcomeUnknown (errors.Is finds both through the http.Client's *url.Error).
 //
 // A redirect is followed by the http.Client above, not here; use NewClient's Do to have keys
 // and tokens dropped on redirects to another host.
@@ -130,16 +155,17 @@ func NewRoundTripper(base http.RoundTripper, opts ...Option) (http.RoundTripper,
 	}
 	loop := cfg.loop
 	loop.Rewriter, loop.Confirm, loop.Registered = nil, RefuseAll, nil
-	return &roundTripper{base: base, loop: loop}, nil
+	return &roundTripper{base: base, loop: loop, keys: cfg.keys}, nil
 }
 
 type roundTripper struct {
 	base http.RoundTripper
 	loop Loop
+	keys KeySupport
 }
 
 func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
-	t, call, err := newRawTransport(nil, req, rt.loop.Limits.withDefaults().MaxBody, true)
+	t, call, err := newRawTransport(nil, req, rt.loop.Limits.withDefaults().MaxBody, true, rt.keys)
 	if err != nil {
 		return nil, err
 	}
@@ -152,8 +178,10 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		return t.last, nil
 	}
 	var ce *CallError
-	if errors.As(err, &ce) && ce.Err != nil {
+	if errors.As(err, &ce) && ce.Err != nil && ce.Cause != ErrOutcomeUnknown {
 		return nil, ce.Err
 	}
+	// Including a request that may have executed: the *CallError says so, and unwraps to the
+	// transport's error as well.
 	return nil, err
 }

@@ -185,7 +185,16 @@ func (t *Transport) Registered(name string) (ok, idempotent bool) {
 // as a JSON-RPC envelope; any other error means no response came, and is returned. A success's
 // Body is its structuredContent when it has one (as the text content sent it, when that is
 // the same JSON object), else its text. A tool that takes no idempotencyKey gets none, and the
-// attempt's IdempotencyKey is cleared so that the loop does not count on it.
+// attempt's IdempotencyKey is cleared so that the loop does not count on it; a tool that
+// takes one declares that it honours it, and the attempt says so (Request.KeysHonoured), so
+// that a lost answer is retried with the same key.
+//
+// A call that got no response is marked remedy.NotSent only when it certainly was not
+// written: the session's HTTP client reported (through net/http/httptrace, on the call's
+// context) that it reached for a connection and never wrote the header block of the request
+// — a refused connection, a failed TLS handshake. Over a transport that reports no such
+// events (stdio, in-memory), nothing is marked, and a call that is not safe to repeat stops
+// with remedy.ErrOutcomeUnknown.
 func (t *Transport) RoundTrip(ctx context.Context, req *remedy.Request) (*remedy.Response, error) {
 	req.Method, req.Target = "tools/call", req.Operation
 	info, _, err := t.lookup(ctx, req.Operation)
@@ -195,14 +204,19 @@ func (t *Transport) RoundTrip(ctx context.Context, req *remedy.Request) (*remedy
 	if !info.takesKey {
 		req.IdempotencyKey = "" // not sent: a retry is not made safe by it
 	}
+	req.KeysHonoured = req.IdempotencyKey != ""
 	args, err := withProtocolArgs(req, info)
 	if err != nil {
 		return nil, err
 	}
+	var watch *writeWatch
+	if !info.idempotent && !req.KeysHonoured {
+		ctx, watch = watchWrites(ctx)
+	}
 	res, err := t.session.CallTool(ctx, &sdk.CallToolParams{Name: req.Operation, Arguments: args})
 	if err != nil {
 		if cause, ok := transportCause(err); ok {
-			return nil, cause
+			return nil, watch.mark(cause)
 		}
 		var we *jsonrpc.Error
 		if errors.As(err, &we) {

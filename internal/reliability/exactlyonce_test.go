@@ -58,7 +58,9 @@ type onceSurface func(t *testing.T, url string, onAttempt func(*remedy.Attempt))
 // restSurface calls transfer with remedy.Client. With fresh set, every request goes on a new
 // connection, so that every fault reaches the loop; otherwise connections are pooled, as
 // clients usually have them, and net/http itself resends a request whose reused connection
-// failed (it may: the request carries an Idempotency-Key), below the loop.
+// failed (it may: the request carries an Idempotency-Key the operation is declared to
+// honour), below the loop. The operation is declared to honour keys, as the server's OpenAPI
+// document declares it: without that, a lost response would stop the call (outcome unknown).
 func restSurface(fresh bool) onceSurface {
 	return func(t *testing.T, url string, onAttempt func(*remedy.Attempt)) onceCaller {
 		tr := &http.Transport{MaxIdleConns: 64, MaxIdleConnsPerHost: 64, IdleConnTimeout: 30 * time.Second,
@@ -67,7 +69,8 @@ func restSurface(fresh bool) onceSurface {
 		c, err := remedy.NewClient(
 			remedy.WithBaseURL(url),
 			remedy.WithHTTPClient(&http.Client{Transport: tr}),
-			remedy.WithOperations(remedy.Operation{Name: "transfer", Method: http.MethodPost, Path: "/v1/transfers"}),
+			remedy.WithOperations(remedy.Operation{Name: "transfer", Method: http.MethodPost, Path: "/v1/transfers",
+				Keys: remedy.KeysHonoured}),
 			remedy.WithLimits(onceLimits),
 			remedy.WithBackoff(onceBackoff),
 			remedy.WithRetryBudget(remedy.NewRetryBudget(100, 0.5)),

@@ -1,0 +1,564 @@
+package remedy_test
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/internal/billing"
+)
+
+// Idempotency keys are counted on only where the server honours them (issue 21): these tests
+// run the client against loopback servers that ignore keys or honour them, and lose answers
+// after the effect.
+
+// keyServer is a loopback server whose every request has an effect it counts (an SMS sent).
+// With honour set it keeps Idempotency-Key: a repeated key is answered from the record,
+// Idempotency-Replayed: true, without a second effect; without it, it ignores the header, as
+// most APIs do. lose says whether to drop a request's answer after its effect — close the
+// connection without a byte — from the request's number (from 1) and its number on its
+// connection (from 1: above 1, the client reused a keep-alive connection).
+type keyServer struct {
+	*httptest.Server
+	honour bool
+	lose   func(n, onConn int) bool
+	doc    string // served at /openapi.json, when set
+
+	mu      sync.Mutex
+	n       int
+	effects int
+	stored  map[string]bool
+	seen    []keySeen
+}
+
+// keySeen is one request as the server saw it.
+type keySeen struct {
+	Path string
+	Key  string // Idempotency-Key, whatever the spelling it came in
+	Body string
+}
+
+type connCount struct{}
+
+func newKeyServer(t *testing.T, honour bool, lose func(n, onConn int) bool) *keyServer {
+	t.Helper()
+	s := &keyServer{honour: honour, lose: lose, stored: map[string]bool{}}
+	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
+	s.Config.ConnContext = func(ctx context.Context, _ net.Conn) context.Context {
+		return context.WithValue(ctx, connCount{}, new(atomic.Int32))
+	}
+	s.Start()
+	t.Cleanup(s.Close)
+	return s
+}
+
+func (s *keyServer) serve(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/openapi.json" && s.doc != "" {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, s.doc)
+		return
+	}
+	body, _ := io.ReadAll(r.Body)
+	onConn := int(r.Context().Value(connCount{}).(*atomic.Int32).Add(1))
+	key := r.Header.Get(remedy.HeaderIdempotencyKey) // the server reads every spelling as this one
+	s.mu.Lock()
+	s.n++
+	n := s.n
+	s.seen = append(s.seen, keySeen{Path: r.URL.Path, Key: key, Body: string(body)})
+	replay := s.honour && key != "" && s.stored[key]
+	if !replay {
+		s.effects++
+		if s.honour && key != "" {
+			s.stored[key] = true
+		}
+	}
+	s.mu.Unlock()
+	if s.lose != nil && s.lose(n, onConn) {
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err == nil {
+			conn.Close()
+		}
+		return
+	}
+	if replay {
+		w.Header().Set(remedy.HeaderReplayed, "true")
+	}
+	// No body: net/http puts the connection back in its pool before it hands the answer
+	// over, so that the client's next request reuses it.
+	w.WriteHeader(http.StatusCreated)
+}
+
+func (s *keyServer) counts() (requests, effects int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.n, s.effects
+}
+
+func (s *keyServer) requests() []keySeen {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]keySeen(nil), s.seen...)
+}
+
+// first loses the answer of the first request.
+func first(n, _ int) bool { return n == 1 }
+
+// reused loses the answer of every request that came on a reused connection.
+func reused(_, onConn int) bool { return onConn > 1 }
+
+var opSendSMS = remedy.Operation{Name: "send_sms", Method: "POST", Path: "/v1/sms"}
+
+// keyClient is a client of srv with a transport of its own and a backoff that never waits.
+func keyClient(t *testing.T, url string, opts ...remedy.Option) *remedy.Client {
+	t.Helper()
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	t.Cleanup(tr.CloseIdleConnections)
+	c, err := remedy.NewClient(append([]remedy.Option{remedy.WithBaseURL(url),
+		remedy.WithHTTPClient(&http.Client{Transport: tr}), remedy.WithBackoff(fast)}, opts...)...)
+	require.NoError(t, err)
+	return c
+}
+
+// A request written and then left without an answer is sent again only when the server is
+// known to honour its key: declared on the operation or for the client, the operation's own
+// declaration winning. Otherwise the call stops, saying the request may have executed.
+func TestKeysLostAnswer(t *testing.T) {
+	t.Parallel()
+	withKeys := func(op remedy.Operation, k remedy.KeySupport) remedy.Operation { op.Keys = k; return op }
+	for _, tc := range []struct {
+		name    string
+		honour  bool // the server's
+		opts    []remedy.Option
+		retried bool
+		keySent bool
+	}{
+		{"keys unknown, server ignores them", false, []remedy.Option{remedy.WithOperations(opSendSMS)}, false, true},
+		{"keys unknown, server honours them", true, []remedy.Option{remedy.WithOperations(opSendSMS)}, false, true},
+		{"declared on the operation", true, []remedy.Option{remedy.WithOperations(withKeys(opSendSMS, remedy.KeysHonoured))}, true, true},
+		{"declared for the client", true, []remedy.Option{remedy.WithOperations(opSendSMS),
+			remedy.WithIdempotencyKeys(remedy.KeysHonoured)}, true, true},
+		{"the operation's own support wins over the client's", true, []remedy.Option{
+			remedy.WithOperations(withKeys(opSendSMS, remedy.KeysOff)), remedy.WithIdempotencyKeys(remedy.KeysHonoured)}, false, false},
+		{"the client's is the default of an operation that says nothing", true, []remedy.Option{
+			remedy.WithOperations(opSendSMS), remedy.WithIdempotencyKeys(remedy.KeysOff)}, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := newKeyServer(t, tc.honour, first)
+			c := keyClient(t, srv.URL, tc.opts...)
+			resp, err := c.Call(context.Background(), "send_sms", json.RawMessage(`{"to":"+15550100","text":"hi"}`))
+			requests, effects := srv.counts()
+			assert.Equal(t, 1, effects, "the SMS is sent once")
+			seen := srv.requests()
+			assert.Equal(t, tc.keySent, seen[0].Key != "", "a key on the wire")
+			if !tc.retried {
+				ce := callError(t, err, remedy.ErrOutcomeUnknown)
+				assert.Contains(t, err.Error(), "may have executed")
+				assert.Equal(t, 1, requests, "not sent again")
+				require.Len(t, ce.Attempts, 1)
+				assert.Error(t, ce.Attempts[0].Err)
+				assert.ErrorIs(t, err, io.EOF, "the transport's error is kept")
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, 2, requests)
+			assert.True(t, resp.Replayed, "the second answer is the first one's, replayed")
+			assert.Equal(t, seen[0].Key, seen[1].Key, "sent again with its key")
+			require.Len(t, resp.Attempts, 2)
+			assert.Equal(t, remedy.ActRetry, resp.Attempts[0].Decision.Action)
+		})
+	}
+}
+
+// A request that failed before any of it was written is sent again whatever the keys: the
+// server cannot have run it.
+func TestKeysNotSentRetried(t *testing.T) {
+	t.Parallel()
+	t.Run("refused connection", func(t *testing.T) {
+		t.Parallel()
+		srv := newKeyServer(t, false, nil)
+		// A real refusal: the first connection goes to a port whose listener is closed, the
+		// later ones to the server.
+		closed, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		refusing := closed.Addr().String()
+		require.NoError(t, closed.Close())
+		var dials atomic.Int32
+		d := &net.Dialer{}
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if dials.Add(1) == 1 {
+				addr = refusing
+			}
+			return d.DialContext(ctx, network, addr)
+		}
+		t.Cleanup(tr.CloseIdleConnections)
+		c, err := remedy.NewClient(remedy.WithBaseURL(srv.URL), remedy.WithHTTPClient(&http.Client{Transport: tr}),
+			remedy.WithBackoff(fast), remedy.WithOperations(opSendSMS))
+		require.NoError(t, err)
+		resp, err := c.Call(context.Background(), "send_sms", json.RawMessage(`{"to":"+15550100"}`))
+		require.NoError(t, err)
+		require.Len(t, resp.Attempts, 2)
+		assert.Zero(t, resp.Attempts[0].Status)
+		assert.Error(t, resp.Attempts[0].Err)
+		assert.Equal(t, remedy.ActRetry, resp.Attempts[0].Decision.Action)
+		requests, effects := srv.counts()
+		assert.Equal(t, 1, requests)
+		assert.Equal(t, 1, effects)
+	})
+	t.Run("TLS handshake cut", func(t *testing.T) {
+		t.Parallel()
+		// A listener that takes every connection and closes it: the client's TLS handshake
+		// fails after it got a connection, before a byte of the request. (Not a dial error:
+		// only the trace of the attempt tells that nothing was written.)
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		t.Cleanup(func() { ln.Close() })
+		var accepted atomic.Int32
+		go func() {
+			for {
+				conn, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				accepted.Add(1)
+				conn.Close()
+			}
+		}()
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: true}
+		t.Cleanup(tr.CloseIdleConnections)
+		c, err := remedy.NewClient(remedy.WithBaseURL("https://"+ln.Addr().String()),
+			remedy.WithHTTPClient(&http.Client{Transport: tr}), remedy.WithBackoff(fast),
+			remedy.WithLimits(remedy.Limits{MaxAttempts: 3}), remedy.WithOperations(opSendSMS))
+		require.NoError(t, err)
+		_, err = c.Call(context.Background(), "send_sms", json.RawMessage(`{"to":"+15550100"}`))
+		ce := callError(t, err, remedy.ErrAttemptsExhausted)
+		require.Len(t, ce.Attempts, 3, "every attempt failed before it was written, and was retried")
+		for _, a := range ce.Attempts[:2] {
+			assert.Equal(t, remedy.ActRetry, a.Decision.Action, "%v: %s", a.Err, a.Decision.Why)
+		}
+		assert.NotErrorIs(t, err, remedy.ErrOutcomeUnknown)
+		assert.EqualValues(t, 3, accepted.Load())
+	})
+	t.Run("a transport that reports nothing", func(t *testing.T) {
+		t.Parallel()
+		// A RoundTripper that is not net/http's says nothing of what it wrote: its failure
+		// may have executed.
+		var calls atomic.Int32
+		hc := &http.Client{Transport: roundTripFunc(func(*http.Request) (*http.Response, error) {
+			calls.Add(1)
+			return nil, io.ErrUnexpectedEOF
+		})}
+		c, err := remedy.NewClient(remedy.WithBaseURL("http://sms.example"), remedy.WithHTTPClient(hc),
+			remedy.WithBackoff(fast), remedy.WithOperations(opSendSMS))
+		require.NoError(t, err)
+		_, err = c.Call(context.Background(), "send_sms", json.RawMessage(`{}`))
+		callError(t, err, remedy.ErrOutcomeUnknown)
+		assert.EqualValues(t, 1, calls.Load())
+	})
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// KeysOff sends no key: not for the client's calls, not for a next operation, not minted for
+// a raw request. A key the caller gives is still sent.
+func TestKeysOff(t *testing.T) {
+	t.Parallel()
+	noKey := func(t *testing.T, seen []keySeen) {
+		t.Helper()
+		require.NotEmpty(t, seen)
+		for _, s := range seen {
+			assert.Empty(t, s.Key, "%s carried a key", s.Path)
+		}
+	}
+	t.Run("client-wide", func(t *testing.T) {
+		t.Parallel()
+		srv := newKeyServer(t, false, nil)
+		c := keyClient(t, srv.URL, remedy.WithOperations(opSendSMS), remedy.WithIdempotencyKeys(remedy.KeysOff))
+		resp, err := c.Call(context.Background(), "send_sms", json.RawMessage(`{}`))
+		require.NoError(t, err)
+		assert.Empty(t, resp.Attempts[0].IdempotencyKey)
+		noKey(t, srv.requests())
+	})
+	t.Run("per operation, next operation included", func(t *testing.T) {
+		t.Parallel()
+		var sends atomic.Int32
+		var mu sync.Mutex
+		keys := map[string][]string{}
+		srv := newScripted(t, func(w http.ResponseWriter, r *http.Request, n int) {
+			mu.Lock()
+			keys[r.URL.Path] = append(keys[r.URL.Path], r.Header.Get(remedy.HeaderIdempotencyKey))
+			mu.Unlock()
+			if r.URL.Path == "/v1/sms" && sends.Add(1) == 1 {
+				reply(w, 409, `{"error":{"code":"precondition_failed","message":"verify the number first","next_operation":"verify_number","next_operation_args":{"to":"+15550100"}}}`)
+				return
+			}
+			reply(w, 200, `{}`)
+		})
+		verify := remedy.Operation{Name: "verify_number", Method: "POST", Path: "/v1/verifications", Keys: remedy.KeysOff}
+		c := newClient(t, srv, remedy.WithOperations(opSendSMS, verify))
+		_, err := c.Call(context.Background(), "send_sms", json.RawMessage(`{"to":"+15550100"}`))
+		require.NoError(t, err)
+		mu.Lock()
+		defer mu.Unlock()
+		require.Len(t, keys["/v1/verifications"], 1)
+		assert.Empty(t, keys["/v1/verifications"][0], "the next operation is KeysOff")
+		require.Len(t, keys["/v1/sms"], 2)
+		assert.NotEmpty(t, keys["/v1/sms"][0], "the caller's operation says nothing: keys are sent")
+	})
+	t.Run("the caller's own key", func(t *testing.T) {
+		t.Parallel()
+		srv := newKeyServer(t, false, nil)
+		c := keyClient(t, srv.URL, remedy.WithOperations(opSendSMS), remedy.WithIdempotencyKeys(remedy.KeysOff))
+		_, err := c.Call(context.Background(), "send_sms", json.RawMessage(`{}`), remedy.WithIdempotencyKey("mine"))
+		require.NoError(t, err)
+		assert.Equal(t, "mine", srv.requests()[0].Key)
+	})
+	t.Run("Do", func(t *testing.T) {
+		t.Parallel()
+		srv := newKeyServer(t, false, nil)
+		c := keyClient(t, srv.URL, remedy.WithIdempotencyKeys(remedy.KeysOff))
+		for _, own := range []string{"", "mine"} {
+			req, _ := http.NewRequest("POST", srv.URL+"/v1/sms", strings.NewReader(`{}`))
+			req.Header.Set("Content-Type", "application/json")
+			if own != "" {
+				req.Header.Set(remedy.HeaderIdempotencyKey, own)
+			}
+			resp, err := c.Do(context.Background(), req)
+			require.NoError(t, err)
+			resp.Body.Close()
+		}
+		seen := srv.requests()
+		require.Len(t, seen, 2)
+		assert.Empty(t, seen[0].Key, "none minted")
+		assert.Equal(t, "mine", seen[1].Key, "the request's own is sent as it came")
+	})
+	t.Run("RoundTripper", func(t *testing.T) {
+		t.Parallel()
+		srv := newKeyServer(t, false, nil)
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		t.Cleanup(tr.CloseIdleConnections)
+		rt, err := remedy.NewRoundTripper(tr, remedy.WithIdempotencyKeys(remedy.KeysOff))
+		require.NoError(t, err)
+		resp, err := (&http.Client{Transport: rt}).Post(srv.URL+"/v1/sms", "application/json", strings.NewReader(`{}`))
+		require.NoError(t, err)
+		resp.Body.Close()
+		noKey(t, srv.requests())
+	})
+	t.Run("refused values", func(t *testing.T) {
+		t.Parallel()
+		_, err := remedy.NewClient(remedy.WithIdempotencyKeys(remedy.KeySupport(7)))
+		assert.Error(t, err)
+		_, err = remedy.NewClient(remedy.WithOperations(remedy.Operation{Name: "x", Path: "/x", Keys: remedy.KeySupport(7)}))
+		assert.Error(t, err)
+	})
+}
+
+// An answer replayed from its key shows that the server honours keys for the operation: the
+// client remembers it, and a later call of the operation whose answer is lost is sent again.
+// A client that has not seen it stops.
+func TestKeysShownByAReplay(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	// The server loses the answer of its third request: the third call's first attempt.
+	srv := newKeyServer(t, true, func(n, _ int) bool { return n == 3 })
+	// Each request on a connection of its own, so that the loop, not net/http (which may
+	// resend a request whose key is known honoured), sends the third call again.
+	c := keyClient(t, srv.URL, remedy.WithOperations(opSendSMS),
+		remedy.WithHTTPClient(&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}))
+
+	_, err := c.Call(ctx, "send_sms", json.RawMessage(`{"to":"+15550100","text":"one"}`), remedy.WithIdempotencyKey("k1"))
+	require.NoError(t, err)
+	resp, err := c.Call(ctx, "send_sms", json.RawMessage(`{"to":"+15550100","text":"one"}`), remedy.WithIdempotencyKey("k1"))
+	require.NoError(t, err)
+	require.True(t, resp.Replayed, "the same key: replayed")
+
+	resp, err = c.Call(ctx, "send_sms", json.RawMessage(`{"to":"+15550100","text":"two"}`))
+	require.NoError(t, err, "the operation showed that it honours keys")
+	require.Len(t, resp.Attempts, 2)
+	assert.Equal(t, remedy.ActRetry, resp.Attempts[0].Decision.Action)
+	assert.True(t, resp.Replayed)
+	_, effects := srv.counts()
+	assert.Equal(t, 2, effects, "one SMS per text")
+
+	// Another client, which has seen no replay, stops at the same loss.
+	srv2 := newKeyServer(t, true, first)
+	c2 := keyClient(t, srv2.URL, remedy.WithOperations(opSendSMS))
+	_, err = c2.Call(ctx, "send_sms", json.RawMessage(`{"to":"+15550100","text":"two"}`))
+	callError(t, err, remedy.ErrOutcomeUnknown)
+}
+
+// net/http's Transport sends a request again by itself when a reused keep-alive connection
+// fails before the answer, if the request carries an Idempotency-Key header — the attack
+// of issue 21: the server ran the request, closed the connection, and ran it again. A request
+// whose key is not known honoured is never sent twice that way: exactly one execution.
+func TestKeysReusedConnectionNotResentByNetHTTP(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	// warmUp makes one request that the server answers, leaving its connection idle in the
+	// client's pool; the next request reuses it, and the server drops that one's answer.
+	type sender func(t *testing.T, srv *keyServer) (warmUp, attack func() error)
+
+	for _, tc := range []struct {
+		name string
+		send sender
+		// resent: net/http sends the attack twice (the control without remedy)
+		resent bool
+	}{
+		{"net/http alone sends it twice", func(t *testing.T, srv *keyServer) (func() error, func() error) {
+			hc := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+			post := func() error {
+				req, _ := http.NewRequest("POST", srv.URL+"/v1/sms", strings.NewReader(`{"to":"+15550100"}`))
+				req.Header.Set(remedy.HeaderIdempotencyKey, remedy.KeySupport(0).String()+"-control")
+				resp, err := hc.Do(req)
+				if err == nil {
+					resp.Body.Close()
+				}
+				return err
+			}
+			return post, post
+		}, true},
+		{"Call", func(t *testing.T, srv *keyServer) (func() error, func() error) {
+			c := keyClient(t, srv.URL, remedy.WithOperations(opSendSMS))
+			call := func() error {
+				_, err := c.Call(ctx, "send_sms", json.RawMessage(`{"to":"+15550100"}`))
+				return err
+			}
+			return call, call
+		}, false},
+		{"Do, without a body, with the caller's key", func(t *testing.T, srv *keyServer) (func() error, func() error) {
+			c := keyClient(t, srv.URL)
+			do := func() error {
+				req, _ := http.NewRequest("POST", srv.URL+"/v1/sms/ping", nil)
+				req.Header.Set(remedy.HeaderIdempotencyKey, "caller-key")
+				req.Header.Set("X-Idempotency-Key", "caller-key")
+				resp, err := c.Do(ctx, req)
+				if err == nil {
+					resp.Body.Close()
+				}
+				return err
+			}
+			return do, do
+		}, false},
+		{"RoundTripper", func(t *testing.T, srv *keyServer) (func() error, func() error) {
+			tr := http.DefaultTransport.(*http.Transport).Clone()
+			t.Cleanup(tr.CloseIdleConnections)
+			rt, err := remedy.NewRoundTripper(tr, remedy.WithBackoff(fast))
+			require.NoError(t, err)
+			hc := &http.Client{Transport: rt}
+			post := func() error {
+				resp, err := hc.Post(srv.URL+"/v1/sms", "application/json", strings.NewReader(`{"to":"+15550100"}`))
+				if err == nil {
+					resp.Body.Close()
+				}
+				return err
+			}
+			return post, post
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := newKeyServer(t, false, reused)
+			warmUp, attack := tc.send(t, srv)
+			require.NoError(t, warmUp())
+			err := attack()
+			requests, effects := srv.counts()
+			if tc.resent {
+				// If this fails, net/http no longer replays such a request: the spelling
+				// that prevents it (keys_http.go) can go.
+				assert.NoError(t, err, "the second copy, on a new connection, was answered")
+				assert.Equal(t, 3, effects, "the warm-up, and the attack twice")
+				return
+			}
+			require.Error(t, err, "the server dropped the answer")
+			assert.Equal(t, 2, requests, "the warm-up and the attack, once")
+			assert.Equal(t, 2, effects)
+			assert.ErrorIs(t, err, remedy.ErrOutcomeUnknown)
+			assert.NotEmpty(t, srv.requests()[1].Key, "the key was sent, in the spelling net/http does not act on")
+		})
+	}
+}
+
+// The idempotency key sent in lower case, and the caller's own X-Idempotency-Key, still
+// never follow a redirect to another host.
+func TestKeysQuietSpellingDroppedOnCrossHostRedirect(t *testing.T) {
+	t.Parallel()
+	other := newScripted(t, func(w http.ResponseWriter, r *http.Request, n int) { reply(w, 200, bodyOK) })
+	srv := newScripted(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		http.Redirect(w, r, other.URL+"/landing", http.StatusTemporaryRedirect)
+	})
+	c := newClient(t, srv, remedy.WithOperations(opCreateOrder))
+	_, err := c.Call(context.Background(), "create_order", json.RawMessage(`{}`))
+	require.NoError(t, err)
+	require.NotEmpty(t, srv.requests()[0].Key)
+	reqs := other.requests()
+	require.Len(t, reqs, 1)
+	assert.Empty(t, reqs[0].Key)
+}
+
+// An operation whose OpenAPI document declares Idempotency-Key is sent again after a lost
+// answer; one whose document says nothing is not.
+func TestKeysFromOpenAPI(t *testing.T) {
+	t.Parallel()
+	const doc = `{"openapi":"3.1.0","paths":{
+	  "/v1/sms":{"post":{"operationId":"send_sms","parameters":[{"name":"Idempotency-Key","in":"header"}]}},
+	  "/v1/mms":{"post":{"operationId":"send_mms"}}}}`
+	for _, tc := range []struct {
+		op      string
+		retried bool
+	}{{"send_sms", true}, {"send_mms", false}} {
+		t.Run(tc.op, func(t *testing.T) {
+			t.Parallel()
+			srv := newKeyServer(t, true, func(n, _ int) bool { return n == 1 })
+			srv.doc = doc
+			c := keyClient(t, srv.URL)
+			_, err := c.LoadOpenAPI(t.Context(), "/openapi.json")
+			require.NoError(t, err)
+			_, err = c.Call(t.Context(), tc.op, json.RawMessage(`{"to":"+15550100"}`))
+			requests, effects := srv.counts()
+			assert.Equal(t, 1, effects)
+			if tc.retried {
+				require.NoError(t, err)
+				assert.Equal(t, 2, requests)
+				return
+			}
+			callError(t, err, remedy.ErrOutcomeUnknown)
+			assert.Equal(t, 1, requests)
+		})
+	}
+}
+
+// The reference server's document declares its idempotent operations (the Idempotency-Key
+// parameter and x-idempotency-key), and only those: the client counts on keys exactly there.
+func TestKeysFromTheReferenceServersDocument(t *testing.T) {
+	t.Parallel()
+	api, _, err := billing.New()
+	require.NoError(t, err)
+	doc, err := api.OpenAPI()
+	require.NoError(t, err)
+	ops, err := remedy.OperationsFromOpenAPI(doc)
+	require.NoError(t, err)
+	got := map[string]remedy.KeySupport{}
+	for _, op := range ops {
+		got[op.Name] = op.Keys
+	}
+	assert.Equal(t, remedy.KeysHonoured, got["create_invoice"], "server.Idempotent")
+	assert.Equal(t, remedy.KeysHonoured, got["charge"], "server.RequireIdempotencyKey")
+	assert.Equal(t, remedy.KeysUnknown, got["finalize_invoice"], "no idempotency option")
+	assert.Equal(t, remedy.KeysUnknown, got["send_invoice"])
+}
