@@ -23,7 +23,8 @@ type Rewrite struct {
 	Attempt   int             // the attempt that failed, from 1
 
 	// Changes is the rewriter's account of what it changed, one entry per path, filled by
-	// the rewriter (DefaultRewriter does). A change marked Lossy makes the repair a proposal
+	// the rewriter (DefaultRewriter sets it on every call: its edits when it returns
+	// arguments, nil when it gives up). A change marked Lossy makes the repair a proposal
 	// that the loop's RewritePolicy must approve. When a rewriter leaves it empty, the loop
 	// lists the changes itself by comparing the arguments, with Rule "rewriter" and Lossy
 	// false: a rewriter the caller configured speaks for the caller.
@@ -103,35 +104,64 @@ func Chain(rs ...Rewriter) Rewriter {
 }
 
 // DefaultRewriter repairs arguments deterministically, from what the envelope states, without
-// a model. Each issue is repaired by the first of these rules that changes the arguments:
+// a model, and lists each edit in Rewrite.Changes with the rule that made it.
 //
-//  1. the issue's SuggestedValue is set at its Path;
-//  2. the only one of its AllowedValues is set;
-//  3. the value the envelope's ExampleRequest holds at the Path is set (an example of a whole
-//     HTTP request, {"method", "path", "body"}, is read from its body);
-//  4. a property refused as unknown (additional_properties, unknown_field, unknown_parameter,
-//     unrecognized_keys, extra_forbidden, in any spelling) is deleted: the property at Path,
-//     or, when Path holds an object and the message quotes names it contains, those names;
-//  5. a missing required field (required, missing, missing_field, parameter_missing, ...) is
-//     set to its schema default;
-//  6. a number outside the schema's minimum/maximum is moved onto the bound it violated
-//     (exclusive bounds one past it, for integers); a string over maxLength is cut to
-//     maxLength characters;
-//  7. a value of the wrong type is converted when nothing is lost: "5" to 5 for integer or
-//     number, "true" to true for boolean, 5 or true to a string for string.
+// Issues with the same Path are one problem, repaired once: the first SuggestedValue, the
+// first non-empty AllowedValues, every Expected, code and message of them all are read
+// together. Each path is repaired by the first of these rules that changes the arguments,
+// every lossless rule before any lossy one:
 //
-// The schema of rules 5 to 7 is the issue's Expected when it is a schema object (or, for the
-// type, a bare type name such as "integer"), else the envelope's Schema, followed through
-// properties and items to the field from the root or from the object holding the field; a
-// Schema without properties belongs to the field when there is one issue.
+// Lossless, applied by the loop without asking:
 //
-// It gives up (nil, nil) unless every issue is repaired: a partial repair would be refused
-// again. An issue about a value an earlier issue already replaced counts as repaired. It also
-// gives up without issues or with more than 256, when Args is not a JSON object (or holds a key
-// twice, which makes an edit ambiguous), and when the repair equals the arguments. Setting a
-// value creates the objects missing on its path, never arrays: an index past the end of an
-// array, or a path through a string, number, boolean or null, gives up. It never returns an
-// error.
+//  1. suggested_value: the SuggestedValue is set at the path;
+//  2. only_allowed_value: the one allowed value is set;
+//  3. enum_match: a string that matches exactly one allowed string when case and surrounding
+//     space are ignored becomes that value ("EUR" to "eur", " usd " to "usd"); a string that
+//     matches two ("Eur" when "eur" and "EUR" are allowed) matches none;
+//  4. coerce: a value of the wrong type is converted when nothing is lost: "1200" to 1200 for
+//     integer or number, "true" to true for boolean, 5 or true to a string for string, 5.0 to
+//     5 for integer (and, when allowed values are known, only onto one of them);
+//  5. default: a missing value (a code such as required, missing, missing_field or
+//     parameter_missing, or simply absent from the arguments, or null for a required code) is
+//     set to its schema default.
+//
+// Lossy, proposals that the loop's RewritePolicy must approve (Change.Lossy):
+//
+//  6. drop_unknown: a property refused as unknown (additional_properties, unknown_field,
+//     unknown_parameter, unrecognized_keys, extra_forbidden, in any spelling) is deleted: the
+//     property at the path, or, when the path holds an object and the messages quote names it
+//     contains, those names;
+//  7. clamp: a number outside the schema's minimum/maximum is moved onto the bound it
+//     violated (exclusive bounds one past it, for integers); truncate: a string over
+//     maxLength is cut to maxLength characters;
+//  8. example: the value the envelope's ExampleRequest holds at the path is set (an example
+//     of a whole HTTP request, {"method", "path", "body"}, is read from its body), unless
+//     allowed values are known and it is none of them;
+//  9. choose_allowed: a value that is none of several allowed values (and matches none by
+//     rule 3) becomes the schema's default when that is allowed, else the first allowed value.
+//     A missing or null value gets no choice.
+//
+// Allowed values, bounds, type and default come from the issues (AllowedValues; Expected as a
+// bare type name such as "integer", or as a schema object), else from the envelope's inline
+// Schema, where the field is found through properties by key and items by index, from the
+// root or from the object holding the field (the longest suffix of the path first); a Schema
+// without properties belongs to the field when the issues name one path. From a schema it
+// reads enum (const is a single allowed value), minimum, maximum, exclusiveMinimum,
+// exclusiveMaximum, maxLength, type and default; it follows local $ref, allOf, and the one
+// branch of an anyOf or oneOf that is not null; a union of several kinds of value says
+// nothing, except a union of enums and consts, which allows their values.
+//
+// It gives up (nil, nil) unless every path is repaired: a partial repair would be refused
+// again. A path inside a value an earlier repair replaced or removed counts as repaired:
+// paths are repaired shallowest first, then in the order the issues name them, and Changes
+// lists the edits in that order, each with Old (compact JSON; nil when it added the value),
+// New (nil when it removed it) and Why (the issues' messages, or codes). It also gives up
+// without issues or with more than 256, when Args is not a JSON object (or holds a key twice,
+// which makes an edit ambiguous), and when the repair equals the arguments; when it gives up,
+// Changes is nil. The arguments it returns hold every repair, the lossy ones too: the loop
+// decides whether to send them. Setting a value creates the objects missing on its path,
+// never arrays: an index past the end of an array, or a path through a string, number,
+// boolean or null, gives up. It never returns an error.
 var DefaultRewriter Rewriter = RewriterFunc(func(_ context.Context, r *Rewrite) (json.RawMessage, error) {
 	return rewriteDefault(r), nil
 })

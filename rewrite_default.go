@@ -2,6 +2,7 @@ package remedy
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"math"
 	"slices"
@@ -18,11 +19,38 @@ import (
 // this rejects the request as a whole rather than naming fixes.
 const maxRewriteIssues = 256
 
-// rewriteDefault is DefaultRewriter: every issue must be repaired by one rule, or nothing is
-// returned. A partial repair would only earn the same refusal one attempt later, with a new
-// idempotency key spent on it.
+// The rules of DefaultRewriter, as Change.Rule names them.
+const (
+	ruleSuggested     = "suggested_value"
+	ruleOnlyAllowed   = "only_allowed_value"
+	ruleEnumMatch     = "enum_match"
+	ruleCoerce        = "coerce"
+	ruleDefault       = "default"
+	ruleDropUnknown   = "drop_unknown"
+	ruleClamp         = "clamp"
+	ruleTruncate      = "truncate"
+	ruleExample       = "example"
+	ruleChooseAllowed = "choose_allowed"
+)
+
+// lossyRule reports whether a rule may change what the call means: its changes are proposals.
+func lossyRule(rule string) bool {
+	switch rule {
+	case ruleDropUnknown, ruleClamp, ruleTruncate, ruleExample, ruleChooseAllowed:
+		return true
+	}
+	return false
+}
+
+// rewriteDefault is DefaultRewriter: every path the issues name must be repaired by one rule,
+// or nothing is returned. A partial repair would only earn the same refusal one attempt later,
+// with a new idempotency key spent on it.
 func rewriteDefault(r *Rewrite) json.RawMessage {
-	if r == nil || r.Envelope == nil || len(r.Envelope.Issues) == 0 || len(r.Envelope.Issues) > maxRewriteIssues {
+	if r == nil {
+		return nil
+	}
+	r.Changes = nil // a rewriter that gives up has changed nothing, whatever ran before it
+	if r.Envelope == nil || len(r.Envelope.Issues) == 0 || len(r.Envelope.Issues) > maxRewriteIssues {
 		return nil
 	}
 	args := bytes.TrimSpace(r.Args)
@@ -32,22 +60,22 @@ func rewriteDefault(r *Rewrite) json.RawMessage {
 		return nil
 	}
 	e := r.Envelope
-	env := readEnvelopeJSON(e)
+	probs := mergeIssues(e.Issues)
+	env := readEnvelopeJSON(e, len(probs))
 	doc := string(args)
-	var changed []string // the pointers this rewrite has set or deleted
-	for i := range e.Issues {
-		is := &e.Issues[i]
-		next, touched, ok := repairIssue(doc, &env, is)
-		switch {
-		case ok:
-			doc = next
-			changed = append(changed, touched...)
-		case covered(changed, is.Path):
-			// Validators report one field several times (a type and a range, say); once an
-			// earlier issue has replaced the value, the complaints about the old one are moot.
-		default:
+	changes := make([]Change, 0, len(probs))
+	for i := range probs {
+		p := &probs[i]
+		if covered(changes, p.path) {
+			// Validators report one value several times (the object and a member of it, say);
+			// once a repair has replaced or removed it, the complaints about the old one are moot.
+			continue
+		}
+		next, made, ok := repairProblem(doc, &env, p, changes)
+		if !ok {
 			return nil
 		}
+		doc, changes = next, made
 	}
 	if doc == "" || doc[0] != '{' || !validJSON(doc) {
 		return nil
@@ -56,12 +84,14 @@ func rewriteDefault(r *Rewrite) json.RawMessage {
 	if bytes.Equal(out, compact(string(args))) {
 		return nil // nothing changed: sending it again would fail the same way
 	}
+	r.Changes = changes
 	return out
 }
 
-// covered reports whether pointer is one of changed or lies inside one of them.
-func covered(changed []string, pointer string) bool {
-	for _, c := range changed {
+// covered reports whether pointer is the path of one of changes or lies inside one of them.
+func covered(changes []Change, pointer string) bool {
+	for i := range changes {
+		c := changes[i].Path
 		if pointer == c || strings.HasPrefix(pointer, c+"/") {
 			return true
 		}
@@ -69,20 +99,132 @@ func covered(changed []string, pointer string) bool {
 	return false
 }
 
-// envelopeJSON is what the rules read from the envelope besides the issue, validated once.
+// problem is everything the issues say about one path: issues with the same Path are one
+// problem, repaired once. Validators and envelopes split one complaint across several issues
+// (an issue without values in issues[], and the agent error spec's top-level field with its
+// suggested_value), and repairing each alone would give up on the first before the second
+// had its say.
+type problem struct {
+	path       string
+	depth      int
+	suggested  string         // the first valid SuggestedValue, compact; "" when none
+	allowed    []string       // the first list of AllowedValues that are all valid, compact
+	expected   []gjson.Result // the issues' Expected that are schema objects
+	typ        string         // the first Expected that is a bare type name, normalized
+	additional bool           // a code says the property is not accepted
+	required   bool           // a code says the value is missing
+	names      []string       // the names the messages quote, each once
+	why        string         // the first issue's message, or its code when it has none
+	whys       []string       // the other issues' ones, each once
+}
+
+// mergeIssues groups the issues by path, shallowest first and otherwise in the order the
+// issues name them, so that a value is repaired before anything inside it.
+func mergeIssues(issues []Issue) []problem {
+	probs := make([]problem, 0, len(issues))
+	for i := range issues {
+		is := &issues[i]
+		j := -1
+		for k := range probs {
+			if probs[k].path == is.Path {
+				j = k
+				break
+			}
+		}
+		if j < 0 {
+			probs = append(probs, problem{path: is.Path, depth: strings.Count(is.Path, "/")})
+			j = len(probs) - 1
+		}
+		probs[j].add(is)
+	}
+	if byDepth := func(a, b problem) int { return cmp.Compare(a.depth, b.depth) }; !slices.IsSortedFunc(probs, byDepth) {
+		slices.SortStableFunc(probs, byDepth)
+	}
+	return probs
+}
+
+func (p *problem) add(is *Issue) {
+	if p.suggested == "" && len(is.SuggestedValue) > 0 && validJSON(string(is.SuggestedValue)) {
+		p.suggested = string(compact(string(is.SuggestedValue)))
+	}
+	if p.allowed == nil && len(is.AllowedValues) > 0 {
+		p.allowed = compactAll(is.AllowedValues)
+	}
+	if len(is.Expected) > 0 && validJSON(string(is.Expected)) {
+		switch x := gjson.Parse(string(is.Expected)); {
+		case x.IsObject():
+			p.expected = append(p.expected, x)
+		case x.Type == gjson.String && p.typ == "":
+			p.typ = normType(x.Str)
+		}
+	}
+	var buf [64]byte
+	code, _ := normCode(&buf, is.Code) // the form wellKnownCodes is keyed by
+	p.additional = p.additional || additionalCodes[code]
+	p.required = p.required || requiredCodes[code]
+	for _, n := range quotedNames(is.Message) {
+		if !slices.Contains(p.names, n) {
+			p.names = append(p.names, n)
+		}
+	}
+	why := is.Message
+	if why == "" {
+		why = is.Code
+	}
+	switch {
+	case why == "" || why == p.why:
+	case p.why == "":
+		p.why = why
+	case !slices.Contains(p.whys, why):
+		p.whys = append(p.whys, why)
+	}
+}
+
+// distinct removes the values listed twice: ["usd", "usd"] allows one value, not a choice.
+func distinct(vals []string) []string {
+	for i := 1; i < len(vals); i++ {
+		if slices.Contains(vals[:i], vals[i]) {
+			out := slices.Clone(vals[:i])
+			for _, v := range vals[i+1:] {
+				if !slices.Contains(out, v) {
+					out = append(out, v)
+				}
+			}
+			return out
+		}
+	}
+	return vals
+}
+
+// compactAll is the values compacted, nil when one is not valid JSON: a list with a value
+// that cannot be read cannot be counted on to say which values are allowed.
+func compactAll(vals []json.RawMessage) []string {
+	out := make([]string, len(vals))
+	for i, v := range vals {
+		if len(v) == 0 || !validJSON(string(v)) {
+			return nil
+		}
+		out[i] = string(compact(string(v)))
+	}
+	return out
+}
+
+// envelopeJSON is what the rules read from the envelope besides the issues, validated once.
 type envelopeJSON struct {
-	schema  gjson.Result // the envelope's Schema when it is an object, else absent
-	example gjson.Result // the example arguments when they are an object, else absent
-	issues  int
+	schema     gjson.Result // the envelope's Schema when it is an object, else absent
+	objectRoot bool         // the Schema declares properties: it is an object's, not a field's
+	example    gjson.Result // the example arguments when they are an object, else absent
+	paths      int          // how many paths the issues name
 }
 
 // readEnvelopeJSON validates the envelope's schema and example once per rewrite rather than once
 // per issue: both can be large, and a hand-built envelope can hold anything.
-func readEnvelopeJSON(e *Envelope) envelopeJSON {
-	env := envelopeJSON{issues: len(e.Issues)}
+func readEnvelopeJSON(e *Envelope, paths int) envelopeJSON {
+	env := envelopeJSON{paths: paths}
 	if len(e.Schema) > 0 && validJSON(string(e.Schema)) {
 		if s := gjson.Parse(string(e.Schema)); s.IsObject() {
 			env.schema = s
+			env.objectRoot = env.hasProperties(s)
 		}
 	}
 	if len(e.ExampleRequest) > 0 && validJSON(string(e.ExampleRequest)) {
@@ -109,67 +251,138 @@ func (env *envelopeJSON) exampleAt(pointer string) gjson.Result {
 	return v
 }
 
-// repairIssue applies the first rule that repairs is, and returns the new document and the
-// pointers it changed.
-func repairIssue(doc string, env *envelopeJSON, is *Issue) (string, []string, bool) {
-	one := []string{is.Path}
-	if len(is.SuggestedValue) > 0 {
-		if out, ok := setValue(doc, is.Path, string(is.SuggestedValue)); ok {
-			return out, one, true
+// repairProblem applies the first rule that repairs p, every lossless rule before any lossy
+// one, and returns the new document and changes with the changes it made appended.
+func repairProblem(doc string, env *envelopeJSON, p *problem, changes []Change) (string, []Change, bool) {
+	var (
+		spath string // p.path for sjson
+		cur   gjson.Result
+	)
+	if p.path == "" {
+		cur = gjson.Parse(doc)
+	} else {
+		var ok bool
+		if spath, cur, ok = sjsonPath(doc, p.path); !ok {
+			return "", nil, false // nothing can be set or removed there
 		}
 	}
-	if len(is.AllowedValues) == 1 {
-		if out, ok := setValue(doc, is.Path, string(is.AllowedValues[0])); ok {
-			return out, one, true
+	schemas := env.fieldSchemas(p.expected, p.path)
+	allowed := p.allowed
+	if allowed == nil {
+		allowed = env.schemaAllowed(schemas)
+	}
+	allowed = distinct(allowed)
+	typ := p.typ
+	if st := schemaType(schemas); typ == "" || typ == "number" && st == "integer" {
+		typ = st
+	}
+	if typ == "" {
+		typ = allowedType(allowed)
+	}
+	set := func(raw, rule string) (string, []Change, bool) {
+		out, ok := setAt(doc, p.path, spath, cur, raw)
+		if !ok {
+			return "", nil, false
+		}
+		return out, append(changes, p.change(rule, cur, raw)), true
+	}
+
+	// Lossless: what the server states, and what the value already means.
+	if p.suggested != "" {
+		if out, cs, ok := set(p.suggested, ruleSuggested); ok {
+			return out, cs, true
+		}
+	}
+	if len(allowed) == 1 {
+		if out, cs, ok := set(allowed[0], ruleOnlyAllowed); ok {
+			return out, cs, true
+		}
+	}
+	if v := enumMatch(cur, allowed); v != "" {
+		if out, cs, ok := set(v, ruleEnumMatch); ok {
+			return out, cs, true
+		}
+	}
+	if v := coerce(cur, typ, allowed); v != "" {
+		if out, cs, ok := set(v, ruleCoerce); ok {
+			return out, cs, true
+		}
+	}
+	// A value the server complains about and the arguments lack is missing, whatever the
+	// code calls it, unless the complaint is that it should not be there.
+	if p.required || !cur.Exists() && !p.additional {
+		if out, c, ok := setDefault(doc, env, p, cur, schemas); ok {
+			return out, append(changes, c), true
+		}
+	}
+
+	// Lossy: proposals, for the RewritePolicy to approve.
+	if p.additional {
+		if out, cs, ok := deleteAdditional(doc, env, p, cur, changes); ok {
+			return out, cs, true
+		}
+	}
+	if v, rule := clamp(cur, schemas, typ); v != "" {
+		if out, cs, ok := set(v, rule); ok {
+			return out, cs, true
 		}
 	}
 	// A whole example request is no repair for the whole arguments: it would discard every
-	// value the caller chose.
-	if is.Path != "" {
-		if v := env.exampleAt(is.Path); v.Exists() {
-			if out, ok := setValue(doc, is.Path, v.Raw); ok {
-				return out, one, true
+	// value the caller chose. Nor is an example value outside the allowed values.
+	if p.path != "" {
+		if v := env.exampleAt(p.path); v.Exists() && (allowed == nil || inAllowed(string(compact(v.Raw)), allowed)) {
+			if out, cs, ok := set(v.Raw, ruleExample); ok {
+				return out, cs, true
 			}
 		}
 	}
-	var buf [64]byte
-	code, _ := normCode(&buf, is.Code) // the form wellKnownCodes is keyed by
-	if additionalCodes[code] {
-		if out, touched, ok := deleteAdditional(doc, env, is); ok {
-			return out, touched, true
+	if v := chooseAllowed(cur, allowed, schemas); v != "" {
+		if out, cs, ok := set(v, ruleChooseAllowed); ok {
+			return out, cs, true
 		}
-	}
-	schemas := fieldSchemas(env, is)
-	if requiredCodes[code] {
-		if out, target, ok := setDefault(doc, env, is, schemas); ok {
-			return out, []string{target}, true
-		}
-	}
-	typ := expectedType(is)
-	if typ == "" {
-		typ = schemaType(schemas)
-	}
-	if out, ok := clamp(doc, is.Path, schemas, typ); ok {
-		return out, one, true
-	}
-	if out, ok := coerce(doc, is.Path, typ); ok {
-		return out, one, true
 	}
 	return "", nil, false
 }
 
-// expectedType is the type an issue's Expected names when it is a bare type name ("integer").
-func expectedType(is *Issue) string {
-	if len(is.Expected) == 0 || is.Expected[0] != '"' || !validJSON(string(is.Expected)) {
-		return ""
+// change records a rule's edit at p's path: old is the value there before (absent when the
+// edit added it), raw the value after ("" when the edit removed it).
+func (p *problem) change(rule string, old gjson.Result, raw string) Change {
+	return p.changeAt(p.path, rule, old, raw)
+}
+
+func (p *problem) changeAt(pointer, rule string, old gjson.Result, raw string) Change {
+	c := Change{Path: pointer, Rule: rule, Lossy: lossyRule(rule), Why: p.why}
+	if len(p.whys) > 0 {
+		c.Why = p.why + "; " + strings.Join(p.whys, "; ")
 	}
-	return normType(gjson.Parse(string(is.Expected)).Str)
+	if old.Exists() {
+		c.Old = compact(old.Raw)
+	}
+	if raw != "" {
+		c.New = compact(raw)
+	}
+	return c
 }
 
 // setValue sets raw JSON at pointer. It fails when raw is not valid JSON, when the pointer has
 // no sjson path, and when the value is already there: a rule that changes nothing has not
 // repaired anything, and the next rule may.
 func setValue(doc, pointer, raw string) (string, bool) {
+	var (
+		path string
+		cur  gjson.Result
+	)
+	if pointer != "" {
+		var ok bool
+		if path, cur, ok = sjsonPath(doc, pointer); !ok {
+			return "", false
+		}
+	}
+	return setAt(doc, pointer, path, cur, raw)
+}
+
+// setAt is setValue once the pointer is resolved: path is its sjson path, cur the value there.
+func setAt(doc, pointer, path string, cur gjson.Result, raw string) (string, bool) {
 	if !validJSON(raw) {
 		return "", false
 	}
@@ -177,13 +390,12 @@ func setValue(doc, pointer, raw string) (string, bool) {
 	if pointer == "" {
 		// Replacing the whole arguments is what the server asked for, but only an object can
 		// stand for them.
-		if v[0] != '{' || v == string(compact(doc)) {
+		if v[0] != '{' || sameText(doc, v) {
 			return "", false
 		}
 		return v, true
 	}
-	path, cur, ok := sjsonPath(doc, pointer)
-	if !ok || (cur.Exists() && string(compact(cur.Raw)) == v) {
+	if cur.Exists() && sameText(cur.Raw, v) {
 		return "", false
 	}
 	out, err := sjson.SetRaw(doc, path, v)
@@ -192,6 +404,94 @@ func setValue(doc, pointer, raw string) (string, bool) {
 	}
 	return out, true
 }
+
+// sameText reports whether JSON text, compacted, is v.
+func sameText(raw, v string) bool {
+	if !hasSpace(raw) {
+		return raw == v
+	}
+	return string(compact(raw)) == v
+}
+
+// enumMatch is the one allowed string that the value, a string, spells with another case or
+// with space around it ("EUR" for "eur", " usd " for "usd"). None when the value is allowed as
+// it is (the complaint is about something else), or when it matches several allowed values
+// ("Eur" when both "eur" and "EUR" are allowed): then which one was meant is a guess.
+func enumMatch(cur gjson.Result, allowed []string) string {
+	if cur.Type != gjson.String {
+		return ""
+	}
+	want := strings.TrimSpace(cur.Str)
+	if want == "" {
+		return ""
+	}
+	match := ""
+	for _, a := range allowed {
+		if a[0] != '"' {
+			continue
+		}
+		s := gjson.Parse(a).Str
+		if s == cur.Str {
+			return ""
+		}
+		if strings.EqualFold(strings.TrimSpace(s), want) {
+			if match != "" {
+				return ""
+			}
+			match = a
+		}
+	}
+	return match
+}
+
+// chooseAllowed picks one of several allowed values for a value that is none of them: the
+// schema's default when it is one of them, else the first that is not null. A value that is
+// missing (or null) gets no choice: the caller has said nothing a choice could stand for, and the
+// schema's default, were there one, would have been set already.
+func chooseAllowed(cur gjson.Result, allowed []string, schemas []gjson.Result) string {
+	if len(allowed) < 2 || !cur.Exists() || cur.Type == gjson.Null || inAllowed(string(compact(cur.Raw)), allowed) {
+		return ""
+	}
+	if d := keyword(schemas, "default"); d.Exists() && d.Type != gjson.Null {
+		def := string(compact(d.Raw))
+		for _, a := range allowed {
+			if sameValue(def, a) {
+				return a
+			}
+		}
+	}
+	for _, a := range allowed {
+		if a != "null" {
+			return a
+		}
+	}
+	return ""
+}
+
+// inAllowed reports whether raw, compact JSON, is one of the allowed values.
+func inAllowed(raw string, allowed []string) bool {
+	for _, a := range allowed {
+		if sameValue(raw, a) {
+			return true
+		}
+	}
+	return false
+}
+
+// sameValue compares two compact JSON texts, numbers by value (1.0 is 1).
+func sameValue(a, b string) bool {
+	if a == b {
+		return true
+	}
+	if a == "" || b == "" || !numberStart(a[0]) || !numberStart(b[0]) {
+		return false
+	}
+	x, errA := strconv.ParseFloat(a, 64)
+	y, errB := strconv.ParseFloat(b, 64)
+	return errA == nil && errB == nil && x == y
+}
+
+func numberStart(c byte) bool { return c == '-' || c >= '0' && c <= '9' }
 
 // Codes, as normCode spells them, that say a property is not accepted at all.
 var additionalCodes = map[string]bool{
@@ -212,57 +512,51 @@ var requiredCodes = map[string]bool{
 // deleteAdditional removes a property the server does not accept. Validators disagree on what
 // the path names: the property itself (pydantic, Stripe), or the object holding it with the
 // names in the message (zod's "Unrecognized key(s) in object: 'a', 'b'", JSON Schema
-// validators). When the path holds an object containing names quoted in the message, those
+// validators). When the path holds an object containing names quoted in the messages, those
 // are removed; otherwise the path's own property is, unless the envelope's schema declares
 // it, which would make the path the parent and removing it a loss rather than a repair.
-func deleteAdditional(doc string, env *envelopeJSON, is *Issue) (string, []string, bool) {
-	var cur gjson.Result
-	if is.Path == "" {
-		cur = gjson.Parse(doc)
-	} else {
-		var ok bool
-		if _, cur, ok = sjsonPath(doc, is.Path); !ok || !cur.Exists() {
-			return "", nil, false
-		}
+func deleteAdditional(doc string, env *envelopeJSON, p *problem, cur gjson.Result, changes []Change) (string, []Change, bool) {
+	if !cur.Exists() {
+		return "", nil, false
 	}
-	segs, _ := pointerSegments(is.Path)
+	segs, _ := pointerSegments(p.path)
 	last := ""
 	if len(segs) > 0 {
 		last = segs[len(segs)-1]
 	}
-	if names := quotedNames(is.Message); cur.IsObject() && len(names) > 0 && !slices.Contains(names, last) {
+	if cur.IsObject() && len(p.names) > 0 && !slices.Contains(p.names, last) {
 		// The path is the object holding the names: remove those it holds, and never the
 		// object itself.
-		out := doc
-		var touched []string
-		for _, n := range names {
-			member := appendPointer(is.Path, n)
+		out, before := doc, len(changes)
+		for _, n := range p.names {
+			member := appendPointer(p.path, n)
 			path, v, ok := sjsonPath(out, member)
 			if !ok || !v.Exists() {
 				continue
 			}
-			var err error
-			if out, err = sjson.Delete(out, path); err != nil {
+			next, err := sjson.Delete(out, path)
+			if err != nil {
 				return "", nil, false
 			}
-			touched = append(touched, member)
+			out = next
+			changes = append(changes, p.changeAt(member, ruleDropUnknown, v, ""))
 		}
-		return out, touched, len(touched) > 0
+		return out, changes, len(changes) > before
 	}
-	if _, declared := navigateSchema(env.schema, segs); declared || len(segs) == 0 {
+	if _, _, declared := env.navigate(env.schema, segs); declared || len(segs) == 0 {
 		return "", nil, false
 	}
-	if parent := is.Path[:strings.LastIndexByte(is.Path, '/')]; parent != "" {
-		if _, p, ok := sjsonPath(doc, parent); !ok || !p.IsObject() {
+	if parent := p.path[:strings.LastIndexByte(p.path, '/')]; parent != "" {
+		if _, pv, ok := sjsonPath(doc, parent); !ok || !pv.IsObject() {
 			return "", nil, false // an array element is an item, not a property
 		}
 	}
-	path, _, _ := sjsonPath(doc, is.Path)
+	path, _, _ := sjsonPath(doc, p.path)
 	out, err := sjson.Delete(doc, path)
 	if err != nil {
 		return "", nil, false
 	}
-	return out, []string{is.Path}, true
+	return out, append(changes, p.change(ruleDropUnknown, cur, "")), true
 }
 
 // quotedNames returns what a message quotes with ', " or `: the property names validators put
@@ -286,125 +580,46 @@ func quotedNames(msg string) []string {
 	return names
 }
 
-// fieldSchemas returns what describes the issue's field, most specific first: the issue's
-// Expected when it is a schema object, then the envelope's Schema, found for the field.
-func fieldSchemas(env *envelopeJSON, is *Issue) []gjson.Result {
-	var out []gjson.Result
-	if len(is.Expected) > 0 && validJSON(string(is.Expected)) {
-		if x := gjson.Parse(string(is.Expected)); x.IsObject() {
-			out = append(out, x)
-		}
-	}
-	if s, ok := env.fieldSchema(is.Path); ok {
-		out = append(out, s)
-	}
-	return out
-}
-
-// fieldSchema finds the schema of the field at pointer in the envelope's Schema. Servers
-// inline the violated subschema, which may be rooted at the request or at any object on the
-// way to the field (the item of an array, say), so the path is matched from its longest
-// suffix to its shortest. A schema that is no object schema is the field's own, but only when
-// there is one issue it could belong to.
-func (env *envelopeJSON) fieldSchema(pointer string) (gjson.Result, bool) {
-	root := env.schema
-	if !root.Exists() {
-		return gjson.Result{}, false
-	}
-	if !root.Get("properties").IsObject() {
-		return root, env.issues == 1
-	}
-	segs, ok := pointerSegments(pointer)
-	if !ok {
-		return gjson.Result{}, false
-	}
-	for k := range segs {
-		if s, ok := navigateSchema(root, segs[k:]); ok {
-			return s, true
-		}
-	}
-	return gjson.Result{}, false
-}
-
-// navigateSchema follows properties by key, and items by array index.
-func navigateSchema(s gjson.Result, segs []string) (gjson.Result, bool) {
-	for _, seg := range segs {
-		if p := s.Get("properties"); p.IsObject() {
-			if next := p.Get(escapeKey(seg)); next.IsObject() {
-				s = next
-				continue
-			}
-		}
-		if _, isIndex := arrayIndex(seg); isIndex {
-			if items := s.Get("items"); items.IsObject() {
-				s = items
-				continue
-			}
-		}
-		return gjson.Result{}, false
-	}
-	return s, true
-}
-
-// keyword is the first of the schemas that has key.
-func keyword(schemas []gjson.Result, key string) gjson.Result {
-	for _, s := range schemas {
-		if v := s.Get(key); v.Exists() {
-			return v
-		}
-	}
-	return gjson.Result{}
-}
-
-// setDefault fills a missing required field with its schema default. Some validators report
-// the object that lacks the field, naming the field in the message ("must have required
-// property 'email'"); the field is then that object's member, and its schema is looked up
-// under its own path.
-func setDefault(doc string, env *envelopeJSON, is *Issue, schemas []gjson.Result) (string, string, bool) {
-	target := is.Path
-	var cur gjson.Result
-	if target == "" {
-		cur = gjson.Parse(doc)
-	} else if _, c, ok := sjsonPath(doc, target); ok {
-		cur = c
-	}
+// setDefault fills a missing field with its schema default. Some validators report the object
+// that lacks the field, naming the field in the message ("must have required property
+// 'email'"); the field is then that object's member, and its schema is looked up under its
+// own path.
+func setDefault(doc string, env *envelopeJSON, p *problem, cur gjson.Result, schemas []gjson.Result) (string, Change, bool) {
+	target := p.path
 	if cur.Exists() && cur.Type != gjson.Null {
-		names := quotedNames(is.Message)
-		if !cur.IsObject() || len(names) != 1 || cur.Get(escapeKey(names[0])).Exists() {
-			return "", "", false // the field is there: whatever is wrong, it is not missing
+		if !cur.IsObject() || len(p.names) != 1 || cur.Get(escapeKey(p.names[0])).Exists() {
+			return "", Change{}, false // the field is there: whatever is wrong, it is not missing
 		}
-		target = appendPointer(is.Path, names[0])
-		schemas = nil
-		if s, ok := env.fieldSchema(target); ok {
-			schemas = append(schemas, s)
-		}
+		target = appendPointer(p.path, p.names[0])
+		cur = gjson.Result{}
+		schemas = env.fieldSchemas(nil, target)
 	}
 	if target == "" {
-		return "", "", false
+		return "", Change{}, false
 	}
 	def := keyword(schemas, "default")
 	if !def.Exists() {
-		return "", "", false
+		return "", Change{}, false
 	}
 	out, ok := setValue(doc, target, def.Raw)
-	return out, target, ok
+	if !ok {
+		return "", Change{}, false
+	}
+	return out, p.changeAt(target, ruleDefault, cur, def.Raw), true
 }
 
-// clamp moves a number out of the schema's range onto the bound it violated, and cuts a string
-// longer than maxLength. A string shorter than minLength has no repair that keeps its meaning.
-func clamp(doc, pointer string, schemas []gjson.Result, typ string) (string, bool) {
-	if len(schemas) == 0 || pointer == "" {
-		return "", false
-	}
-	_, cur, ok := sjsonPath(doc, pointer)
-	if !ok || !cur.Exists() {
-		return "", false
+// clamp moves a number out of the schema's range onto the bound it violated (rule clamp), and
+// cuts a string longer than maxLength (rule truncate). It returns the new value's JSON text.
+// A string shorter than minLength has no repair that keeps its meaning.
+func clamp(cur gjson.Result, schemas []gjson.Result, typ string) (string, string) {
+	if len(schemas) == 0 {
+		return "", ""
 	}
 	switch cur.Type {
 	case gjson.Number:
 		v, err := strconv.ParseFloat(cur.Raw, 64)
 		if err != nil {
-			return "", false
+			return "", ""
 		}
 		// Without a type, an integral value is taken for an integer: an exclusive bound then
 		// has a nearest valid value, one past it.
@@ -413,127 +628,40 @@ func clamp(doc, pointer string, schemas []gjson.Result, typ string) (string, boo
 		lo, loRaw, hasLo := bound(schemas, "minimum", "exclusiveMinimum", true, integer, stepExclusive)
 		hi, hiRaw, hasHi := bound(schemas, "maximum", "exclusiveMaximum", false, integer, stepExclusive)
 		if hasLo && hasHi && lo > hi {
-			return "", false
+			return "", ""
 		}
 		switch {
 		case hasLo && v < lo:
-			return setValue(doc, pointer, loRaw)
+			return loRaw, ruleClamp
 		case hasHi && v > hi:
-			return setValue(doc, pointer, hiRaw)
+			return hiRaw, ruleClamp
 		}
 	case gjson.String:
 		max := keyword(schemas, "maxLength")
 		if max.Type != gjson.Number || max.Num < 0 || max.Num != math.Trunc(max.Num) || max.Num > 1<<30 {
-			return "", false
+			return "", ""
 		}
-		s := cur.String()
+		s := cur.Str
 		n := int(max.Num)
 		if utf8.RuneCountInString(s) <= n {
-			return "", false
+			return "", ""
 		}
 		cut := 0
 		for i := 0; i < n; i++ {
 			_, size := utf8.DecodeRuneInString(s[cut:])
 			cut += size
 		}
-		return setValue(doc, pointer, string(quoteJSON(s[:cut])))
+		return string(quoteJSON(s[:cut])), ruleTruncate
 	}
-	return "", false
+	return "", ""
 }
 
-// bound reads the lower (or upper) bound of a range: the inclusive keyword, the exclusive one
-// (a number since draft 6, a boolean beside the inclusive one in draft 4), whichever binds.
-// An exclusive bound only has a nearest valid value among integers (stepExclusive), one past
-// it; for an integer an inclusive fractional bound is rounded inward. It returns the nearest
-// valid value and its JSON text.
-func bound(schemas []gjson.Result, incl, excl string, lower, integer, stepExclusive bool) (float64, string, bool) {
-	var (
-		b, exclusive bool
-		v            float64
-		raw          string
-	)
-	if x := keyword(schemas, incl); x.Type == gjson.Number {
-		b, v, raw = true, x.Num, x.Raw
-		exclusive = keyword(schemas, excl).Type == gjson.True
-	}
-	if x := keyword(schemas, excl); x.Type == gjson.Number {
-		if !b || (lower && x.Num >= v) || (!lower && x.Num <= v) {
-			b, v, raw, exclusive = true, x.Num, x.Raw, true
-		}
-	}
-	if !b || math.IsInf(v, 0) || math.IsNaN(v) {
-		return 0, "", false
-	}
-	if exclusive && !stepExclusive {
-		return 0, "", false
-	}
-	if !integer && !exclusive {
-		return v, raw, true
-	}
-	n := v
-	switch {
-	case lower && exclusive:
-		n = math.Floor(v) + 1
-	case lower:
-		n = math.Ceil(v)
-	case exclusive:
-		n = math.Ceil(v) - 1
-	default:
-		n = math.Floor(v)
-	}
-	if math.Abs(n) > 1<<53 {
-		return 0, "", false // past exact integers in a float64: the bound cannot be written exactly
-	}
-	return n, strconv.FormatFloat(n, 'f', -1, 64), true
-}
-
-// schemaType is the JSON type the schemas ask for, "" when they do not say or allow several.
-// "null" beside one other type (["integer", "null"]) is that type: a repair never aims at null.
-func schemaType(schemas []gjson.Result) string {
-	t := keyword(schemas, "type")
-	if t.Type == gjson.String {
-		return normType(t.Str)
-	}
-	if !t.IsArray() {
+// coerce converts the value to the type asked for when the conversion loses nothing: "5" to
+// 5, "true" to true, 5 to "5", 5.0 to 5. It returns the new value's JSON text, or "" when
+// there is none, or when allowed values are known and the converted value is none of them.
+func coerce(cur gjson.Result, typ string, allowed []string) string {
+	if typ == "" || !cur.Exists() {
 		return ""
-	}
-	only := ""
-	for _, x := range t.Array() {
-		if x.Type != gjson.String || x.Str == "null" {
-			continue
-		}
-		if only != "" {
-			return ""
-		}
-		only = normType(x.Str)
-	}
-	return only
-}
-
-// normType folds the type names servers write in Expected onto JSON Schema's.
-func normType(t string) string {
-	switch strings.ToLower(t) {
-	case "integer", "int", "int32", "int64", "long":
-		return "integer"
-	case "number", "float", "double", "decimal":
-		return "number"
-	case "boolean", "bool":
-		return "boolean"
-	case "string", "str":
-		return "string"
-	}
-	return ""
-}
-
-// coerce converts the value to the type the schema asks for, when the conversion loses nothing:
-// "5" to 5, "true" to true, 5 to "5", 5.0 to 5.
-func coerce(doc, pointer, typ string) (string, bool) {
-	if pointer == "" || typ == "" {
-		return "", false
-	}
-	_, cur, ok := sjsonPath(doc, pointer)
-	if !ok || !cur.Exists() {
-		return "", false
 	}
 	raw := ""
 	switch typ {
@@ -558,10 +686,10 @@ func coerce(doc, pointer, typ string) (string, bool) {
 			raw = string(quoteJSON(cur.Raw))
 		}
 	}
-	if raw == "" {
-		return "", false
+	if raw == "" || allowed != nil && !inAllowed(raw, allowed) {
+		return ""
 	}
-	return setValue(doc, pointer, raw)
+	return raw
 }
 
 // isJSONNumber reports whether s is exactly a JSON number, without surrounding space: valid

@@ -8,8 +8,10 @@ import (
 	"github.com/remedy-go/remedy"
 )
 
-// DefaultRewriter repairs what the failure states exactly: here the only allowed currency, a
-// quantity over its maximum, and a number sent as a string.
+// DefaultRewriter repairs what the failure states exactly, and lists what it changed: here the
+// only allowed currency, a number sent as a string, and a quantity over its maximum. Moving a
+// quantity onto its bound changes what was asked for: that change is lossy, a proposal the
+// loop sends only when its RewritePolicy approves.
 func ExampleDefaultRewriter() {
 	body := []byte(`{"error":{"statusCode":422,"code":"invalid_body","message":"The request body failed validation.",
 		"issues":[
@@ -19,18 +21,44 @@ func ExampleDefaultRewriter() {
 		],"retryable":false}}`)
 	e, _ := remedy.Parse(422, nil, body)
 
-	args := json.RawMessage(`{"currency":"US$","items":[{"sku":"ABC-1","quantity":250},{"sku":"DEF-2","quantity":"3"}]}`)
-	out, err := remedy.DefaultRewriter.Rewrite(context.Background(),
-		&remedy.Rewrite{Operation: "create_order", Args: args, Envelope: e, Attempt: 1})
+	r := &remedy.Rewrite{Operation: "create_order", Envelope: e, Attempt: 1,
+		Args: json.RawMessage(`{"currency":"US$","items":[{"sku":"ABC-1","quantity":250},{"sku":"DEF-2","quantity":"3"}]}`)}
+	out, err := remedy.DefaultRewriter.Rewrite(context.Background(), r)
 	fmt.Println(string(out), err)
+	for _, c := range r.Changes {
+		fmt.Printf("%s: %s -> %s (%s, lossy %v)\n", c.Path, c.Old, c.New, c.Rule, c.Lossy)
+	}
+	// Output:
+	// {"currency":"usd","items":[{"sku":"ABC-1","quantity":100},{"sku":"DEF-2","quantity":3}]} <nil>
+	// /currency: "US$" -> "usd" (only_allowed_value, lossy false)
+	// /items/0/quantity: 250 -> 100 (clamp, lossy true)
+	// /items/1/quantity: "3" -> 3 (coerce, lossy false)
+}
 
-	// A failure that names no single fix gets no guess: nil means give up.
-	e, _ = remedy.Parse(400, nil, []byte(`{"error":{"code":"invalid_sort","field":"sort","allowed_values":["asc","desc"]}}`))
-	out, err = remedy.DefaultRewriter.Rewrite(context.Background(),
+// AgentBack's failures carry the enum only in the inline schema; the rewriter reads it there.
+// A value in the wrong case is matched to the one allowed value it spells; a value that is
+// none of them gets a proposed choice, marked lossy; a failure that names no value and no
+// schema gets no guess: nil means give up.
+func ExampleDefaultRewriter_schema() {
+	e, _ := remedy.Parse(400, nil, []byte(`{"error":{"code":"invalid_input",
+		"message":"Invalid input for tool charge: currency: Invalid option",
+		"issues":[{"path":["currency"],"code":"invalid_value","message":"Invalid option: expected one of \"eur\"|\"usd\""}],
+		"schema":{"type":"object","properties":{"amount":{"type":"integer","minimum":50,"maximum":1000000},
+			"currency":{"type":"string","enum":["eur","usd"]}},"required":["amount","currency"]},
+		"retryable":true}}`))
+	for _, args := range []string{`{"amount":1200,"currency":"EUR"}`, `{"amount":1200,"currency":"GBP"}`} {
+		r := &remedy.Rewrite{Operation: "charge", Args: json.RawMessage(args), Envelope: e, Attempt: 1}
+		out, _ := remedy.DefaultRewriter.Rewrite(context.Background(), r)
+		fmt.Println(string(out), r.Changes[0].Rule, r.Changes[0].Lossy)
+	}
+
+	e, _ = remedy.Parse(400, nil, []byte(`{"error":{"code":"invalid_sort","field":"sort","message":"unknown sort order"}}`))
+	out, err := remedy.DefaultRewriter.Rewrite(context.Background(),
 		&remedy.Rewrite{Operation: "list_orders", Args: json.RawMessage(`{"sort":"up"}`), Envelope: e, Attempt: 1})
 	fmt.Println(out == nil, err)
 	// Output:
-	// {"currency":"usd","items":[{"sku":"ABC-1","quantity":100},{"sku":"DEF-2","quantity":3}]} <nil>
+	// {"amount":1200,"currency":"eur"} enum_match false
+	// {"amount":1200,"currency":"eur"} choose_allowed true
 	// true <nil>
 }
 

@@ -1,6 +1,7 @@
 package remedy_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -89,31 +90,127 @@ func TestSJSONPath(t *testing.T) {
 
 // rewriteCase is one failure, as the server wrote it, and the repair expected for args.
 type rewriteCase struct {
-	name   string
-	status int
-	body   string
-	args   string
-	want   string // "" when the rewriter must give up
+	name    string
+	status  int
+	body    string
+	args    string
+	want    string       // "" when the rewriter must give up
+	changes []changeView // the changes it must report, in order; none when it gives up
+}
+
+// changeView is a Change as the tables state it: the values as compact JSON text ("" for
+// nil), the reason left out.
+type changeView struct {
+	Path, Rule, Old, New string
+	Lossy                bool
+}
+
+func lossless(path, rule, old, new string) changeView {
+	return changeView{Path: path, Rule: rule, Old: old, New: new}
+}
+
+func lossy(path, rule, old, new string) changeView {
+	return changeView{Path: path, Rule: rule, Old: old, New: new, Lossy: true}
+}
+
+func viewChanges(cs []remedy.Change) []changeView {
+	var out []changeView
+	for _, c := range cs {
+		out = append(out, changeView{Path: c.Path, Rule: c.Rule, Old: string(c.Old), New: string(c.New), Lossy: c.Lossy})
+	}
+	return out
+}
+
+// rewriteOnce parses body and runs DefaultRewriter on args; the Rewrite carries the Changes.
+func rewriteOnce(t *testing.T, status int, body, args string) (json.RawMessage, *remedy.Rewrite) {
+	t.Helper()
+	e, ok := remedy.Parse(status, http.Header{"Content-Type": {"application/json"}}, []byte(body))
+	require.True(t, ok)
+	require.NotEqual(t, remedy.DialectUnstructured, e.Dialect, "the body must be read")
+	r := &remedy.Rewrite{Operation: "op", Args: json.RawMessage(args), Envelope: e, Attempt: 1}
+	out, err := remedy.DefaultRewriter.Rewrite(context.Background(), r)
+	require.NoError(t, err)
+	return out, r
 }
 
 func runRewriteCases(t *testing.T, tests []rewriteCase) {
 	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e, ok := remedy.Parse(tt.status, http.Header{"Content-Type": {"application/json"}}, []byte(tt.body))
-			require.True(t, ok)
-			require.NotEqual(t, remedy.DialectUnstructured, e.Dialect, "the body must be read")
-			out, err := remedy.DefaultRewriter.Rewrite(context.Background(),
-				&remedy.Rewrite{Operation: "op", Args: json.RawMessage(tt.args), Envelope: e, Attempt: 1})
-			require.NoError(t, err)
+			out, r := rewriteOnce(t, tt.status, tt.body, tt.args)
 			if tt.want == "" {
-				assert.Nil(t, out, "issues %+v", e.Issues)
+				assert.Nil(t, out, "issues %+v", r.Envelope.Issues)
+				assert.Nil(t, r.Changes, "a rewriter that gives up reports no change")
 				return
 			}
-			require.NotNil(t, out, "issues %+v", e.Issues)
+			require.NotNil(t, out, "issues %+v", r.Envelope.Issues)
 			assert.JSONEq(t, tt.want, string(out))
+			assert.Equal(t, tt.changes, viewChanges(r.Changes))
+			if err := checkChanges([]byte(tt.args), out, r.Changes); err != nil {
+				t.Error(err)
+			}
 		})
 	}
+}
+
+// lossyRules are the rules whose changes may alter what a call means, as Change documents them.
+var lossyRules = map[string]bool{"clamp": true, "truncate": true, "drop_unknown": true, "example": true, "choose_allowed": true}
+
+var losslessRules = map[string]bool{"suggested_value": true, "only_allowed_value": true, "enum_match": true, "coerce": true, "default": true}
+
+// checkChanges verifies that changes account for what DefaultRewriter did to args: each names
+// a rule with its lossiness, Old is what args held at Path (nil: nothing) and New what out
+// holds there (nil: nothing), no change lies inside another, and a give-up reports none.
+func checkChanges(args, out []byte, changes []remedy.Change) error {
+	if out == nil {
+		if changes != nil {
+			return fmt.Errorf("gave up but reported %d changes", len(changes))
+		}
+		return nil
+	}
+	if len(changes) == 0 {
+		return fmt.Errorf("repaired without reporting a change: %s", out)
+	}
+	for i, c := range changes {
+		if !lossyRules[c.Rule] && !losslessRules[c.Rule] {
+			return fmt.Errorf("change %d: unknown rule %q", i, c.Rule)
+		}
+		if c.Lossy != lossyRules[c.Rule] {
+			return fmt.Errorf("change %d: rule %s marked lossy=%v", i, c.Rule, c.Lossy)
+		}
+		if c.Old == nil && c.New == nil {
+			return fmt.Errorf("change %d at %q changes nothing", i, c.Path)
+		}
+		if before := valueAt(args, c.Path); before != string(c.Old) {
+			return fmt.Errorf("change %d at %q: old %s, but the arguments held %s", i, c.Path, c.Old, before)
+		}
+		if after := valueAt(out, c.Path); after != string(c.New) {
+			return fmt.Errorf("change %d at %q: new %s, but the repair holds %s", i, c.Path, c.New, after)
+		}
+		for j, d := range changes {
+			if j != i && (c.Path == d.Path || strings.HasPrefix(c.Path, d.Path+"/")) {
+				return fmt.Errorf("change %d at %q lies inside change %d at %q", i, c.Path, j, d.Path)
+			}
+		}
+	}
+	return nil
+}
+
+// valueAt is the compact JSON doc holds at pointer, "" when it holds nothing there.
+func valueAt(doc []byte, pointer string) string {
+	raw := string(doc)
+	if pointer != "" {
+		_, cur, ok := remedy.SJSONPath(raw, pointer)
+		if !ok || !cur.Exists() {
+			return ""
+		}
+		raw = cur.Raw
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, []byte(raw)) != nil {
+		return ""
+	}
+	return b.String()
 }
 
 func TestDefaultRewriterSuggestedAndAllowed(t *testing.T) {
@@ -123,52 +220,67 @@ func TestDefaultRewriterSuggestedAndAllowed(t *testing.T) {
 		body: `{"error":{"code":"invalid_currency","message":"Currency 'US$' is not supported for this account.",
 			"field":"currency","allowed_values":["usd","eur","gbp","cad"],"suggested_value":"usd",
 			"retryable":true,"category":"validation"}}`,
-		args: `{"amount":2500,"currency":"US$","customer":"cus_Q8rT2xYb"}`,
-		want: `{"amount":2500,"currency":"usd","customer":"cus_Q8rT2xYb"}`,
+		args:    `{"amount":2500,"currency":"US$","customer":"cus_Q8rT2xYb"}`,
+		want:    `{"amount":2500,"currency":"usd","customer":"cus_Q8rT2xYb"}`,
+		changes: []changeView{lossless("/currency", "suggested_value", `"US$"`, `"usd"`)},
 	}, {
 		name:   "agent envelope suggested values, nested and numeric",
 		status: 422,
 		body: `{"error":{"statusCode":422,"code":"invalid_body","message":"2 issues","issues":[
 			{"path":["items",0,"sku"],"code":"pattern","expected":{"pattern":"^[A-Z]{3}-[0-9]+$"},"received":"abc","suggested_value":"ABC-123"},
 			{"path":["items",2,"quantity"],"code":"maximum","expected":{"maximum":100},"received":250,"suggested_value":100}]}}`,
-		args: `{"items":[{"sku":"abc"},{"sku":"DEF-1"},{"sku":"GHI-2","quantity":250}]}`,
-		want: `{"items":[{"sku":"ABC-123"},{"sku":"DEF-1"},{"sku":"GHI-2","quantity":100}]}`,
+		args:    `{"items":[{"sku":"abc"},{"sku":"DEF-1"},{"sku":"GHI-2","quantity":250}]}`,
+		want:    `{"items":[{"sku":"ABC-123"},{"sku":"DEF-1"},{"sku":"GHI-2","quantity":100}]}`,
+		changes: []changeView{lossless("/items/0/sku", "suggested_value", `"abc"`, `"ABC-123"`), lossless("/items/2/quantity", "suggested_value", `250`, `100`)},
 	}, {
 		name:   "a single allowed value",
 		status: 422,
 		body: `{"error":{"statusCode":422,"code":"invalid_body","message":"currency must be usd",
 			"issues":[{"path":["currency"],"code":"enum","allowed_values":["usd"]}],"retryable":false}}`,
-		args: `{"amount":100,"currency":"eur"}`,
-		want: `{"amount":100,"currency":"usd"}`,
+		args:    `{"amount":100,"currency":"eur"}`,
+		want:    `{"amount":100,"currency":"usd"}`,
+		changes: []changeView{lossless("/currency", "only_allowed_value", `"eur"`, `"usd"`)},
 	}, {
 		name:   "a single allowed value in RFC 9457 invalid_fields, dotted path",
 		status: 400,
 		body: `{"type":"https://api.example.com/problems/invalid-request-body","title":"Request body failed validation",
 			"status":400,"invalid_fields":[{"field":"body.items[3].tags","reason":"must be gift_wrap","valid_values":["gift_wrap"]}]}`,
-		args: `{"items":[{},{},{},{"tags":"Gift-Wrap"}]}`,
-		want: `{"items":[{},{},{},{"tags":"gift_wrap"}]}`,
+		args:    `{"items":[{},{},{},{"tags":"Gift-Wrap"}]}`,
+		want:    `{"items":[{},{},{},{"tags":"gift_wrap"}]}`,
+		changes: []changeView{lossless("/items/3/tags", "only_allowed_value", `"Gift-Wrap"`, `"gift_wrap"`)},
 	}, {
 		name:   "a suggested object is set whole",
 		status: 422,
 		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["shipping"],"code":"invalid",
 			"suggested_value":{"country":"FR","postal_code":"75001"}}]}}`,
-		args: `{"shipping":"Paris"}`,
-		want: `{"shipping":{"country":"FR","postal_code":"75001"}}`,
+		args:    `{"shipping":"Paris"}`,
+		want:    `{"shipping":{"country":"FR","postal_code":"75001"}}`,
+		changes: []changeView{lossless("/shipping", "suggested_value", `"Paris"`, `{"country":"FR","postal_code":"75001"}`)},
 	}, {
 		name:   "a suggestion for a missing field creates the objects on its path",
 		status: 400,
 		body: `{"error":{"code":"missing_field","message":"metadata.source is required",
 			"field":"metadata.source","suggested_value":"api"}}`,
-		args: `{"amount":1}`,
-		want: `{"amount":1,"metadata":{"source":"api"}}`,
+		args:    `{"amount":1}`,
+		want:    `{"amount":1,"metadata":{"source":"api"}}`,
+		changes: []changeView{lossless("/metadata/source", "suggested_value", ``, `"api"`)},
+	}, {
+		name:   "a value listed twice is one allowed value",
+		status: 422,
+		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["currency"],"code":"enum",
+			"allowed_values":["usd","usd"]}]}}`,
+		args:    `{"currency":"eur"}`,
+		want:    `{"currency":"usd"}`,
+		changes: []changeView{lossless("/currency", "only_allowed_value", `"eur"`, `"usd"`)},
 	}, {
 		name:   "the same suggestion twice still repairs",
 		status: 422,
 		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[
 			{"path":["unit"],"code":"enum","suggested_value":"box"},
 			{"path":["unit"],"code":"enum","allowed_values":["box"]}]}}`,
-		args: `{"unit":"boxes"}`,
-		want: `{"unit":"box"}`,
+		args:    `{"unit":"boxes"}`,
+		want:    `{"unit":"box"}`,
+		changes: []changeView{lossless("/unit", "suggested_value", `"boxes"`, `"box"`)},
 	}})
 }
 
@@ -179,15 +291,17 @@ func TestDefaultRewriterExampleRequest(t *testing.T) {
 		body: `{"error":{"code":"invalid_customer","message":"Customer 'Ada' does not exist.","field":"customer",
 			"category":"validation","example_request":{"method":"POST","path":"/v1/payments",
 			"body":{"amount":2500,"currency":"usd","customer":"cus_Q8rT2xYb"}}}}`,
-		args: `{"amount":2500,"currency":"usd","customer":"Ada"}`,
-		want: `{"amount":2500,"currency":"usd","customer":"cus_Q8rT2xYb"}`,
+		args:    `{"amount":2500,"currency":"usd","customer":"Ada"}`,
+		want:    `{"amount":2500,"currency":"usd","customer":"cus_Q8rT2xYb"}`,
+		changes: []changeView{lossy("/customer", "example", `"Ada"`, `"cus_Q8rT2xYb"`)},
 	}, {
 		name:   "an example of the arguments themselves, nested",
 		status: 422,
 		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["schedule","cron"],"code":"invalid_format",
 			"message":"not a cron expression"}],"example_request":{"schedule":{"cron":"0 9 * * 1"}}}}`,
-		args: `{"schedule":{"cron":"every monday"}}`,
-		want: `{"schedule":{"cron":"0 9 * * 1"}}`,
+		args:    `{"schedule":{"cron":"every monday"}}`,
+		want:    `{"schedule":{"cron":"0 9 * * 1"}}`,
+		changes: []changeView{lossy("/schedule/cron", "example", `"every monday"`, `"0 9 * * 1"`)},
 	}, {
 		name:   "the example has nothing at the path",
 		status: 400,
@@ -209,51 +323,58 @@ func TestDefaultRewriterAdditionalProperties(t *testing.T) {
 		status: 422,
 		body: `{"detail":[{"type":"extra_forbidden","loc":["body","nickname"],"msg":"Extra inputs are not permitted",
 			"input":"Ada"}]}`,
-		args: `{"name":"Ada Lovelace","nickname":"Ada"}`,
-		want: `{"name":"Ada Lovelace"}`,
+		args:    `{"name":"Ada Lovelace","nickname":"Ada"}`,
+		want:    `{"name":"Ada Lovelace"}`,
+		changes: []changeView{lossy("/nickname", "drop_unknown", `"Ada"`, ``)},
 	}, {
 		name:   "Stripe parameter_unknown, bracketed param",
 		status: 400,
 		body: `{"error":{"type":"invalid_request_error","code":"parameter_unknown",
 			"message":"Received unknown parameter: card[colour]","param":"card[colour]",
 			"doc_url":"https://stripe.com/docs/error-codes/parameter-unknown"}}`,
-		args: `{"amount":100,"card":{"number":"4242","colour":"blue"}}`,
-		want: `{"amount":100,"card":{"number":"4242"}}`,
+		args:    `{"amount":100,"card":{"number":"4242","colour":"blue"}}`,
+		want:    `{"amount":100,"card":{"number":"4242"}}`,
+		changes: []changeView{lossy("/card/colour", "drop_unknown", `"blue"`, ``)},
 	}, {
 		name:   "OpenAI unknown_parameter quotes the property it names",
 		status: 400,
 		body: `{"error":{"message":"Unknown parameter: 'temprature'.","type":"invalid_request_error",
 			"param":"temprature","code":"unknown_parameter"}}`,
-		args: `{"model":"gpt-4o","temprature":0.2}`,
-		want: `{"model":"gpt-4o"}`,
+		args:    `{"model":"gpt-4o","temprature":0.2}`,
+		want:    `{"model":"gpt-4o"}`,
+		changes: []changeView{lossy("/temprature", "drop_unknown", `0.2`, ``)},
 	}, {
 		name:   "zod unrecognized_keys names the keys of the object at the path",
 		status: 400,
 		body: `{"error":{"statusCode":400,"code":"invalid_body","message":"Invalid request body","issues":[
 			{"path":["shipping"],"code":"unrecognized_keys","message":"Unrecognized key(s) in object: 'zip', 'county'"}]}}`,
-		args: `{"shipping":{"postal_code":"75001","zip":"75001","county":"Paris"},"zip":"keep"}`,
-		want: `{"shipping":{"postal_code":"75001"},"zip":"keep"}`,
+		args:    `{"shipping":{"postal_code":"75001","zip":"75001","county":"Paris"},"zip":"keep"}`,
+		want:    `{"shipping":{"postal_code":"75001"},"zip":"keep"}`,
+		changes: []changeView{lossy("/shipping/zip", "drop_unknown", `"75001"`, ``), lossy("/shipping/county", "drop_unknown", `"Paris"`, ``)},
 	}, {
 		name:   "zod v4 unrecognized keys at the root",
 		status: 400,
 		body: `{"error":{"statusCode":400,"code":"invalid_body","issues":[
 			{"path":[],"code":"unrecognized_keys","message":"Unrecognized key: \"verbose\""}]}}`,
-		args: `{"query":"x","verbose":true}`,
-		want: `{"query":"x"}`,
+		args:    `{"query":"x","verbose":true}`,
+		want:    `{"query":"x"}`,
+		changes: []changeView{lossy("/verbose", "drop_unknown", `true`, ``)},
 	}, {
 		name:   "JSON Schema additionalProperties, camel case, RFC 9457 errors with pointers",
 		status: 422,
 		body: `{"type":"https://example.net/validation-error","title":"Your request is not valid.","status":422,
 			"errors":[{"detail":"must NOT have additional properties","pointer":"#/profile/colour","code":"additionalProperties"}]}`,
-		args: `{"profile":{"color":"red","colour":"red"}}`,
-		want: `{"profile":{"color":"red"}}`,
+		args:    `{"profile":{"color":"red","colour":"red"}}`,
+		want:    `{"profile":{"color":"red"}}`,
+		changes: []changeView{lossy("/profile/colour", "drop_unknown", `"red"`, ``)},
 	}, {
 		name:   "a numeric key is a property, not an index",
 		status: 422,
 		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["labels","2024"],
 			"code":"unknown_field"}]}}`,
-		args: `{"labels":{"2024":"x","env":"prod"}}`,
-		want: `{"labels":{"env":"prod"}}`,
+		args:    `{"labels":{"2024":"x","env":"prod"}}`,
+		want:    `{"labels":{"env":"prod"}}`,
+		changes: []changeView{lossy("/labels/2024", "drop_unknown", `"x"`, ``)},
 	}, {
 		name:   "the property is not in the arguments",
 		status: 422,
@@ -285,45 +406,51 @@ func TestDefaultRewriterRequiredDefault(t *testing.T) {
 		status: 422,
 		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["currency"],"code":"required",
 			"message":"currency is required","expected":{"type":"string","default":"usd"}}]}}`,
-		args: `{"amount":100}`,
-		want: `{"amount":100,"currency":"usd"}`,
+		args:    `{"amount":100}`,
+		want:    `{"amount":100,"currency":"usd"}`,
+		changes: []changeView{lossless("/currency", "default", ``, `"usd"`)},
 	}, {
 		name:   "default in the envelope's object schema",
 		status: 422,
 		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["options","page_size"],"code":"missing_field"}],
 			"schema":{"type":"object","properties":{"options":{"type":"object","properties":{
 				"page_size":{"type":"integer","default":20}}}}}}}`,
-		args: `{"query":"x"}`,
-		want: `{"query":"x","options":{"page_size":20}}`,
+		args:    `{"query":"x"}`,
+		want:    `{"query":"x","options":{"page_size":20}}`,
+		changes: []changeView{lossless("/options/page_size", "default", ``, `20`)},
 	}, {
 		name:   "the schema is the array item's, rooted along the path",
 		status: 422,
 		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["items",1,"unit"],"code":"Required"}],
 			"schema":{"type":"object","properties":{"sku":{"type":"string"},"unit":{"type":"string","default":"each"}}}}}`,
-		args: `{"items":[{"sku":"A-1","unit":"box"},{"sku":"B-2"}]}`,
-		want: `{"items":[{"sku":"A-1","unit":"box"},{"sku":"B-2","unit":"each"}]}`,
+		args:    `{"items":[{"sku":"A-1","unit":"box"},{"sku":"B-2"}]}`,
+		want:    `{"items":[{"sku":"A-1","unit":"box"},{"sku":"B-2","unit":"each"}]}`,
+		changes: []changeView{lossless("/items/1/unit", "default", ``, `"each"`)},
 	}, {
 		name:   "a leaf schema belongs to the single issue",
 		status: 422,
 		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["limit"],"code":"missing"}],
 			"schema":{"type":"integer","minimum":1,"default":50}}}`,
-		args: `{}`,
-		want: `{"limit":50}`,
+		args:    `{}`,
+		want:    `{"limit":50}`,
+		changes: []changeView{lossless("/limit", "default", ``, `50`)},
 	}, {
 		name:   "a required field sent as null",
 		status: 422,
 		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["limit"],"code":"value_required",
 			"expected":{"default":50}}]}}`,
-		args: `{"limit":null}`,
-		want: `{"limit":50}`,
+		args:    `{"limit":null}`,
+		want:    `{"limit":50}`,
+		changes: []changeView{lossless("/limit", "default", `null`, `50`)},
 	}, {
 		name:   "the path names the object and the message the field",
 		status: 422,
 		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["customer"],"code":"required",
 			"message":"must have required property 'locale'"}],
 			"schema":{"type":"object","properties":{"customer":{"type":"object","properties":{"locale":{"type":"string","default":"en"}}}}}}}`,
-		args: `{"customer":{"name":"Ada"}}`,
-		want: `{"customer":{"name":"Ada","locale":"en"}}`,
+		args:    `{"customer":{"name":"Ada"}}`,
+		want:    `{"customer":{"name":"Ada","locale":"en"}}`,
+		changes: []changeView{lossless("/customer/locale", "default", ``, `"en"`)},
 	}, {
 		name:   "no default: GitHub missing_field",
 		status: 422,
@@ -352,57 +479,65 @@ func TestDefaultRewriterClamp(t *testing.T) {
 		body: `{"type":"https://api.example.com/problems/invalid-request-body","title":"Request body failed validation",
 			"status":400,"invalid_fields":[{"field":"items[0].quantity","reason":"must be greater than or equal to 1",
 			"expected":{"type":"integer","minimum":1},"received":0}]}`,
-		args: `{"items":[{"quantity":0,"sku":"A-1"}]}`,
-		want: `{"items":[{"quantity":1,"sku":"A-1"}]}`,
+		args:    `{"items":[{"quantity":0,"sku":"A-1"}]}`,
+		want:    `{"items":[{"quantity":1,"sku":"A-1"}]}`,
+		changes: []changeView{lossy("/items/0/quantity", "clamp", `0`, `1`)},
 	}, {
 		name:   "maximum without a suggestion",
 		status: 422,
 		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["items",2,"quantity"],"code":"maximum",
 			"message":"quantity must be at most 100","expected":{"maximum":100},"received":250}]}}`,
-		args: `{"items":[{},{},{"quantity":250}]}`,
-		want: `{"items":[{},{},{"quantity":100}]}`,
+		args:    `{"items":[{},{},{"quantity":250}]}`,
+		want:    `{"items":[{},{},{"quantity":100}]}`,
+		changes: []changeView{lossy("/items/2/quantity", "clamp", `250`, `100`)},
 	}, {
 		name:   "exclusive minimum of an integer",
 		status: 422,
 		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["count"],"code":"exclusiveMinimum",
 			"expected":{"type":"integer","exclusiveMinimum":0}}]}}`,
-		args: `{"count":-3}`,
-		want: `{"count":1}`,
+		args:    `{"count":-3}`,
+		want:    `{"count":1}`,
+		changes: []changeView{lossy("/count", "clamp", `-3`, `1`)},
 	}, {
 		name:   "exclusive maximum from the envelope's schema",
 		status: 422,
 		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["retries"],"code":"exclusive_maximum"}],
 			"schema":{"type":"object","properties":{"retries":{"type":"integer","exclusiveMaximum":10}}}}}`,
-		args: `{"retries":12}`,
-		want: `{"retries":9}`,
+		args:    `{"retries":12}`,
+		want:    `{"retries":9}`,
+		changes: []changeView{lossy("/retries", "clamp", `12`, `9`)},
 	}, {
 		name:   "draft 4 exclusive minimum",
 		status: 422,
 		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["n"],"code":"minimum",
 			"expected":{"type":"integer","minimum":5,"exclusiveMinimum":true}}]}}`,
-		args: `{"n":2}`,
-		want: `{"n":6}`,
+		args:    `{"n":2}`,
+		want:    `{"n":6}`,
+		changes: []changeView{lossy("/n", "clamp", `2`, `6`)},
 	}, {
 		name:   "integer bound rounded inward",
 		status: 422,
 		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["n"],"code":"minimum",
 			"expected":{"type":"integer","minimum":2.5}}]}}`,
-		args: `{"n":1}`,
-		want: `{"n":3}`,
+		args:    `{"n":1}`,
+		want:    `{"n":3}`,
+		changes: []changeView{lossy("/n", "clamp", `1`, `3`)},
 	}, {
 		name:   "number minimum kept as written",
 		status: 422,
 		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["temperature"],"code":"minimum",
 			"expected":{"type":"number","minimum":0.5}}]}}`,
-		args: `{"temperature":0.1}`,
-		want: `{"temperature":0.5}`,
+		args:    `{"temperature":0.1}`,
+		want:    `{"temperature":0.5}`,
+		changes: []changeView{lossy("/temperature", "clamp", `0.1`, `0.5`)},
 	}, {
 		name:   "maxLength cuts by characters",
 		status: 422,
 		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["title"],"code":"too_long",
 			"expected":{"type":"string","maxLength":5}}]}}`,
-		args: `{"title":"héllo wörld"}`,
-		want: `{"title":"héllo"}`,
+		args:    `{"title":"héllo wörld"}`,
+		want:    `{"title":"héllo"}`,
+		changes: []changeView{lossy("/title", "truncate", `"héllo wörld"`, `"héllo"`)},
 	}, {
 		name:   "exclusive bound of a number has no nearest value",
 		status: 422,
@@ -436,44 +571,50 @@ func TestDefaultRewriterCoerce(t *testing.T) {
 		status: 422,
 		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["quantity"],"code":"invalid_type",
 			"message":"Expected integer, received string","expected":"integer","received":"5"}]}}`,
-		args: `{"quantity":"5"}`,
-		want: `{"quantity":5}`,
+		args:    `{"quantity":"5"}`,
+		want:    `{"quantity":5}`,
+		changes: []changeView{lossless("/quantity", "coerce", `"5"`, `5`)},
 	}, {
 		name:   "a numeric string to a number, type from the item schema",
 		status: 400,
 		body: `{"error":{"statusCode":400,"code":"invalid_body","issues":[{"path":["items",1,"price"],"code":"invalid_type",
 			"message":"Expected number, received string"}],
 			"schema":{"type":"object","properties":{"price":{"type":"number"}}}}}`,
-		args: `{"items":[{"price":1},{"price":"-12.50"}]}`,
-		want: `{"items":[{"price":1},{"price":-12.50}]}`,
+		args:    `{"items":[{"price":1},{"price":"-12.50"}]}`,
+		want:    `{"items":[{"price":1},{"price":-12.50}]}`,
+		changes: []changeView{lossless("/items/1/price", "coerce", `"-12.50"`, `-12.50`)},
 	}, {
 		name:   "a boolean string",
 		status: 422,
 		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["notify"],"code":"invalid_type",
 			"expected":{"type":"boolean"}}]}}`,
-		args: `{"notify":"false"}`,
-		want: `{"notify":false}`,
+		args:    `{"notify":"false"}`,
+		want:    `{"notify":false}`,
+		changes: []changeView{lossless("/notify", "coerce", `"false"`, `false`)},
 	}, {
 		name:   "a number to a string",
 		status: 422,
 		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["zip"],"code":"invalid_type",
 			"expected":"string","received":75001}]}}`,
-		args: `{"zip":75001}`,
-		want: `{"zip":"75001"}`,
+		args:    `{"zip":75001}`,
+		want:    `{"zip":"75001"}`,
+		changes: []changeView{lossless("/zip", "coerce", `75001`, `"75001"`)},
 	}, {
 		name:   "a nullable integer type",
 		status: 422,
 		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["limit"],"code":"type",
 			"expected":{"type":["integer","null"]}}]}}`,
-		args: `{"limit":"20"}`,
-		want: `{"limit":20}`,
+		args:    `{"limit":"20"}`,
+		want:    `{"limit":20}`,
+		changes: []changeView{lossless("/limit", "coerce", `"20"`, `20`)},
 	}, {
 		name:   "an integral float to an integer",
 		status: 422,
 		body: `{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["limit"],"code":"type",
 			"expected":"int"}]}}`,
-		args: `{"limit":20.0}`,
-		want: `{"limit":20}`,
+		args:    `{"limit":20.0}`,
+		want:    `{"limit":20}`,
+		changes: []changeView{lossless("/limit", "coerce", `20.0`, `20`)},
 	}, {
 		name:   "a fraction is not an integer",
 		status: 422,
@@ -510,12 +651,6 @@ func TestDefaultRewriterGivesUp(t *testing.T) {
 			{"path":["currency"],"code":"enum","received":"USD$","allowed_values":["usd","eur","gbp"],"suggested_value":"usd"},
 			{"path":["items",2,"quantity"],"code":"maximum","expected":{"maximum":100},"received":250,"suggested_value":100}]}}`,
 		args: `{"currency":"USD$","items":[{},{},{"quantity":250}]}`,
-	}, {
-		name:   "several allowed values and no suggestion",
-		status: 400,
-		body: `{"type":"about:blank","title":"Bad Request","status":400,"invalid_fields":[{"field":"sort",
-			"reason":"must be asc or desc","valid_values":["asc","desc"]}]}`,
-		args: `{"sort":"ascending"}`,
 	}, {
 		name:   "no issues: a rate limit",
 		status: 429,
@@ -689,6 +824,9 @@ func TestDefaultRewriterCorpus(t *testing.T) {
 					continue
 				}
 				assert.True(t, json.Valid(out) && out[0] == '{', "%s/%s: %s", s.dialect, s.name, out)
+				if err := checkChanges(args, out, r.Changes); err != nil {
+					t.Errorf("%s/%s: %v", s.dialect, s.name, err)
+				}
 				assert.NotEqual(t, string(args), string(out), "%s/%s", s.dialect, s.name)
 				again, _ := remedy.DefaultRewriter.Rewrite(ctx, r)
 				assert.Equal(t, string(out), string(again), "deterministic: %s/%s", s.dialect, s.name)
@@ -712,12 +850,16 @@ func FuzzDefaultRewriter(f *testing.F) {
 		if !ok {
 			return
 		}
-		out, err := remedy.DefaultRewriter.Rewrite(context.Background(), &remedy.Rewrite{Args: args, Envelope: e})
+		r := &remedy.Rewrite{Args: args, Envelope: e}
+		out, err := remedy.DefaultRewriter.Rewrite(context.Background(), r)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if out != nil && (!json.Valid(out) || out[0] != '{') {
 			t.Fatalf("not a JSON object: %s", out)
+		}
+		if err := checkChanges(args, out, r.Changes); err != nil {
+			t.Fatalf("%v\nargs %s\nout  %s\nissues %+v", err, args, out, e.Issues)
 		}
 	})
 }
@@ -838,8 +980,9 @@ func TestChainDefaultThenLLM(t *testing.T) {
 	assert.JSONEq(t, `{"sort":"asc"}`, string(out))
 	assert.Zero(t, calls)
 
-	several, _ := remedy.Parse(400, nil, []byte(`{"error":{"code":"invalid_sort","field":"sort","allowed_values":["asc","desc"]}}`))
-	out, err = rw.Rewrite(context.Background(), &remedy.Rewrite{Args: json.RawMessage(`{"sort":"up"}`), Envelope: several})
+	// No value and no schema: the deterministic rewriter has nothing to go on.
+	vague, _ := remedy.Parse(400, nil, []byte(`{"error":{"code":"invalid_sort","field":"sort","message":"unknown sort order"}}`))
+	out, err = rw.Rewrite(context.Background(), &remedy.Rewrite{Args: json.RawMessage(`{"sort":"up"}`), Envelope: vague})
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"sort":"asc"}`, string(out))
 	assert.Equal(t, 1, calls)
