@@ -113,7 +113,9 @@ func Chain(rs ...Rewriter) Rewriter {
 //
 // Lossless, applied by the loop without asking:
 //
-//  1. suggested_value: the SuggestedValue is set at the path;
+//  1. suggested_value: the SuggestedValue is set at the path — lossy, though, when it puts
+//     another number in place of the caller's (a bound the server enforces is not the amount
+//     the caller meant);
 //  2. only_allowed_value: the one allowed value is set;
 //  3. enum_match: a string that matches exactly one allowed string when case and surrounding
 //     space are ignored becomes that value ("EUR" to "eur", " usd " to "usd"); a string that

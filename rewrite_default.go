@@ -290,6 +290,11 @@ func repairProblem(doc string, env *envelopeJSON, p *problem, changes []Change) 
 	// Lossless: what the server states, and what the value already means.
 	if p.suggested != "" {
 		if out, cs, ok := set(p.suggested, ruleSuggested); ok {
+			// Another number in place of the caller's is another amount, however the server
+			// came by it (a bound it enforces, the nearest valid one): a proposal.
+			if sv := gjson.Parse(p.suggested); cur.Type == gjson.Number && sv.Type == gjson.Number && cur.Num != sv.Num {
+				cs[len(cs)-1].Lossy = true
+			}
 			return out, cs, true
 		}
 	}

@@ -161,6 +161,17 @@ var losslessRules = map[string]bool{"suggested_value": true, "only_allowed_value
 // checkChanges verifies that changes account for what DefaultRewriter did to args: each names
 // a rule with its lossiness, Old is what args held at Path (nil: nothing) and New what out
 // holds there (nil: nothing), no change lies inside another, and a give-up reports none.
+// changesNumber reports whether a change puts another number in place of a number.
+func changesNumber(old, new json.RawMessage) bool {
+	var a, b any
+	if json.Unmarshal(old, &a) != nil || json.Unmarshal(new, &b) != nil {
+		return false
+	}
+	x, ok1 := a.(float64)
+	y, ok2 := b.(float64)
+	return ok1 && ok2 && x != y
+}
+
 func checkChanges(args, out []byte, changes []remedy.Change) error {
 	if out == nil {
 		if changes != nil {
@@ -175,7 +186,13 @@ func checkChanges(args, out []byte, changes []remedy.Change) error {
 		if !lossyRules[c.Rule] && !losslessRules[c.Rule] {
 			return fmt.Errorf("change %d: unknown rule %q", i, c.Rule)
 		}
-		if c.Lossy != lossyRules[c.Rule] {
+		// A suggested number in place of another is the one rule whose lossiness depends on
+		// the values: another amount is a proposal.
+		if c.Rule == "suggested_value" {
+			if lossy := changesNumber(c.Old, c.New); c.Lossy != lossy {
+				return fmt.Errorf("change %d: suggested_value from %s to %s marked lossy=%v", i, c.Old, c.New, c.Lossy)
+			}
+		} else if c.Lossy != lossyRules[c.Rule] {
 			return fmt.Errorf("change %d: rule %s marked lossy=%v", i, c.Rule, c.Lossy)
 		}
 		if c.Old == nil && c.New == nil {
@@ -231,7 +248,7 @@ func TestDefaultRewriterSuggestedAndAllowed(t *testing.T) {
 			{"path":["items",2,"quantity"],"code":"maximum","expected":{"maximum":100},"received":250,"suggested_value":100}]}}`,
 		args:    `{"items":[{"sku":"abc"},{"sku":"DEF-1"},{"sku":"GHI-2","quantity":250}]}`,
 		want:    `{"items":[{"sku":"ABC-123"},{"sku":"DEF-1"},{"sku":"GHI-2","quantity":100}]}`,
-		changes: []changeView{lossless("/items/0/sku", "suggested_value", `"abc"`, `"ABC-123"`), lossless("/items/2/quantity", "suggested_value", `250`, `100`)},
+		changes: []changeView{lossless("/items/0/sku", "suggested_value", `"abc"`, `"ABC-123"`), lossy("/items/2/quantity", "suggested_value", `250`, `100`)},
 	}, {
 		name:   "a single allowed value",
 		status: 422,
@@ -986,4 +1003,34 @@ func TestChainDefaultThenLLM(t *testing.T) {
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"sort":"asc"}`, string(out))
 	assert.Equal(t, 1, calls)
+}
+
+// A server that suggests the bound it enforces suggests another amount: the repair is a
+// proposal, however lossless a server's suggestion otherwise is. A suggestion of the same
+// number in another form is not.
+func TestDefaultRewriterSuggestedNumberIsLossy(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args, body string
+		lossy      bool
+	}{
+		{`{"amount":99999999}`, `{"error":{"code":"invalid_body","message":"m","issues":[{"path":["amount"],"code":"maximum","expected":{"maximum":1000000},"suggested_value":1000000}]}}`, true},
+		{`{"amount":10}`, `{"error":{"code":"invalid_body","message":"m","field":"amount","suggested_value":50}}`, true},
+		{`{"amount":5.0}`, `{"error":{"code":"invalid_body","message":"m","issues":[{"path":["amount"],"code":"type","expected":"integer","suggested_value":5}]}}`, false},
+		{`{"amount":"1200"}`, `{"error":{"code":"invalid_body","message":"m","issues":[{"path":["amount"],"code":"type","suggested_value":1200}]}}`, false},
+		{`{"currency":"usd"}`, `{"error":{"code":"invalid_body","message":"m","issues":[{"path":["currency"],"code":"enum","suggested_value":"eur"}]}}`, false},
+	} {
+		e, ok := remedy.Parse(422, nil, []byte(tc.body))
+		if !ok {
+			t.Fatal("not a failure")
+		}
+		r := &remedy.Rewrite{Operation: "charge", Args: json.RawMessage(tc.args), Envelope: e}
+		out, err := remedy.DefaultRewriter.Rewrite(context.Background(), r)
+		if err != nil || out == nil || len(r.Changes) != 1 {
+			t.Fatalf("%s: no repair: %s %v %v", tc.args, out, err, r.Changes)
+		}
+		if c := r.Changes[0]; c.Rule != "suggested_value" || c.Lossy != tc.lossy {
+			t.Errorf("%s: change %+v, want suggested_value with lossy %v", tc.args, c, tc.lossy)
+		}
+	}
 }
