@@ -36,8 +36,8 @@ type surface struct {
 var surfaces = []surface{
 	{"REST", func(t *testing.T, url string, loop remedy.Loop, drop func(*http.Request) bool) caller {
 		opts := []remedy.Option{remedy.WithBaseURL(url), remedy.WithRewriter(loop.Rewriter),
-			remedy.WithConfirmPolicy(loop.Confirm), remedy.WithHTTPClient(dropping(drop)),
-			remedy.WithBackoff(loop.Backoff), remedy.WithOnAttempt(loop.OnAttempt)}
+			remedy.WithRewritePolicy(loop.Rewrites), remedy.WithConfirmPolicy(loop.Confirm),
+			remedy.WithHTTPClient(dropping(drop)), remedy.WithBackoff(loop.Backoff), remedy.WithOnAttempt(loop.OnAttempt)}
 		c, err := remedy.NewClient(opts...)
 		require.NoError(t, err)
 		n, err := c.LoadOpenAPI(context.Background(), "/openapi.json")
@@ -112,6 +112,24 @@ type outcome struct {
 
 func approve(context.Context, *remedy.Challenge) (bool, error) { return true, nil }
 
+// suggestionsOnly repairs a call from the server's suggested values alone, as a client that
+// takes every suggestion for a lossless repair does: DefaultRewriter, shown nothing but the
+// suggestions. It gives up when an issue has none.
+var suggestionsOnly = remedy.RewriterFunc(func(ctx context.Context, r *remedy.Rewrite) (json.RawMessage, error) {
+	env := &remedy.Envelope{Status: r.Envelope.Status, Code: r.Envelope.Code}
+	for _, is := range r.Envelope.Issues {
+		if is.SuggestedValue == nil {
+			return nil, nil
+		}
+		env.Issues = append(env.Issues, remedy.Issue{Path: is.Path, Code: is.Code, SuggestedValue: is.SuggestedValue})
+	}
+	shown := *r
+	shown.Envelope = env
+	out, err := remedy.DefaultRewriter.Rewrite(ctx, &shown)
+	r.Changes = shown.Changes
+	return out, err
+})
+
 // TestScenariosSameOnBothSurfaces proves that a call through the REST client and the same call
 // through the MCP client end alike: same result, attempts, cause and side effects. The server's
 // clock moves only by the waits the loop decides, so that what expires or refills (the rate
@@ -164,6 +182,16 @@ func TestScenariosSameOnBothSurfaces(t *testing.T) {
 		{name: "idempotent replay after a dropped response", loop: rewrite, drop: isCharge,
 			op: "charge", args: map[string]any{"customer_id": "cus_ada", "amount": 700, "currency": "gbp"},
 			want: outcome{OK: true, Attempts: 2, Replayed: true, Result: map[string]any{"id": "ch_1", "customer_id": "cus_ada", "amount": 700.0, "currency": "gbp"},
+				Effects: map[string]int{"charge": 1}}},
+		// Issue 21: a charge of 99999999 was sent again as a charge of 1000000 because the server
+		// suggested its own maximum. A bound is only what the server expected.
+		{name: "a charge over the maximum: the server suggests no amount", loop: remedy.Loop{Rewriter: suggestionsOnly},
+			op: "charge", args: map[string]any{"customer_id": "cus_ada", "amount": 99999999, "currency": "usd"},
+			want: outcome{Code: "invalid_body", Cause: remedy.ErrRewriteGaveUp.Error(), Attempts: 1, Effects: map[string]int{}}},
+		{name: "a charge over the maximum: clamped when the rewrite policy approves",
+			loop: remedy.Loop{Rewriter: remedy.DefaultRewriter, Rewrites: remedy.AllRewrites},
+			op:   "charge", args: map[string]any{"customer_id": "cus_ada", "amount": 99999999, "currency": "usd"},
+			want: outcome{OK: true, Attempts: 2, Result: map[string]any{"id": "ch_1", "customer_id": "cus_ada", "amount": 1000000.0, "currency": "usd"},
 				Effects: map[string]int{"charge": 1}}},
 		{name: "not found is not retried", loop: rewrite, op: "get_invoice", args: map[string]any{"id": "in_404"},
 			want: outcome{Code: "not_found", Cause: remedy.ErrNotRetryable.Error(), Attempts: 1, Effects: map[string]int{}}},

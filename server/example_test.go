@@ -13,7 +13,8 @@ import (
 )
 
 // An operation is a typed function; its input schema comes from the Go type, and a call that
-// breaks it is answered with an envelope that names every field at fault and the fix.
+// breaks it is answered with an envelope that names every field at fault and, where it is
+// obvious, the fix.
 func ExamplePost() {
 	type Item struct {
 		SKU      string `json:"sku"`
@@ -47,13 +48,19 @@ func ExamplePost() {
 	body, _ := io.ReadAll(resp.Body)
 	env, _ := remedy.Parse(resp.StatusCode, resp.Header, body)
 	fmt.Println(env.Status, env.Code)
+	// "USD" is obviously "usd", so the server suggests it; 500 items are not 100, so the
+	// bound is only what was expected.
 	for _, is := range env.Issues {
-		fmt.Println(is.Path, is.Code, string(is.SuggestedValue))
+		if is.SuggestedValue != nil {
+			fmt.Println(is.Path, is.Code, "suggested:", string(is.SuggestedValue))
+		} else {
+			fmt.Println(is.Path, is.Code, "expected:", string(is.Expected))
+		}
 	}
 	// Output:
 	// 422 invalid_body
-	// /currency enum "usd"
-	// /items/0/quantity maximum 100
+	// /currency enum suggested: "usd"
+	// /items/0/quantity maximum expected: {"maximum":100}
 }
 
 // Handlers fail with registered codes; a precondition names the operation that repairs it.

@@ -351,7 +351,7 @@ const (
 		`"expected":{"description":"What the field must be: a schema fragment."},` +
 		`"received":{"description":"What was sent."},` +
 		`"allowed_values":{"type":"array","description":"The values the field accepts."},` +
-		`"suggested_value":{"description":"A value that would be accepted."}}}`
+		`"suggested_value":{"description":"A value that would be accepted and keeps what the caller meant; never a violated bound (see expected)."}}}`
 	sharedMembers = `"code":{"type":"string","description":"Stable machine code; see x-agent-errors."},` +
 		`"issues":{"type":"array","items":{"$ref":"#/components/schemas/Issue"}},` +
 		`"schema":{"description":"The violated section of the input schema."},` +

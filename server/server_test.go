@@ -521,14 +521,15 @@ func TestParametersThroughEmbeddedPointer(t *testing.T) {
 	assert.Equal(t, "invalid_parameter", env.Code)
 	require.Len(t, env.Issues, 1)
 	assert.Equal(t, "/limit", env.Issues[0].Path)
-	assert.JSONEq(t, "50", string(env.Issues[0].SuggestedValue))
+	assert.JSONEq(t, `{"maximum":50}`, string(env.Issues[0].Expected))
+	assert.Empty(t, env.Issues[0].SuggestedValue, "a bound is expected, not suggested")
 }
 
 func TestValidationOverHTTP(t *testing.T) {
 	t.Parallel()
 	srv, _ := newOrderAPI(t)
 
-	t.Run("every violation at once, sorted by path, with the fix", func(t *testing.T) {
+	t.Run("every violation at once, sorted by path, with the fixes that keep the meaning", func(t *testing.T) {
 		status, h, body := do(t, "POST", srv.URL+"/v1/orders", "application/json",
 			`{"currency":"USD","items":[{"sku":"a","quantity":2},{"sku":"","quantity":0}]}`)
 		env := envelope(t, status, h, body)
@@ -545,7 +546,9 @@ func TestValidationOverHTTP(t *testing.T) {
 		assert.Equal(t, []json.RawMessage{json.RawMessage(`"usd"`), json.RawMessage(`"eur"`), json.RawMessage(`"gbp"`)}, cur.AllowedValues)
 		assert.JSONEq(t, `"usd"`, string(cur.SuggestedValue))
 		assert.JSONEq(t, `"USD"`, string(cur.Received))
-		assert.JSONEq(t, "1", string(env.Issues[2].SuggestedValue))
+		qty := env.Issues[2]
+		assert.JSONEq(t, `{"minimum":1}`, string(qty.Expected))
+		assert.Empty(t, qty.SuggestedValue, "a quantity of 1 is not what a quantity of 0 meant")
 		assert.NotEmpty(t, env.Schema)
 		assert.NotContains(t, string(env.Schema), `"note"`, "the schema inlined is the violated part, not the whole document")
 	})

@@ -61,7 +61,6 @@ type schemaNode struct {
 	raw     json.RawMessage // compact, without $schema and $id
 	members []schemaMember  // its keywords, in document order
 	sub     map[string][]schemaMember
-	kind    string            // the one JSON type it allows besides null; "" for any or several
 	sch     *jsv.Schema       // compiled, to check a suggested value before offering it
 	enum    []json.RawMessage // the values of its enum, decoded once
 	fast    *fastCheck        // sch's quick check, which accepts most suggestions on its own
@@ -181,23 +180,6 @@ func (v *validator) index(c *jsv.Compiler, ptr string, raw json.RawMessage) erro
 	}
 	if raw := n.get("enum"); raw != nil && json.Unmarshal(raw, &n.enum) != nil {
 		n.enum = nil
-	}
-	var typ any
-	if t := n.get("type"); t != nil && json.Unmarshal(t, &typ) == nil {
-		switch t := typ.(type) {
-		case string:
-			n.kind = t
-		case []any:
-			for _, x := range t {
-				if s, _ := x.(string); s != "null" && s != "" {
-					if n.kind != "" {
-						n.kind = ""
-						break
-					}
-					n.kind = s
-				}
-			}
-		}
 	}
 	loc := inputSchemaURL
 	if ptr != "" {
@@ -336,12 +318,13 @@ func encodeFragment(ptr string) string {
 // value a false schema refuses, invalid_value for a Go value that is not JSON. Expected is the type name for type, the property's subschema for required, and the
 // violated keyword as a schema fragment otherwise ({"maximum":100}); enum and const give
 // AllowedValues instead. Received is the value that arrived, compact, when it fits in 1 KiB.
-// SuggestedValue is offered only where the repair is obvious and only when the value satisfies
-// the field's whole subschema: the one value an enum or const allows, the enum member a string
-// differs from in case or surrounding space, the violated bound (for an integer the nearest
-// integer that satisfies it), a missing field's default, or the same value in the right type
-// (5 for "5" where an integer is expected, "5" for 5 where a string is, true for "true", [x] for
-// x where an array is).
+// SuggestedValue is offered only where the repair keeps what the caller meant and only when the
+// value satisfies the field's whole subschema: the one value an enum or const allows, the enum
+// member a string differs from in case or surrounding space, a missing field's default, or the
+// same value in the right type (5 for "5" where an integer is expected, "5" for 5 where a string
+// is, true for "true", [x] for x where an array is). A violated bound is not a suggestion: a
+// charge of 99999999 is not a charge of 1000000, so the bound is in Expected for the client to
+// propose, not to send.
 //
 // violated is the subschema of the field at fault, compact, when every issue concerns the same
 // one (for additional_properties, the object that refuses the property). When issues concern
@@ -750,16 +733,12 @@ func (c *issueCollector) leaf(e *jsv.ValidationError) {
 		is.Message = fmt.Sprintf("%s must be %s", name, issueValueList(is.AllowedValues))
 	case *kind.Minimum:
 		is.Message = fmt.Sprintf("%s must be at least %s", name, c.bound(n, kw, k.Want))
-		is.SuggestedValue = c.check(n, issueNearest(n, kw, k.Want))
 	case *kind.Maximum:
 		is.Message = fmt.Sprintf("%s must be at most %s", name, c.bound(n, kw, k.Want))
-		is.SuggestedValue = c.check(n, issueNearest(n, kw, k.Want))
 	case *kind.ExclusiveMinimum:
 		is.Message = fmt.Sprintf("%s must be greater than %s", name, c.bound(n, kw, k.Want))
-		is.SuggestedValue = c.check(n, issueNearest(n, kw, k.Want))
 	case *kind.ExclusiveMaximum:
 		is.Message = fmt.Sprintf("%s must be less than %s", name, c.bound(n, kw, k.Want))
-		is.SuggestedValue = c.check(n, issueNearest(n, kw, k.Want))
 	case *kind.MultipleOf:
 		is.Message = fmt.Sprintf("%s must be a multiple of %s", name, c.bound(n, kw, k.Want))
 	case *kind.MinLength:
@@ -868,46 +847,6 @@ func (c *issueCollector) bound(n *schemaNode, kw string, want *big.Rat) string {
 		return "its bound"
 	}
 	return want.RatString()
-}
-
-// issueNearest is the value closest to the bound kw of n that satisfies it: the bound itself, or
-// for an integer the nearest integer that satisfies it. An exclusive bound on a number has no
-// issueNearest value.
-func issueNearest(n *schemaNode, kw string, want *big.Rat) json.RawMessage {
-	if n == nil || want == nil {
-		return nil
-	}
-	if n.kind != "integer" {
-		if kw == "minimum" || kw == "maximum" {
-			return n.get(kw)
-		}
-		return nil
-	}
-	q := new(big.Int).Quo(want.Num(), want.Denom()) // truncated toward zero
-	frac := !want.IsInt()
-	switch kw {
-	case "minimum": // ceil
-		if frac && want.Sign() > 0 {
-			q.Add(q, big.NewInt(1))
-		}
-	case "maximum": // floor
-		if frac && want.Sign() < 0 {
-			q.Sub(q, big.NewInt(1))
-		}
-	case "exclusiveMinimum": // floor + 1
-		if frac && want.Sign() < 0 {
-			q.Sub(q, big.NewInt(1))
-		}
-		q.Add(q, big.NewInt(1))
-	case "exclusiveMaximum": // ceil - 1
-		if frac && want.Sign() > 0 {
-			q.Add(q, big.NewInt(1))
-		}
-		q.Sub(q, big.NewInt(1))
-	default:
-		return nil
-	}
-	return json.RawMessage(q.String())
 }
 
 // check returns raw when it satisfies n's whole subschema, else nil: a suggestion that would

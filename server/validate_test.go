@@ -236,11 +236,11 @@ func TestValidateOrder(t *testing.T) {
 			violated: `{"type":"string","const":"api"}`,
 		},
 		{
-			name:     "minimum",
+			name:     "minimum: the bound is expected, not suggested",
 			instance: vtOrderJSON(t, map[string]any{"items": items(0)}),
 			want: []remedy.Issue{{
 				Path: "/items/0/quantity", Code: "minimum", Message: "items[0].quantity must be at least 1",
-				Expected: vtRaw(`{"minimum":1}`), Received: vtRaw(`0`), SuggestedValue: vtRaw(`1`),
+				Expected: vtRaw(`{"minimum":1}`), Received: vtRaw(`0`),
 			}},
 			violated: vtQuantitySchema,
 		},
@@ -249,7 +249,7 @@ func TestValidateOrder(t *testing.T) {
 			instance: vtOrderJSON(t, map[string]any{"items": items(1, 100, 101)}),
 			want: []remedy.Issue{{
 				Path: "/items/2/quantity", Code: "maximum", Message: "items[2].quantity must be at most 100",
-				Expected: vtRaw(`{"maximum":100}`), Received: vtRaw(`101`), SuggestedValue: vtRaw(`100`),
+				Expected: vtRaw(`{"maximum":100}`), Received: vtRaw(`101`),
 			}},
 			violated: vtQuantitySchema,
 		},
@@ -258,30 +258,30 @@ func TestValidateOrder(t *testing.T) {
 			instance: vtOrderJSON(t, map[string]any{"limit": 51}),
 			want: []remedy.Issue{{
 				Path: "/limit", Code: "maximum", Message: "limit must be at most 50",
-				Expected: vtRaw(`{"maximum":50}`), Received: vtRaw(`51`), SuggestedValue: vtRaw(`50`),
+				Expected: vtRaw(`{"maximum":50}`), Received: vtRaw(`51`),
 			}},
 			violated: `{"type":"integer","minimum":1,"maximum":50}`,
 		},
 		{
-			name:     "exclusive minimum of an integer: the nearest integer above",
+			name:     "exclusive minimum of an integer",
 			instance: vtOrderJSON(t, map[string]any{"weight": 0}),
 			want: []remedy.Issue{{
 				Path: "/weight", Code: "exclusive_minimum", Message: "weight must be greater than 0.5",
-				Expected: vtRaw(`{"exclusiveMinimum":0.5}`), Received: vtRaw(`0`), SuggestedValue: vtRaw(`1`),
+				Expected: vtRaw(`{"exclusiveMinimum":0.5}`), Received: vtRaw(`0`),
 			}},
 			violated: vtWeightSchema,
 		},
 		{
-			name:     "exclusive maximum of an integer: the nearest integer below",
+			name:     "exclusive maximum of an integer",
 			instance: vtOrderJSON(t, map[string]any{"weight": 12}),
 			want: []remedy.Issue{{
 				Path: "/weight", Code: "exclusive_maximum", Message: "weight must be less than 9.5",
-				Expected: vtRaw(`{"exclusiveMaximum":9.5}`), Received: vtRaw(`12`), SuggestedValue: vtRaw(`9`),
+				Expected: vtRaw(`{"exclusiveMaximum":9.5}`), Received: vtRaw(`12`),
 			}},
 			violated: vtWeightSchema,
 		},
 		{
-			name:     "exclusive minimum of a number: no nearest value",
+			name:     "exclusive minimum of a number",
 			instance: vtOrderJSON(t, map[string]any{"discount": 0}),
 			want: []remedy.Issue{{
 				Path: "/discount", Code: "exclusive_minimum", Message: "discount must be greater than 0",
@@ -290,11 +290,11 @@ func TestValidateOrder(t *testing.T) {
 			violated: vtDiscountSchema,
 		},
 		{
-			name:     "maximum of a number: the bound",
+			name:     "maximum of a number",
 			instance: vtOrderJSON(t, map[string]any{"discount": 0.75}),
 			want: []remedy.Issue{{
 				Path: "/discount", Code: "maximum", Message: "discount must be at most 0.5",
-				Expected: vtRaw(`{"maximum":0.5}`), Received: vtRaw(`0.75`), SuggestedValue: vtRaw(`0.5`),
+				Expected: vtRaw(`{"maximum":0.5}`), Received: vtRaw(`0.75`),
 			}},
 			violated: vtDiscountSchema,
 		},
@@ -390,7 +390,7 @@ func TestValidateOrder(t *testing.T) {
 			instance: vtOrderJSON(t, map[string]any{"a/b~c": 2}),
 			want: []remedy.Issue{{
 				Path: "/a~1b~0c", Code: "maximum", Message: "a/b~c must be at most 1",
-				Expected: vtRaw(`{"maximum":1}`), Received: vtRaw(`2`), SuggestedValue: vtRaw(`1`),
+				Expected: vtRaw(`{"maximum":1}`), Received: vtRaw(`2`),
 			}},
 			violated: `{"type":"integer","maximum":1}`,
 		},
@@ -628,7 +628,8 @@ func TestValidateOtherKeywords(t *testing.T) {
 		"/one one_of: one must match exactly one of the schemas under oneOf, not 0 and 1",
 		"/ref minimum: ref must be at least 1",
 	}, got)
-	assert.Equal(t, vtRaw(`1`), issues[7].SuggestedValue, "the bound of the referenced schema")
+	assert.Equal(t, vtRaw(`{"minimum":1}`), issues[7].Expected, "the bound of the referenced schema")
+	assert.Nil(t, issues[7].SuggestedValue, "a bound is expected, not suggested")
 	assert.Equal(t, `{"type":"object","properties":{`+
 		`"any":{"anyOf":[{"type":"string"},{"type":"integer"}]},`+
 		`"b64":{"type":"string","contentEncoding":"base64"},`+
