@@ -329,6 +329,28 @@ func TestKeysOff(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, "mine", srv.requests()[0].Key)
 	})
+	t.Run("the caller's own key goes with the caller's payload only", func(t *testing.T) {
+		t.Parallel()
+		var mu sync.Mutex
+		var keys []string
+		srv := newScripted(t, func(w http.ResponseWriter, r *http.Request, n int) {
+			mu.Lock()
+			keys = append(keys, r.Header.Get(remedy.HeaderIdempotencyKey))
+			mu.Unlock()
+			if n == 1 {
+				reply(w, 422, `{"error":{"code":"invalid_body","message":"m","issues":[{"path":["to"],"suggested_value":"+15550100"}]}}`)
+				return
+			}
+			reply(w, 200, `{}`)
+		})
+		c := newClient(t, srv, remedy.WithOperations(opSendSMS), remedy.WithIdempotencyKeys(remedy.KeysOff),
+			remedy.WithRewriter(remedy.DefaultRewriter))
+		_, err := c.Call(context.Background(), "send_sms", json.RawMessage(`{"to":"5550100"}`), remedy.WithIdempotencyKey("mine"))
+		require.NoError(t, err)
+		mu.Lock()
+		defer mu.Unlock()
+		assert.Equal(t, []string{"mine", ""}, keys, "no key minted for the rewritten payload")
+	})
 	t.Run("Do", func(t *testing.T) {
 		t.Parallel()
 		srv := newKeyServer(t, false, nil)

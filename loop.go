@@ -540,6 +540,7 @@ func (r *run) call(ctx context.Context, t Transport, c Call, depth int) (*Respon
 	// honoured: the server is known to honour the call's idempotency keys — declared, or
 	// shown by a replayed answer or a key it holds in flight or for another payload.
 	honoured := c.Keys == KeysHonoured
+	rewritten := false // args are no longer the caller's
 	var last *Envelope
 	for n := 1; ; n++ {
 		if len(r.attempts) >= lim.MaxAttempts {
@@ -548,7 +549,13 @@ func (r *run) call(ctx context.Context, t Transport, c Call, depth int) (*Respon
 		}
 		r.req = Request{Operation: c.Operation, Args: args, ConfirmationToken: token, Attempt: n, Depth: depth}
 		req := &r.req
-		if c.IdempotencyKey != "" || (!c.Idempotent && c.Keys != KeysOff) {
+		switch {
+		case c.Keys == KeysOff:
+			// No key is minted; the caller's own goes with the caller's payload only.
+			if c.IdempotencyKey != "" && !rewritten {
+				req.IdempotencyKey = c.IdempotencyKey
+			}
+		case c.IdempotencyKey != "" || !c.Idempotent:
 			req.IdempotencyKey = keys.key(args)
 		}
 		token = "" // a token goes with one attempt, with the payload it was issued for
@@ -642,7 +649,7 @@ func (r *run) call(ctx context.Context, t Transport, c Call, depth int) (*Respon
 				return nil, r.fail(c, ErrDeadline, "the context ended during the wait", last, ctx.Err())
 			}
 		case ActRewrite:
-			args, confirmed = next, false
+			args, confirmed, rewritten = next, false, true
 			if bo != nil {
 				bo.Reset()
 			}

@@ -493,3 +493,28 @@ func TestCallRewriteUsage(t *testing.T) {
 		t.Errorf("an invalid --rewrite sent %d charges", n)
 	}
 }
+
+// Issue 21's command, as it was run: a charge far over the maximum against remedy serve. The
+// server names the bound and suggests nothing; the default --rewrite=safe refuses the clamp,
+// so nothing is charged, and the output shows the proposal. Then the 10 that was raised to
+// 50 the same way, and the same charges over MCP.
+func TestCallServeChargeOverTheMaximumIsNotSent(t *testing.T) {
+	t.Parallel()
+	urls, _, _ := startServe(t, "--addr", "127.0.0.1:0")
+	for _, tc := range []struct{ args []string }{
+		{[]string{"call", urls[0], "charge", `{"customer_id":"cus_ada","amount":99999999,"currency":"usd"}`}},
+		{[]string{"call", urls[0], "charge", `{"customer_id":"cus_ada","amount":10,"currency":"usd"}`}},
+		{[]string{"call", "--mcp", urls[2], "charge", `{"customer_id":"cus_ada","amount":99999999,"currency":"usd"}`}},
+	} {
+		r := remedyCmd(t, "", tc.args...)
+		r.wantExit(t, exitFailed)
+		for _, want := range []string{"=> not sent", "by clamp (lossy, refused)", "rerun with --rewrite=all"} {
+			if !strings.Contains(r.stdout, want) {
+				t.Errorf("%v: the output lacks %q:\n%s", tc.args, want, r)
+			}
+		}
+		if strings.Contains(r.stdout, " 201") {
+			t.Errorf("%v: a charge was made:\n%s", tc.args, r)
+		}
+	}
+}
