@@ -18,6 +18,7 @@ import (
 	"github.com/cenkalti/backoff/v4"
 
 	"github.com/remedy-go/remedy/internal/httpop"
+	"github.com/remedy-go/remedy/internal/sent"
 )
 
 // Headers the loop sends.
@@ -428,9 +429,9 @@ func (t opTransport) RoundTrip(ctx context.Context, req *Request) (*Response, er
 		req.KeysHonoured = req.IdempotencyKey != ""
 	}
 	unsafe := !op.idempotent() && !req.KeysHonoured
-	var watch *writeWatch
+	var watch *sent.Watch
 	if unsafe {
-		ctx, watch = watchWrites(ctx)
+		ctx, watch = sent.Start(ctx)
 	}
 	hreq, err := buildRequest(ctx, c.baseStr, c.baseQuery, &op, req.Args)
 	if err != nil {
@@ -441,7 +442,7 @@ func (t opTransport) RoundTrip(ctx context.Context, req *Request) (*Response, er
 	setKeyAndToken(hreq.Header, req, unsafe)
 	hresp, err := c.hc.Do(hreq)
 	if err != nil {
-		return nil, watch.mark(err)
+		return nil, markNotSent(watch, err)
 	}
 	resp, err := readResponse(hresp, c.loop.Limits.withDefaults().MaxBody, c.maxResult)
 	if err == nil && req.IdempotencyKey != "" && showsKeysHonoured(resp) {

@@ -1,11 +1,10 @@
 package remedy
 
 import (
-	"context"
 	"net/http"
-	"net/http/httptrace"
 	"strings"
-	"sync/atomic"
+
+	"github.com/remedy-go/remedy/internal/sent"
 )
 
 // This file holds what makes an idempotency key honest over HTTP: a request that is not safe
@@ -13,42 +12,13 @@ import (
 // honour) must be sent at most once unless the loop decides otherwise, and a failure must say
 // whether any of it can have reached the server.
 
-// writeWatch tells an attempt that failed before any of its request was written from one
-// that may have reached the server, from the events the transport reports through
-// net/http/httptrace: GetConn when it starts to get a connection for the request, WroteHeaders
-// once the request's header block is written. A failure after GetConn and without
-// WroteHeaders cannot have executed: the server never had the whole header block. Without
-// GetConn nothing is known — a RoundTripper that reports no events (a test double, a
-// transport of another kind), or one that failed before it reached for a connection — and the
-// failure counts as one that may have executed. WroteHeaders is sticky: once any request
-// traced under the attempt's context wrote its headers (an earlier try that net/http made by
-// itself, a redirect's first leg, a wrapper's own request), the attempt may have executed.
-type writeWatch struct {
-	trace httptrace.ClientTrace
-	state atomic.Uint32
-}
-
-const (
-	watchedConn  uint32 = 1 << iota // GetConn: the transport reports its events
-	watchedWrote                    // WroteHeaders: a header block went out
-)
-
-// watchWrites returns ctx with a watch on the requests made under it. A trace already in ctx
-// (the caller's own) still receives every event.
-func watchWrites(ctx context.Context) (context.Context, *writeWatch) {
-	w := &writeWatch{}
-	w.trace.GetConn = func(string) { w.state.Or(watchedConn) }
-	w.trace.WroteHeaders = func() { w.state.Or(watchedWrote) }
-	return httptrace.WithClientTrace(ctx, &w.trace), w
-}
-
-// mark returns err marked NotSent when the watch shows that none of the request was written;
-// otherwise err as it is. A nil watch marks nothing.
-func (w *writeWatch) mark(err error) error {
-	if w == nil || err == nil || w.state.Load() != watchedConn {
-		return err
+// markNotSent marks err NotSent when the watch shows that none of the request was written
+// (see package sent); otherwise err stays as it is.
+func markNotSent(w *sent.Watch, err error) error {
+	if err != nil && w.NothingWritten() {
+		return NotSent(err)
 	}
-	return NotSent(err)
+	return err
 }
 
 // net/http's Transport sends a request again by itself, on a new connection, when a reused

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+
+	"github.com/remedy-go/remedy/internal/sent"
 )
 
 // rawTransport sends one caller-built request, again and again: the body is buffered once,
@@ -63,9 +65,9 @@ func (t *rawTransport) RoundTrip(ctx context.Context, req *Request) (*Response, 
 	t.closeLast()
 	req.KeysHonoured = req.IdempotencyKey != "" && (t.keys == KeysHonoured || t.shown)
 	unsafe := !t.idempotent && !req.KeysHonoured
-	var watch *writeWatch
+	var watch *sent.Watch
 	if unsafe {
-		ctx, watch = watchWrites(ctx)
+		ctx, watch = sent.Start(ctx)
 	}
 	// A shallow copy with its own header map: the caller's request is never changed.
 	hreq := t.req.WithContext(ctx)
@@ -99,7 +101,7 @@ func (t *rawTransport) RoundTrip(ctx context.Context, req *Request) (*Response, 
 		hresp, err = t.rt.RoundTrip(hreq)
 	}
 	if err != nil {
-		return nil, watch.mark(err)
+		return nil, markNotSent(watch, err)
 	}
 	resp := &Response{Status: hresp.StatusCode, Header: hresp.Header, Replayed: replayed(hresp.Header), http: hresp}
 	failure := hresp.StatusCode >= 400 || hresp.StatusCode < 200

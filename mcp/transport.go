@@ -24,6 +24,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/internal/sent"
 )
 
 // Transport sends the loop's attempts as tool calls on one session. It learns from tools/list
@@ -209,14 +210,14 @@ func (t *Transport) RoundTrip(ctx context.Context, req *remedy.Request) (*remedy
 	if err != nil {
 		return nil, err
 	}
-	var watch *writeWatch
+	var watch *sent.Watch
 	if !info.idempotent && !req.KeysHonoured {
-		ctx, watch = watchWrites(ctx)
+		ctx, watch = sent.Start(ctx)
 	}
 	res, err := t.session.CallTool(ctx, &sdk.CallToolParams{Name: req.Operation, Arguments: args})
 	if err != nil {
 		if cause, ok := transportCause(err); ok {
-			return nil, watch.mark(cause)
+			return nil, markNotSent(watch, cause)
 		}
 		var we *jsonrpc.Error
 		if errors.As(err, &we) {
