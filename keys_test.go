@@ -18,6 +18,7 @@ import (
 
 	"github.com/remedy-go/remedy"
 	"github.com/remedy-go/remedy/internal/billing"
+	"github.com/remedy-go/remedy/internal/nettest"
 )
 
 // Idempotency keys are counted on only where the server honours them (issue 21): these tests
@@ -223,24 +224,11 @@ func TestKeysNotSentRetried(t *testing.T) {
 		// A listener that takes every connection and closes it: the client's TLS handshake
 		// fails after it got a connection, before a byte of the request. (Not a dial error:
 		// only the trace of the attempt tells that nothing was written.)
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		t.Cleanup(func() { ln.Close() })
-		var accepted atomic.Int32
-		go func() {
-			for {
-				conn, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				accepted.Add(1)
-				conn.Close()
-			}
-		}()
+		addr, accepted := nettest.Hangup(t)
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: true}
 		t.Cleanup(tr.CloseIdleConnections)
-		c, err := remedy.NewClient(remedy.WithBaseURL("https://"+ln.Addr().String()),
+		c, err := remedy.NewClient(remedy.WithBaseURL("https://"+addr),
 			remedy.WithHTTPClient(&http.Client{Transport: tr}), remedy.WithBackoff(fast),
 			remedy.WithLimits(remedy.Limits{MaxAttempts: 3}), remedy.WithOperations(opSendSMS))
 		require.NoError(t, err)

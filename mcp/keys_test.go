@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/internal/nettest"
 	"github.com/remedy-go/remedy/mcp"
 )
 
@@ -162,26 +163,13 @@ func TestKeysNotSentOverMCP(t *testing.T) {
 		&sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true}))
 	t.Cleanup(hs.Close)
 	// Once cut is set, every new connection goes to a listener that closes it at once.
-	cutter, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(func() { cutter.Close() })
-	var accepted atomic.Int32
-	go func() {
-		for {
-			conn, err := cutter.Accept()
-			if err != nil {
-				return
-			}
-			accepted.Add(1)
-			conn.Close()
-		}
-	}()
+	cutter, accepted := nettest.Hangup(t)
 	var cut atomic.Bool
 	d := &net.Dialer{}
 	tr := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, DisableKeepAlives: true,
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			if cut.Load() {
-				addr = cutter.Addr().String()
+				addr = cutter
 			}
 			return d.DialContext(ctx, network, addr)
 		}}
