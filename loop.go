@@ -692,11 +692,7 @@ func (r *run) rewrite(ctx context.Context, op string, args json.RawMessage, env 
 	if len(changes) == 0 {
 		changes = diffArgs(args, next)
 	}
-	lossy := false
-	for i := range changes {
-		lossy = lossy || changes[i].Lossy
-	}
-	if !lossy {
+	if !anyLossy(changes) {
 		return next, changes, nil, d, nil
 	}
 	p := &Proposal{Operation: op, Args: args, New: next, Changes: changes, Envelope: env}

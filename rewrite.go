@@ -87,20 +87,45 @@ func (f RewriterFunc) Rewrite(ctx context.Context, r *Rewrite) (json.RawMessage,
 	return f(ctx, r)
 }
 
-// Chain tries each rewriter in turn and returns the first repair; an error stops the chain.
+// Chain tries each rewriter in turn and returns the first repair that keeps what the call
+// means; an error stops the chain. A repair with a lossy change (a proposal for the
+// RewritePolicy) is kept while the rest are tried, and returned, with its changes, only when
+// none of them repairs the arguments: Chain(DefaultRewriter, LLMRewriter(...)) asks the model
+// before it proposes a clamp. Each rewriter starts with no Changes.
 func Chain(rs ...Rewriter) Rewriter {
 	return RewriterFunc(func(ctx context.Context, r *Rewrite) (json.RawMessage, error) {
+		var proposal json.RawMessage
+		var proposed []Change
 		for _, rw := range rs {
 			if rw == nil {
 				continue
 			}
+			r.Changes = nil
 			out, err := rw.Rewrite(ctx, r)
-			if err != nil || out != nil {
+			switch {
+			case err != nil:
 				return out, err
+			case out == nil:
+				continue
+			case !anyLossy(r.Changes):
+				return out, nil
+			case proposal == nil:
+				proposal, proposed = out, r.Changes
 			}
 		}
-		return nil, nil
+		r.Changes = proposed
+		return proposal, nil
 	})
+}
+
+// anyLossy reports whether one of the changes is lossy.
+func anyLossy(changes []Change) bool {
+	for i := range changes {
+		if changes[i].Lossy {
+			return true
+		}
+	}
+	return false
 }
 
 // DefaultRewriter repairs arguments deterministically, from what the envelope states, without

@@ -1003,6 +1003,26 @@ func TestChainDefaultThenLLM(t *testing.T) {
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"sort":"asc"}`, string(out))
 	assert.Equal(t, 1, calls)
+
+	// Several allowed values: the deterministic rewriter can only propose a choice, so the
+	// model is asked first; its repair goes, with no lossy change left over from the proposal.
+	several, _ := remedy.Parse(400, nil, []byte(`{"error":{"code":"invalid_sort","field":"sort","allowed_values":["desc","asc"]}}`))
+	r := &remedy.Rewrite{Args: json.RawMessage(`{"sort":"up"}`), Envelope: several}
+	out, err = rw.Rewrite(context.Background(), r)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"sort":"asc"}`, string(out))
+	assert.Equal(t, 2, calls)
+	assert.Empty(t, r.Changes, "the model's repair is described by the loop, not by the proposal it replaced")
+
+	// A model that gives up leaves the proposal, with its changes.
+	quiet := remedy.Chain(remedy.DefaultRewriter, remedy.LLMRewriter(func(context.Context, string) (string, error) { return "null", nil }))
+	r = &remedy.Rewrite{Args: json.RawMessage(`{"sort":"up"}`), Envelope: several}
+	out, err = quiet.Rewrite(context.Background(), r)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"sort":"desc"}`, string(out))
+	require.Len(t, r.Changes, 1)
+	assert.True(t, r.Changes[0].Lossy)
+	assert.Equal(t, "choose_allowed", r.Changes[0].Rule)
 }
 
 // A server that suggests the bound it enforces suggests another amount: the repair is a
