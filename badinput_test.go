@@ -302,12 +302,16 @@ func TestBadInputHugeBody(t *testing.T) {
 	t.Parallel()
 	const size = 10 << 20
 	tests := []struct {
-		name string
-		body []byte
+		name        string
+		body        []byte
+		wantDialect remedy.Dialect
+		wantCode    string
 	}{
-		{"plain text", bytes.Repeat([]byte("x"), size)},
-		{"a JSON string longer than the bound", []byte(`{"error":{"code":"x","message":"` + strings.Repeat("a", size) + `"}}`)},
-		{"deep nesting", []byte(strings.Repeat(`{"a":`, size/5))},
+		{"plain text", bytes.Repeat([]byte("x"), size), remedy.DialectUnstructured, "service_unavailable"},
+		// The code arrived whole before the cut; the message did not.
+		{"a JSON string longer than the bound", []byte(`{"error":{"code":"x","message":"` + strings.Repeat("a", size) + `"}}`),
+			remedy.DialectTruncated, "x"},
+		{"deep nesting", []byte(strings.Repeat(`{"a":`, size/5)), remedy.DialectUnstructured, "service_unavailable"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -315,12 +319,12 @@ func TestBadInputHugeBody(t *testing.T) {
 			e, ok := remedy.Parse(503, nil, tc.body)
 			require.True(t, ok)
 			require.NotNil(t, e)
-			assert.Equal(t, remedy.DialectUnstructured, e.Dialect)
-			assert.Equal(t, "service_unavailable", e.Code)
+			assert.Equal(t, tc.wantDialect, e.Dialect)
+			assert.Equal(t, tc.wantCode, e.Code)
 			assert.True(t, e.Retryable)
 			assert.LessOrEqual(t, len(e.Message), 210, "the message of an unstructured body is bounded")
 
-			prefix, ok := remedy.Parse(503, nil, tc.body[:remedy.DefaultMaxBody])
+			prefix, ok := remedy.Parse(503, nil, tc.body[:remedy.DefaultMaxBody+1])
 			require.True(t, ok)
 			assert.Equal(t, prefix, e, "only the first DefaultMaxBody bytes count")
 

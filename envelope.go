@@ -45,6 +45,15 @@ const (
 	// DialectUnstructured: no structure to read (plain text, HTML, empty, or a body that is not
 	// valid, unambiguous JSON); the envelope is classified by status and headers alone.
 	DialectUnstructured Dialect = "unstructured"
+	// DialectTruncated: a failure whose body was longer than the bound read, so that what
+	// arrived is not a whole document, but whose start states what decides: the members
+	// code (error_code, and a type or google.rpc.Code name inside "error"), retryable
+	// (is_retriable), retry_after_ms, retry_after_seconds, severity, category and message, at
+	// the top level or in a top-level "error" object, each counted only when the delimiter
+	// after it arrived. They are read by the rules every dialect shares (a body flag decides as
+	// RetryFromBody); nothing else is read from a prefix (no issues: a partial list would
+	// mislead a rewriter). A cut body whose start states none of them is DialectUnstructured.
+	DialectTruncated Dialect = "truncated"
 )
 
 // RetrySource says which rule decided Envelope.Retryable.
@@ -174,9 +183,11 @@ const DefaultMaxBody = 1 << 20
 //
 // Parse never panics and takes time linear in the body; it reads at most DefaultMaxBody bytes
 // of it. A body it cannot read unambiguously (invalid JSON or UTF-8, duplicate keys, nesting
-// deeper than 64, longer than DefaultMaxBody) gives an envelope classified by status and
-// headers, with Dialect DialectUnstructured. JSON values nested deeper than 32 levels (a
-// schema, an expected value) are not kept. The envelope does not alias body.
+// deeper than 64) gives an envelope classified by status and headers, with Dialect
+// DialectUnstructured. A failure's body longer than DefaultMaxBody is read only for the
+// members at its start that decide a retry (DialectTruncated), when it states them. JSON
+// values nested deeper than 32 levels (a schema, an expected value) are not kept. The envelope
+// does not alias body.
 func Parse(status int, header http.Header, body []byte) (*Envelope, bool) {
 	truncated := len(body) > DefaultMaxBody
 	if truncated {
@@ -243,7 +254,8 @@ type ParseOption func(*parseConfig)
 type parseConfig struct{ maxBody int64 }
 
 // MaxBody bounds how many bytes of the body ParseResponse reads (default DefaultMaxBody). A
-// larger body is classified from the prefix that was read.
+// larger body is classified from the prefix that was read: by the decision members that
+// prefix states (DialectTruncated), else by status and headers.
 func MaxBody(n int64) ParseOption {
 	return func(c *parseConfig) {
 		if n > 0 {

@@ -248,6 +248,10 @@ func (p *parser) run() bool {
 				d = p.readXML(s)
 			}
 		}
+	} else if s != "" && s[0] == '{' && p.failureStatus() {
+		// Cut at the bound: not a document, but its start may say what decides (prefix.go).
+		// Only a failure status is read so: the in-band dialects need the whole structure.
+		d = p.readPrefix(s)
 	}
 	if d == "" {
 		if !p.failureStatus() {

@@ -38,15 +38,18 @@ func TestDeepValuesStillRoundTrip(t *testing.T) {
 }
 
 // A body over the bound is classified the same way by Parse, Classify and ParseResponse: from
-// its status and headers, never from a prefix that happens to be valid JSON.
+// the decision members its prefix states (DialectTruncated), never as a whole document, even
+// when the prefix happens to be valid JSON: its issues are not read.
 func TestOversizedBodyAgrees(t *testing.T) {
 	t.Parallel()
-	body := []byte(`{"error":{"code":"rate_limited","message":"slow down"}}` +
+	body := []byte(`{"error":{"code":"rate_limited","message":"slow down","issues":[{"path":["a"],"code":"enum"}]}}` +
 		strings.Repeat(" ", remedy.DefaultMaxBody) + `garbage`)
 	e, ok := remedy.Parse(400, nil, body)
 	require.True(t, ok)
-	assert.Equal(t, remedy.DialectUnstructured, e.Dialect)
-	assert.Equal(t, remedy.DialectUnstructured, remedy.Classify(400, nil, body).Dialect)
+	assert.Equal(t, remedy.DialectTruncated, e.Dialect)
+	assert.Equal(t, "rate_limited", e.Code)
+	assert.Empty(t, e.Issues, "issues are not read from a prefix")
+	assert.Equal(t, remedy.DialectTruncated, remedy.Classify(400, nil, body).Dialect)
 
 	resp := &http.Response{StatusCode: 400, Header: http.Header{}, Body: io.NopCloser(bytes.NewReader(body))}
 	r, ok := remedy.ParseResponse(resp)

@@ -654,7 +654,8 @@ func TestHostileClientBodies(t *testing.T) {
 			maxBody + 1 + 4<<10, func(t *testing.T, _ *remedy.Response, err error) {
 				assert.ErrorIs(t, err, remedy.ErrNotRetryable)
 				ce := hostileCallError(t, err)
-				assert.Equal(t, "bad_request", ce.Envelope.Code, "classified by status")
+				assert.Equal(t, remedy.DialectTruncated, ce.Envelope.Dialect)
+				assert.Equal(t, "x", ce.Envelope.Code, "read from the prefix that arrived")
 			}},
 		{"an endless 200", endless(200), maxResult + 1 + 32<<10, func(t *testing.T, _ *remedy.Response, err error) {
 			assert.ErrorIs(t, err, remedy.ErrNotRetryable)
@@ -668,7 +669,8 @@ func TestHostileClientBodies(t *testing.T) {
 		{"a gzip bomb in a 500 (64 MiB in ~64 KiB)", fixed(500, gz, hostileGzipBomb()), maxBody + 1 + 4<<10,
 			func(t *testing.T, _ *remedy.Response, err error) {
 				ce := hostileCallError(t, err)
-				assert.Equal(t, remedy.DialectUnstructured, ce.Envelope.Dialect, "the decompressed prefix is truncated JSON")
+				assert.Equal(t, remedy.DialectTruncated, ce.Envelope.Dialect, "the decompressed prefix is truncated JSON")
+				assert.Equal(t, "bomb", ce.Envelope.Code, "read from the prefix that arrived")
 			}},
 		{"a gzip bomb in a 200", fixed(200, gz, hostileGzipBomb()), maxResult + 1 + 32<<10,
 			func(t *testing.T, _ *remedy.Response, err error) {
@@ -721,7 +723,7 @@ func TestHostileClientBodies(t *testing.T) {
 
 // TestHostileClientGzipUnasked: a caller that asks for gzip itself gets the compressed bytes
 // (net/http decompresses only what it asked for): ParseResponse then reads at most its bound
-// of them and sees no JSON.
+// of them and sees no JSON; decompressed, the bound's worth is the start of an envelope.
 func TestHostileClientGzipUnasked(t *testing.T) {
 	t.Parallel()
 	bomb := hostileGzipBomb()
@@ -735,9 +737,11 @@ func TestHostileClientGzipUnasked(t *testing.T) {
 		name         string
 		acceptGzip   bool
 		uncompressed bool
+		dialect      remedy.Dialect
+		code         string
 	}{
-		{"net/http asks and decompresses", false, true},
-		{"the caller asks: compressed bytes", true, false},
+		{"net/http asks and decompresses", false, true, remedy.DialectTruncated, "bomb"},
+		{"the caller asks: compressed bytes", true, false, remedy.DialectUnstructured, "bad_gateway"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req, err := http.NewRequest("GET", srv.URL, nil)
@@ -754,8 +758,8 @@ func TestHostileClientGzipUnasked(t *testing.T) {
 			e, ok := remedy.ParseResponse(resp, remedy.MaxBody(64<<10))
 			require.True(t, ok)
 			assert.LessOrEqual(t, read.Load(), int64(64<<10+1))
-			assert.Equal(t, remedy.DialectUnstructured, e.Dialect)
-			assert.Equal(t, "bad_gateway", e.Code)
+			assert.Equal(t, tc.dialect, e.Dialect)
+			assert.Equal(t, tc.code, e.Code)
 		})
 	}
 }
