@@ -2,7 +2,6 @@ package remedy
 
 import (
 	"strings"
-	"unicode/utf8"
 
 	"github.com/remedy-go/remedy/internal/jsonscan"
 )
@@ -236,15 +235,6 @@ func (r *prefixScan) level() *prefixLevel {
 	return &r.top
 }
 
-// prefixState is how a literal at the end of the prefix stands.
-type prefixState uint8
-
-const (
-	psOK  prefixState = iota
-	psCut             // the prefix ends inside it: it may be anything
-	psBad             // not JSON
-)
-
 // scan reads s, the prefix of a body, and reports whether it is the start of a JSON object (a
 // prefix that ends anywhere, or one whole object). full says the message is wanted.
 func (r *prefixScan) scan(s string, full bool) bool {
@@ -280,9 +270,9 @@ key: // a key, its colon, then its value
 		return false
 	}
 	{
-		end, esc, st := prefixString(s, i+1)
-		if st != psOK {
-			return st == psCut
+		end, esc, st := jsonscan.StringPrefix(s, i+1)
+		if st != jsonscan.Whole {
+			return st == jsonscan.Cut
 		}
 		if lvl != nil {
 			name := s[i+1 : end-1]
@@ -347,9 +337,9 @@ value: // a value: a member's or an element's
 			}
 			goto value
 		case '"':
-			end, esc, st := prefixString(s, i+1)
-			if st != psOK {
-				return st == psCut
+			end, esc, st := jsonscan.StringPrefix(s, i+1)
+			if st != jsonscan.Whole {
+				return st == jsonscan.Cut
 			}
 			if f != pfNone {
 				pending = prefixValue{field: f, err: lvl == &r.err, key: key, kind: kString, raw: s[i+1 : end-1], esc: esc}
@@ -435,57 +425,6 @@ next: // after a value: a comma and more, or the container's closer
 		}
 		goto key
 	}
-}
-
-// prefixString reads a string literal whose opening quote is just before s[i], as
-// jsonscan.String does, but tells a string the prefix ends inside (psCut: a partial escape, a
-// partial UTF-8 sequence, no closing quote) from one that is not JSON (psBad).
-func prefixString(s string, i int) (end int, esc bool, st prefixState) {
-	for {
-		if i = jsonscan.SkipPlain(s, i); i >= len(s) {
-			return i, esc, psCut
-		}
-		switch c := s[i]; {
-		case c == '"':
-			return i + 1, esc, psOK
-		case c == '\\':
-			esc = true
-			if i+1 >= len(s) {
-				return i, esc, psCut
-			}
-			switch s[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i += 2
-			case 'u':
-				for j := i + 2; j < i+6; j++ {
-					if j >= len(s) {
-						return j, esc, psCut
-					}
-					if !isHex(s[j]) {
-						return j, esc, psBad
-					}
-				}
-				i += 6
-			default:
-				return i, esc, psBad
-			}
-		case c < 0x20:
-			return i, esc, psBad
-		default:
-			if !utf8.FullRuneInString(s[i:]) {
-				return i, esc, psCut // a valid start of a sequence the cut went through
-			}
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && size <= 1 {
-				return i, esc, psBad
-			}
-			i += size
-		}
-	}
-}
-
-func isHex(c byte) bool {
-	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
 }
 
 // unescapeKey is the value of a key spelled with escapes; one too long to be a decision key is

@@ -50,36 +50,61 @@ var plainByte = func() (t [256]bool) {
 // position after its closing quote; esc reports whether it holds escapes. ok is false for a
 // string that is not closed, holds a control character, a bad escape or invalid UTF-8.
 func String(s string, i int) (end int, esc, ok bool) {
+	end, esc, st := StringPrefix(s, i)
+	return end, esc, st == Whole
+}
+
+// State says how a literal read from a prefix of a document stands.
+type State uint8
+
+const (
+	Whole State = iota // the literal is whole and valid
+	Cut                // s ends inside it: what follows could still make it valid
+	Bad                // it is not JSON, whatever follows
+)
+
+// StringPrefix is String on a document that may have been cut anywhere: it tells a string s
+// ends inside (no closing quote, a partial escape, a partial UTF-8 sequence: Cut) from one
+// that is not JSON (Bad). end is the position after the closing quote when the string is Whole.
+func StringPrefix(s string, i int) (end int, esc bool, st State) {
 	for {
 		i = SkipPlain(s, i)
 		if i >= len(s) {
-			return i, esc, false
+			return i, esc, Cut
 		}
 		switch c := s[i]; {
 		case c == '"':
-			return i + 1, esc, true
+			return i + 1, esc, Whole
 		case c == '\\':
 			esc = true
 			if i+1 >= len(s) {
-				return i, esc, false
+				return i, esc, Cut
 			}
 			switch s[i+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				i += 2
 			case 'u':
-				if len(s)-i < 6 || !isHex4(s[i+2:i+6]) {
-					return i, esc, false
+				for j := i + 2; j < i+6; j++ {
+					if j >= len(s) {
+						return j, esc, Cut
+					}
+					if !isHex(s[j]) {
+						return j, esc, Bad
+					}
 				}
 				i += 6
 			default:
-				return i, esc, false
+				return i, esc, Bad
 			}
 		case c < 0x20:
-			return i, esc, false
+			return i, esc, Bad
 		default:
 			r, size := utf8.DecodeRuneInString(s[i:])
 			if r == utf8.RuneError && size <= 1 {
-				return i, esc, false
+				if !utf8.FullRuneInString(s[i:]) {
+					return i, esc, Cut // a valid start of a sequence s ends inside
+				}
+				return i, esc, Bad
 			}
 			i += size
 		}
@@ -140,14 +165,8 @@ func HasControlOrSpace(s string) bool {
 	return false
 }
 
-func isHex4(s string) bool {
-	for i := 0; i < 4; i++ {
-		c := s[i]
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
-			return false
-		}
-	}
-	return true
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
 }
 
 // Number reads the number literal at s[i:] and returns the position after it; ok is false

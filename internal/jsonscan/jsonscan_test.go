@@ -57,6 +57,31 @@ func TestString(t *testing.T) {
 	}
 }
 
+// TestStringPrefix: a string cut anywhere, even inside an escape or a UTF-8 sequence, is Cut;
+// one that no continuation can make valid is Bad.
+func TestStringPrefix(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		lit  string
+		want jsonscan.State
+	}{
+		{`"whole"`, jsonscan.Whole},
+		{`"open`, jsonscan.Cut},
+		{`"esc \`, jsonscan.Cut},
+		{`"esc \u00`, jsonscan.Cut},
+		{"\"caf\xc3", jsonscan.Cut},
+		{"\"euro \xe2\x82", jsonscan.Cut},
+		{`"bad \x`, jsonscan.Bad},
+		{`"bad \u00g`, jsonscan.Bad},
+		{"\"ctrl \x01", jsonscan.Bad},
+		{"\"bad \xff", jsonscan.Bad},
+		{"\"bad \xe2A", jsonscan.Bad},
+	} {
+		_, _, st := jsonscan.StringPrefix(c.lit, 1)
+		assert.Equal(t, c.want, st, "%q", c.lit)
+	}
+}
+
 func TestSkipWS(t *testing.T) {
 	t.Parallel()
 	assert.Equal(t, 4, jsonscan.SkipWS(" \t\r\nx", 0))
@@ -105,6 +130,13 @@ func FuzzScan(f *testing.F) {
 		}
 		lit := `"` + s + `"`
 		end, _, ok := jsonscan.String(lit, 1)
+		if ok { // every cut of a valid string is Cut, never Bad
+			for k := 1; k < end; k++ {
+				if _, _, st := jsonscan.StringPrefix(lit[:k], 1); st != jsonscan.Cut {
+					t.Fatalf("StringPrefix(%q) = %v, a cut of the valid %q", lit[:k], st, lit[:end])
+				}
+			}
+		}
 		var want string
 		err := json.Unmarshal([]byte(lit), &want)
 		switch {
