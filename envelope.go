@@ -296,21 +296,33 @@ func parseResponse(resp *http.Response, maxBody int64) (*Envelope, bool) {
 	return parse(resp.StatusCode, resp.Header, body, truncated)
 }
 
-// readBounded reads r to its end or to limit bytes, whichever comes first. A known length
-// (hint, -1 when unknown) sizes the buffer once.
+// readBounded reads r to its end or to limit bytes, whichever comes first. The buffer grows
+// with what arrives, never with what the sender declared: hint (a Content-Length, -1 when
+// unknown) only sizes the first read, up to readFirst, and stops a doubling short of the
+// declared end, so that an honest length is read without a spare copy. Each step doubles the
+// buffer (or goes to the limit when the next doubling would pass it), so all it allocates stays
+// under about twice what arrived, and twice the limit, where append's growth of large slices by
+// a quarter allocated five times the limit.
 func readBounded(r io.Reader, limit, hint int64) ([]byte, error) {
 	size := int64(512)
 	if hint >= 0 {
-		// Room to see the end without growing; a hint past the limit (a server may declare
-		// any Content-Length, up to the largest int64) is the limit.
-		size = min(hint, limit) + 1
+		size = min(hint, readFirst-1) + 1 // room to see the end of a short body without growing
 	}
 	buf := make([]byte, 0, min(size, limit))
 	for int64(len(buf)) < limit {
 		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
+			next := 2 * int64(cap(buf))
+			switch {
+			case hint >= int64(len(buf)) && hint < next-1: // (hint+1 may overflow)
+				next = hint + 1 // the declared end, and room to see it
+			case 2*next > limit:
+				next = limit // the step after would pass it: one step to the limit, not two
+			}
+			grown := make([]byte, len(buf), min(max(next, 512), limit))
+			copy(grown, buf)
+			buf = grown
 		}
-		n, err := r.Read(buf[len(buf):min(int64(cap(buf)), limit)])
+		n, err := r.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
 		if err == io.EOF {
 			return buf, nil
@@ -321,6 +333,9 @@ func readBounded(r io.Reader, limit, hint int64) ([]byte, error) {
 	}
 	return buf, nil
 }
+
+// readFirst is the most readBounded allocates before anything arrived.
+const readFirst = 64 << 10
 
 // replayBody gives back what ParseResponse read, then the unread rest of the original body.
 type replayBody struct {
