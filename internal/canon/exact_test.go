@@ -197,3 +197,13 @@ func BenchmarkFingerprintNumbers(b *testing.B) {
 		}
 	}
 }
+
+func ExampleAppendExact() {
+	out, err := canon.AppendExact(nil, []byte(`{ "b": [1.0, 9007199254740993, 1e400, 0.10000000000000001], "a": -0 }`))
+	fmt.Println(string(out), err)
+	jcs, _ := canon.Append(nil, []byte(`[9007199254740993, 0.10000000000000001]`))
+	fmt.Println(string(jcs))
+	// Output:
+	// {"a":-0,"b":[1,9007199254740993,1e+400,0.10000000000000001]} <nil>
+	// [9007199254740992,0.1]
+}
