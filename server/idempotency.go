@@ -171,8 +171,10 @@ func hashParts(parts ...string) []byte {
 }
 
 // fingerprint identifies the payload as sent: method, path, query (its parameters in order of
-// name) and the body, in canonical JSON (RFC 8785) when it is JSON, so that key order and
-// whitespace do not matter and any changed value does, and byte for byte when it is not.
+// name) and the body, in exact canonical JSON when it is JSON (canon.Fingerprint: RFC 8785 but
+// with numbers by their exact decimal value), so that key order, whitespace and the spelling
+// of a value do not matter and any changed value does, even one a double cannot hold (an int64
+// beyond 2^53 binds every digit); and byte for byte when it is not JSON.
 func (x *exchange) fingerprint() []byte {
 	if x.fp != nil {
 		return x.fp

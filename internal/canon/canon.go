@@ -1,12 +1,14 @@
-// Package canon writes JSON in the canonical form of RFC 8785, the JSON Canonicalization Scheme
-// (JCS): no whitespace, object members sorted by name, every string and number in the one
-// spelling ECMAScript's JSON.stringify gives it. Texts that differ only in key order, whitespace
-// or the spelling of equal values ("\u0041" and "A", 1.0 and 1, 1E2 and 100) have the same
-// canonical form, so its hash fingerprints a payload: an idempotency key or a confirmation token
-// bound to a request survives re-serialization by any client, but not a changed value.
+// Package canon writes JSON in a canonical form, so that texts that differ only in key order,
+// whitespace or the spelling of equal values ("\u0041" and "A", 1.0 and 1, 1E2 and 100) have one
+// form and its hash fingerprints a payload: an idempotency key or a confirmation token bound to a
+// request survives re-serialization by any client, but not a changed value.
 //
-// Numbers are IEEE 754 doubles, as RFC 8785 requires: two literals that round to the same double
-// (9007199254740993 and 9007199254740992, 1e-400 and 0) are the same value here.
+// Append writes RFC 8785, the JSON Canonicalization Scheme (JCS), whose numbers are IEEE 754
+// doubles: two literals that round to the same double (9007199254740993 and 9007199254740992,
+// 1e-400 and 0) are one value there. AppendExact and Fingerprint keep every number's exact
+// decimal value instead, since a payload's binding may hold digits a double does not (an int64
+// beyond 2^53); they agree with Append on every number a double holds exactly in its shortest
+// digits.
 package canon
 
 import (
@@ -63,11 +65,35 @@ func Append(dst, src []byte) ([]byte, error) {
 	return out, nil
 }
 
-// Fingerprint is the SHA-256 of the canonical form of src, or an error wrapping ErrInvalid for
-// the inputs Append rejects. It reuses its buffers, so a fingerprint costs no allocation in the
-// steady state.
+// AppendExact appends the exact canonical form of the JSON text src to dst: the RFC 8785 form
+// of Append, but with every number written by its exact decimal value, so that two texts have
+// the same exact form if and only if they hold the same values. Numbers are equal when their
+// decimal values are (1, 1.0, 1e0 and 10e-1 are one number), and -0 is a value of its own, not
+// 0, since a float64 bound from it is not the 0 that 0 binds to. A number is written as
+// ECMAScript writes a double, with the exact digits in place of the shortest ones that round
+// to the double; its length stays within a few bytes of the literal's, whatever its exponent
+// (1e999999999 is written 1e+999999999).
+//
+// It rejects, with an error wrapping ErrInvalid, what Append rejects, but for numbers: no
+// magnitude is out of range here.
+func AppendExact(dst, src []byte) ([]byte, error) {
+	c := pool.Get().(*canonicalizer)
+	c.exact = true
+	out, err := c.run(dst, src)
+	c.release()
+	if err != nil {
+		return dst, err
+	}
+	return out, nil
+}
+
+// Fingerprint is the SHA-256 of the exact canonical form of src (AppendExact), or an error
+// wrapping ErrInvalid for the inputs AppendExact rejects: two texts share a fingerprint if and
+// only if they hold the same values, numbers compared exactly. It reuses its buffers, so a
+// fingerprint costs no allocation in the steady state.
 func Fingerprint(src []byte) ([32]byte, error) {
 	c := pool.Get().(*canonicalizer)
+	c.exact = true
 	out, err := c.run(c.buf[:0], src)
 	var sum [32]byte
 	if err == nil {
@@ -95,6 +121,9 @@ type canonicalizer struct {
 	scratch []byte
 	// buf is Fingerprint's output, kept between calls.
 	buf []byte
+	// exact writes numbers by their exact decimal value (AppendExact) instead of the double
+	// they round to (Append).
+	exact bool
 }
 
 // member locates one written member in dst, and its name in src for error messages.
@@ -119,7 +148,7 @@ func (c *canonicalizer) run(dst, src []byte) ([]byte, error) {
 
 // release returns c to the pool without references to the caller's memory.
 func (c *canonicalizer) release() {
-	c.src, c.dst = nil, nil
+	c.src, c.dst, c.exact = nil, nil, false
 	c.members = c.members[:0]
 	if cap(c.members) > maxPooled/32 { // a member is 32 bytes
 		c.members = nil
@@ -530,7 +559,7 @@ func appendRune(dst []byte, r rune) []byte {
 }
 
 // number writes the number at c.pos as ECMAScript's Number.prototype.toString would write the
-// double it denotes.
+// double it denotes, or, in exact mode, by its exact value (appendExact).
 func (c *canonicalizer) number() error {
 	src := c.src
 	start := c.pos
@@ -573,6 +602,16 @@ func (c *canonicalizer) number() error {
 	}
 	c.pos = i
 	lit := src[start:i]
+	if c.exact {
+		// An integer of at most 21 digits is its own exact form: the grammar forbids leading
+		// zeros, and appendExact writes such an integer plainly.
+		if i == integer && integer-digits <= 21 {
+			c.dst = append(c.dst, lit...)
+		} else {
+			c.dst = appendExact(c.dst, lit)
+		}
+		return nil
+	}
 	// Most numbers in payloads are small integers. Below 10^15 every integer is a double and
 	// the grammar already forbids leading zeros, so the literal is its own canonical form.
 	if i == integer && integer-digits <= 15 {

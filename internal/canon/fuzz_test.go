@@ -25,7 +25,8 @@ var rejectsValidJSON = []string{
 
 // FuzzAppend checks, for any input, that Append does not panic, rejects with ErrInvalid, and,
 // when it accepts, writes valid JSON that is its own canonical form and that encoding/json
-// decodes to the value the input decodes to. The corpus under testdata/fuzz/FuzzAppend adds
+// decodes to the value the input decodes to; and that AppendExact and Fingerprint accept what
+// Append accepts, and a number beyond a double besides. The corpus under testdata/fuzz/FuzzAppend adds
 // the RFC 8785 examples and the edge cases found so far.
 func FuzzAppend(f *testing.F) {
 	for _, s := range []string{
@@ -49,7 +50,24 @@ func FuzzAppend(f *testing.F) {
 		// leaves it alone.
 		prefix := []byte("prefix:")
 		out, err := canon.Append(prefix[:len(prefix):len(prefix)], in)
+		exact, xerr := canon.AppendExact(prefix[:len(prefix):len(prefix)], in)
 		sum, ferr := canon.Fingerprint(in)
+		if (xerr == nil) != (ferr == nil) {
+			t.Fatalf("Fingerprint and AppendExact disagree: %v, %v", ferr, xerr)
+		}
+		if xerr != nil {
+			if !errors.Is(xerr, canon.ErrInvalid) {
+				t.Fatalf("error %v does not wrap ErrInvalid", xerr)
+			}
+			if string(exact) != "prefix:" {
+				t.Fatalf("failed AppendExact changed dst to %q", exact)
+			}
+			if err == nil {
+				t.Fatalf("AppendExact rejects what Append accepts: %v", xerr)
+			}
+		} else {
+			checkExact(t, in, prefix, exact, sum)
+		}
 		if err != nil {
 			if !errors.Is(err, canon.ErrInvalid) {
 				t.Fatalf("error %v does not wrap ErrInvalid", err)
@@ -57,16 +75,15 @@ func FuzzAppend(f *testing.F) {
 			if string(out) != "prefix:" {
 				t.Fatalf("failed Append changed dst to %q", out)
 			}
-			if !errors.Is(ferr, canon.ErrInvalid) {
-				t.Fatalf("Fingerprint accepts what Append rejects (%v)", err)
-			}
 			if json.Valid(in) && !rejectable(err) {
 				t.Fatalf("valid JSON rejected: %v", err)
 			}
+			// Append stops at its first error, so AppendExact may find another after a number
+			// beyond a double; but it accepts only what Append refuses for such a number.
+			if xerr == nil && !strings.Contains(err.Error(), "out of the range of a double") {
+				t.Fatalf("AppendExact accepts what Append refuses: %q (%v)", in, err)
+			}
 			return
-		}
-		if ferr != nil {
-			t.Fatalf("Fingerprint rejects what Append accepts: %v", ferr)
 		}
 		if !bytes.HasPrefix(out, prefix) {
 			t.Fatalf("dst not kept: %q", out)
@@ -82,9 +99,6 @@ func FuzzAppend(f *testing.F) {
 		if err != nil || !bytes.Equal(again, c) {
 			t.Fatalf("not idempotent: %q -> %q -> %q (%v)", in, c, again, err)
 		}
-		if sum != sha256.Sum256(c) {
-			t.Fatalf("Fingerprint is not the SHA-256 of the canonical form")
-		}
 		var vin, vout any
 		if err := json.Unmarshal(in, &vin); err != nil {
 			t.Fatalf("encoding/json cannot decode the input: %v", err)
@@ -97,6 +111,30 @@ func FuzzAppend(f *testing.F) {
 			t.Fatalf("value changed: %q -> %q\n%#v\n%#v", in, c, vin, vout)
 		}
 	})
+}
+
+// checkExact checks an accepted input's exact form, out (after prefix), and its fingerprint:
+// valid JSON, its own exact form, and hashed by Fingerprint. That it holds the input's values
+// is FuzzFingerprint's part.
+func checkExact(t *testing.T, in, prefix, out []byte, sum [32]byte) {
+	t.Helper()
+	if !bytes.HasPrefix(out, prefix) {
+		t.Fatalf("dst not kept: %q", out)
+	}
+	x := out[len(prefix):]
+	if !json.Valid(in) {
+		t.Fatalf("invalid JSON accepted: %q -> %q", in, x)
+	}
+	if !json.Valid(x) {
+		t.Fatalf("exact form is not valid JSON: %q -> %q", in, x)
+	}
+	again, err := canon.AppendExact(nil, x)
+	if err != nil || !bytes.Equal(again, x) {
+		t.Fatalf("exact form not idempotent: %q -> %q -> %q (%v)", in, x, again, err)
+	}
+	if sum != sha256.Sum256(x) {
+		t.Fatalf("Fingerprint is not the SHA-256 of the exact form")
+	}
 }
 
 func rejectable(err error) bool {
