@@ -82,8 +82,9 @@ func (k *keyring) key(args json.RawMessage) string {
 // bytes servers accept.
 func newKey() string { return rand.Text() }
 
-// fingerprint identifies a payload by its canonical form (RFC 8785); bytes that are not
-// JSON are identified as they are.
+// fingerprint identifies a payload by its exact canonical form (canon.Fingerprint: RFC 8785
+// with every number by its exact decimal value); bytes that are not JSON are identified as
+// they are.
 func fingerprint(args json.RawMessage) [32]byte {
 	if fp, err := canon.Fingerprint(args); err == nil {
 		return fp

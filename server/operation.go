@@ -76,7 +76,7 @@ const (
 // Confirm makes the operation a two-step handshake, for what is destructive, costly or
 // irreversible: a request without a token is answered 409 confirmation_required with a
 // single-use token bound to the caller, the operation and the payload as sent (method, path,
-// query and the body in canonical JSON); the identical request with the token in
+// query and the body in canonical JSON, numbers exact); the identical request with the token in
 // X-Confirmation-Token executes. A token that is unknown, expired, spent or bound to anything
 // else is refused with 409 confirmation_invalid, and spent.
 func Confirm() OpOption {
