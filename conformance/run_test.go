@@ -333,10 +333,10 @@ func unboundTokens(h http.Handler) http.Handler {
 // reusable is a confirmation store whose tokens are never spent.
 type reusable struct{ *server.MemoryStore }
 
-func (s reusable) TakeChallenge(ctx context.Context, id string) ([]byte, bool, error) {
-	b, ok, err := s.MemoryStore.TakeChallenge(ctx, id)
+func (s reusable) TakeChallenge(ctx context.Context, scope, id string) ([]byte, bool, error) {
+	b, ok, err := s.MemoryStore.TakeChallenge(ctx, scope, id)
 	if ok {
-		_ = s.MemoryStore.PutChallenge(ctx, id, b, time.Minute)
+		_ = s.MemoryStore.PutChallenge(ctx, scope, id, b, time.Minute)
 	}
 	return b, ok, err
 }

@@ -94,7 +94,9 @@ func BenchmarkPipeline(b *testing.B) {
 // first execution (a new key each time: claim, run, store) and a replay (one key: claim finds
 // the result), beside the same operation without a key.
 func BenchmarkIdempotent(b *testing.B) {
-	api := server.New()
+	// Room for every key of the runs: a full store would refuse them (503).
+	store := server.NewMemoryStore(server.MemoryOptions{MaxRecords: 1 << 30, ScopeRecords: 1 << 30})
+	api := server.New(server.WithIdempotency(server.IdempotencyConfig{Store: store}))
 	answer := map[string]string{"id": "ord_1", "status": "created"}
 	if err := server.Post(api, "/v1/orders", func(ctx context.Context, in benchOrder) (map[string]string, error) {
 		return answer, nil

@@ -9,19 +9,23 @@ import (
 )
 
 // confirm is the gate of an operation registered with Confirm: a request without a token gets
-// a challenge, one with a valid token goes on. The token is spent by its first use, whatever
-// the outcome.
+// a challenge, one with a valid token goes on. It runs after validation, so that only a
+// request acceptable in every other way makes the store hold a challenge. The token is spent
+// by its first use by the principal it was issued to, whatever the outcome; challenges are
+// kept in the principal's scope, so that another principal's use is refused and changes
+// nothing.
 func confirm(next handler) handler {
 	return func(x *exchange) error {
 		if !x.op.Confirm {
 			return next(x)
 		}
 		cfg := &x.api.confirm
+		scope := x.storeScope()
 		binding := x.binding()
 		token := x.r.Header.Get(remedy.HeaderConfirmationToken)
 		if token == "" {
 			token = newToken()
-			if err := cfg.Store.PutChallenge(x.ctx, challengeID(token), binding, cfg.TTL); err != nil {
+			if err := cfg.Store.PutChallenge(x.ctx, scope, challengeID(token), binding, cfg.TTL); err != nil {
 				return x.storeFailure("storing a confirmation challenge", err)
 			}
 			what := x.op.ID
@@ -36,7 +40,7 @@ func confirm(next handler) handler {
 		if len(token) > 256 {
 			return invalid
 		}
-		got, ok, err := cfg.Store.TakeChallenge(x.ctx, challengeID(token))
+		got, ok, err := cfg.Store.TakeChallenge(x.ctx, scope, challengeID(token))
 		switch {
 		case err != nil:
 			return x.storeFailure("taking a confirmation challenge", err)

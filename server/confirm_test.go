@@ -124,9 +124,10 @@ func TestConfirmationRefusals(t *testing.T) {
 		assert.Equal(t, "confirmation_invalid", send(path+"?dry_run=1", deleteBody, "ann", token))
 	})
 	t.Run("another principal", func(t *testing.T) {
+		// The token is ann's: bob cannot use it, nor spend it.
 		token := challenge(t, srv, path, deleteBody, "ann")
 		assert.Equal(t, "confirmation_invalid", send(path, deleteBody, "bob", token))
-		assert.Equal(t, "confirmation_invalid", send(path, deleteBody, "ann", token), "spent by bob's attempt")
+		assert.Equal(t, "executed", send(path, deleteBody, "ann", token), "ann's token, after bob's attempt")
 	})
 	t.Run("another operation", func(t *testing.T) {
 		token := challenge(t, srv, path, deleteBody, "ann")
@@ -136,7 +137,7 @@ func TestConfirmationRefusals(t *testing.T) {
 		assert.Equal(t, "confirmation_invalid", send(path, deleteBody, "ann", "AAAAAAAAAAAAAAAAAAAAAA"))
 		assert.Equal(t, "confirmation_invalid", send(path, deleteBody, "ann", strings.Repeat("A", 300)))
 	})
-	assert.Zero(t, runs.Load())
+	assert.EqualValues(t, 1, runs.Load(), "ann's confirmed call only")
 
 	t.Run("expired", func(t *testing.T) {
 		token := challenge(t, srv, path, deleteBody, "cy")
@@ -149,20 +150,33 @@ func TestConfirmationRefusals(t *testing.T) {
 }
 
 // An unauthenticated caller learns nothing, not even that the operation needs confirmation;
-// an invalid proposal is challenged as sent, and validated once confirmed.
+// an invalid proposal, or none, is refused before any challenge, and the store holds nothing;
+// a valid one is challenged as sent.
 func TestConfirmationOrderInPipeline(t *testing.T) {
 	t.Parallel()
-	srv, runs := confirmAPI(t)
-	status, _, b := do(t, "POST", srv.URL+"/v1/accounts/acct_1/delete", "application/json", deleteBody)
+	store := server.NewMemoryStore(server.MemoryOptions{})
+	srv, runs := confirmAPI(t, server.WithConfirmation(server.ConfirmConfig{Store: store}))
+	const path = "/v1/accounts/acct_1/delete"
+	status, _, b := do(t, "POST", srv.URL+path, "application/json", deleteBody)
 	assert.Equal(t, 401, status, "%s", b)
 
-	token := challenge(t, srv, "/v1/accounts/acct_1/delete", `{"reason":"x"}`, "ann")
-	status, h, b := do(t, "POST", srv.URL+"/v1/accounts/acct_1/delete", "application/json", `{"reason":"x"}`,
-		"Authorization", "Bearer ann", "X-Confirmation-Token", token)
-	env := envelope(t, status, h, b)
-	assert.Equal(t, 422, status)
-	assert.Equal(t, "invalid_body", env.Code)
+	for _, body := range []string{`{"reason":"x"}`, "", "{}", `{"reason":`} {
+		status, h, b := do(t, "POST", srv.URL+path, "application/json", body, "Authorization", "Bearer ann")
+		env := envelope(t, status, h, b)
+		assert.Contains(t, []int{400, 422}, status, "body %q: %s", body, b)
+		assert.Contains(t, []string{"invalid_body", "invalid_json"}, env.Code, "body %q", body)
+		assert.Empty(t, env.ConfirmationToken, "body %q", body)
+	}
+	assert.Zero(t, store.Len(), "what the store holds after invalid proposals")
 	assert.Zero(t, runs.Load())
+
+	// What is confirmed is the proposal as sent: its bytes, before validation reads them.
+	const sent = `{ "reason" : "user asked" }`
+	token := challenge(t, srv, path, sent, "ann")
+	assert.Equal(t, 1, store.Len())
+	status, _, b = do(t, "POST", srv.URL+path, "application/json", sent, "Authorization", "Bearer ann", "X-Confirmation-Token", token)
+	assert.Equal(t, 200, status, "%s", b)
+	assert.EqualValues(t, 1, runs.Load())
 }
 
 // 100 concurrent uses of one token: one executes, the others are refused.

@@ -6,7 +6,7 @@
 // from plain functions of a typed input; the input's JSON Schema comes from its Go type and
 // validates every request before the handler runs. Requests pass through one pipeline, listed
 // in API.pipeline in its order: route → authenticate → rate limit → read the body →
-// idempotency → confirmation → validate → the handler, with every error mapped to an envelope
+// idempotency → validate → confirmation → the handler, with every error mapped to an envelope
 // from one Registry of codes.
 //
 // The same operations are served on two surfaces: REST, described by the OpenAPI 3.1 document

@@ -7,6 +7,7 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -21,7 +22,8 @@ import (
 // idempotency makes an operation registered with Idempotent execute once per key: the first
 // request with a key claims it, runs the rest of the pipeline and stores its success; a retry
 // gets that success replayed; a duplicate arriving meanwhile waits for it. Failures release
-// the key, so that a retry really retries.
+// the key, so that a retry really retries; a success whose result could not be stored keeps
+// the key claimed until its lease ends, so that it never executes twice.
 func idempotency(next handler) handler {
 	return func(x *exchange) error {
 		if x.op.Idempotency == IdempotencyOff {
@@ -36,13 +38,13 @@ func idempotency(next handler) handler {
 		case !present:
 			return next(x)
 		}
-		return x.once(x.scoped(key), next)
+		return x.once(x.storeScope(), x.scoped(key), next)
 	}
 }
 
 // once runs the rest of the pipeline under the claim of storeKey, or answers from the request
 // that holds it.
-func (x *exchange) once(storeKey string, next handler) error {
+func (x *exchange) once(scope, storeKey string, next handler) error {
 	cfg := &x.api.idem
 	fp := x.fingerprint()
 	owner := newToken()
@@ -52,12 +54,12 @@ func (x *exchange) once(storeKey string, next handler) error {
 	}
 	pause := 5 * time.Millisecond
 	for {
-		rec, claimed, err := cfg.Store.Claim(x.ctx, storeKey, fp, owner, cfg.Lease)
+		rec, claimed, err := cfg.Store.Claim(x.ctx, scope, storeKey, fp, owner, cfg.Lease)
 		switch {
 		case err != nil:
 			return x.storeFailure("claiming an idempotency key", err)
 		case claimed:
-			return x.execute(storeKey, owner, next)
+			return x.execute(scope, storeKey, owner, next)
 		case subtle.ConstantTimeCompare(rec.Fingerprint, fp) != 1:
 			return Error(CodeIdempotencyKeyReused, "this Idempotency-Key was used for "+x.op.ID+" with another payload; mint a new key for a new payload")
 		case rec.Completed:
@@ -82,44 +84,77 @@ func (x *exchange) once(storeKey string, next handler) error {
 	}
 }
 
-// execute runs the rest of the pipeline under the claim: a success is stored, anything else
-// (a failure, a panic) releases the key.
-func (x *exchange) execute(storeKey, owner string, next handler) (err error) {
+// How a success's result is stored: up to completeAttempts calls of Complete, the first
+// completePause apart and each pause four times the last, all within completeBudget.
+const (
+	completeAttempts = 3
+	completePause    = 10 * time.Millisecond
+	completeBudget   = 5 * time.Second
+)
+
+// execute runs the rest of the pipeline under the claim. A failure or a panic (of a stage or
+// of the handler) releases the key, so that a retry really retries. A success is stored; when
+// the store will not take it, the claim is kept, never released: the key then stays in flight
+// until its lease ends, and a retry meanwhile waits or is answered 409 idempotency_in_flight,
+// instead of executing a second time.
+func (x *exchange) execute(scope, storeKey, owner string, next handler) error {
 	cfg := &x.api.idem
 	x.capture = &StoredResponse{}
-	stored := false
+	succeeded := false
 	defer func() {
-		if stored {
+		if succeeded {
 			return
 		}
 		// The request may be gone; the key must be released all the same.
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(x.ctx), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(x.ctx), completeBudget)
 		defer cancel()
-		if rerr := cfg.Store.Release(ctx, storeKey, owner); rerr != nil && !errors.Is(rerr, ErrNotOwner) {
+		if rerr := cfg.Store.Release(ctx, scope, storeKey, owner); rerr != nil && !errors.Is(rerr, ErrNotOwner) {
 			x.logStore("releasing an idempotency key", rerr)
 		}
 	}()
 	if err := next(x); err != nil {
 		return err
 	}
+	succeeded = true
 	res := *x.capture
 	if res.Status < 200 || res.Status > 299 {
-		return nil
+		return nil // nothing to replay: the claim runs out with its lease
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(x.ctx), 5*time.Second)
-	defer cancel()
-	switch cerr := cfg.Store.Complete(ctx, storeKey, owner, res, cfg.Retention); {
-	case cerr == nil:
-		stored = true
-	case errors.Is(cerr, ErrNotOwner):
-		// The lease ran out while the handler ran, and another request took the key.
-		stored = true
-		x.api.logger.LogAttrs(x.ctx, slog.LevelWarn, "remedy: an idempotent request outlived its lease; its result was not stored",
-			slog.String("operation", x.op.ID), slog.String("trace_id", x.trace()), slog.Duration("lease", cfg.Lease))
-	default:
-		x.logStore("storing an idempotent result", cerr)
-	}
+	x.complete(scope, storeKey, owner, res)
 	return nil
+}
+
+// complete stores the result of owner's execution under storeKey, trying again, briefly,
+// when the store fails. The caller has its response already: a failure is only logged.
+func (x *exchange) complete(scope, storeKey, owner string, res StoredResponse) {
+	cfg := &x.api.idem
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(x.ctx), completeBudget)
+	defer cancel()
+	pause := completePause
+	for attempt := 1; ; attempt++ {
+		err := cfg.Store.Complete(ctx, scope, storeKey, owner, res, cfg.Retention)
+		switch {
+		case err == nil:
+			return
+		case errors.Is(err, ErrNotOwner):
+			// The lease ran out while the handler ran, and another request took the key.
+			x.api.logger.LogAttrs(x.ctx, slog.LevelWarn, "remedy: an idempotent request outlived its lease; its result was not stored",
+				slog.String("operation", x.op.ID), slog.String("trace_id", x.trace()), slog.Duration("lease", cfg.Lease))
+			return
+		case attempt == completeAttempts:
+			x.logStore(fmt.Sprintf("storing an idempotent result (%d attempts; the key stays claimed until its lease ends)", attempt), err)
+			return
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			x.logStore(fmt.Sprintf("storing an idempotent result (%d attempts, out of time; the key stays claimed until its lease ends)", attempt), err)
+			return
+		case <-t.C:
+		}
+		pause *= 4
+	}
 }
 
 // replayedHeaders are the headers stored with a result and replayed with it: those that
@@ -271,11 +306,22 @@ func newToken() string {
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
-// storeFailure answers a store that could not be reached: 503 unavailable, retryable, and
-// the cause logged, never sent.
+// storeFullWait is the Retry-After of a request refused because the store is full.
+const storeFullWait = 10 * time.Second
+
+// storeFailure answers a store that could not be reached, or that is full: 503 unavailable,
+// retryable after Retry-After, and the cause logged, never sent.
 func (x *exchange) storeFailure(what string, err error) error {
 	if x.ctx.Err() != nil { // the caller is gone: no store failure to report
 		return Error(CodeUnavailable, "the request was cancelled")
+	}
+	if errors.Is(err, ErrStoreFull) {
+		// A quota doing its work: a warning for the operator, not an outage.
+		x.api.logger.LogAttrs(x.ctx, slog.LevelWarn, "remedy: "+what+": the store is full", slog.String("error", err.Error()),
+			slog.String("operation", x.op.ID), slog.String("trace_id", x.trace()))
+		p := Error(CodeUnavailable, "the service holds as many pending confirmations and idempotent requests of this caller as it may; nothing was done")
+		p.RetryAfter = storeFullWait
+		return p
 	}
 	x.logStore(what, err)
 	p := Error(CodeUnavailable, "the service cannot guarantee this operation runs once right now; nothing was done")

@@ -368,19 +368,19 @@ type brokenStore struct{}
 
 var errBackend = errors.New("dial tcp 10.0.0.7:6379: connection refused")
 
-func (brokenStore) PutChallenge(context.Context, string, []byte, time.Duration) error {
+func (brokenStore) PutChallenge(context.Context, string, string, []byte, time.Duration) error {
 	return errBackend
 }
-func (brokenStore) TakeChallenge(context.Context, string) ([]byte, bool, error) {
+func (brokenStore) TakeChallenge(context.Context, string, string) ([]byte, bool, error) {
 	return nil, false, errBackend
 }
-func (brokenStore) Claim(context.Context, string, []byte, string, time.Duration) (server.IdempotencyRecord, bool, error) {
+func (brokenStore) Claim(context.Context, string, string, []byte, string, time.Duration) (server.IdempotencyRecord, bool, error) {
 	return server.IdempotencyRecord{}, false, errBackend
 }
-func (brokenStore) Complete(context.Context, string, string, server.StoredResponse, time.Duration) error {
+func (brokenStore) Complete(context.Context, string, string, string, server.StoredResponse, time.Duration) error {
 	return errBackend
 }
-func (brokenStore) Release(context.Context, string, string) error { return errBackend }
+func (brokenStore) Release(context.Context, string, string, string) error { return errBackend }
 
 // A store that cannot answer fails the request as unavailable: nothing runs unguarded, and
 // the cause goes to the log, not to the caller.

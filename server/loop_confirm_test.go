@@ -26,9 +26,18 @@ type ChargeRefunded struct {
 	Currency string `json:"currency"`
 }
 
-// confirmedRefundAPI serves refund_charge, which needs confirmation and validates its body after the
-// confirmation gate: a confirmed payload that is invalid is refused, repaired, and — a new
-// payload — challenged again.
+// ChargeRefundLate is ChargeRefund without the enum in its schema: its handler checks the
+// currency, after the confirmation gate.
+type ChargeRefundLate struct {
+	ID       string `path:"id" schema:"pattern=^ch_"`
+	Currency string `json:"currency"`
+	Amount   int    `json:"amount" schema:"minimum=1"`
+}
+
+// confirmedRefundAPI serves refund_charge, which needs confirmation and validates its body
+// before the confirmation gate, and refund_charge_late, whose handler refuses a currency after
+// the gate: a confirmed payload that is refused is repaired and — a new payload — challenged
+// again. runs counts the refunds made.
 func confirmedRefundAPI(t *testing.T) (*httptest.Server, *atomic.Int64) {
 	t.Helper()
 	var runs atomic.Int64
@@ -37,9 +46,44 @@ func confirmedRefundAPI(t *testing.T) (*httptest.Server, *atomic.Int64) {
 		runs.Add(1)
 		return ChargeRefunded{ID: in.ID, Currency: in.Currency}, nil
 	}, server.OperationID("refund_charge"), server.Confirm()))
+	require.NoError(t, server.Post(api, "/v1/charges/{id}/refund-late", func(ctx context.Context, in ChargeRefundLate) (ChargeRefunded, error) {
+		if in.Currency != "usd" && in.Currency != "eur" {
+			return ChargeRefunded{}, &remedy.Envelope{Status: 422, Code: "invalid_body", Message: "currency must be usd or eur",
+				Issues: []remedy.Issue{{Path: "/currency", Code: "enum", Message: "currency must be usd or eur",
+					Received: json.RawMessage(`"` + in.Currency + `"`), AllowedValues: []json.RawMessage{[]byte(`"usd"`), []byte(`"eur"`)}}}}
+		}
+		runs.Add(1)
+		return ChargeRefunded{ID: in.ID, Currency: in.Currency}, nil
+	}, server.OperationID("refund_charge_late"), server.Confirm()))
 	srv := httptest.NewServer(api)
 	t.Cleanup(srv.Close)
 	return srv, &runs
+}
+
+// An invalid payload is refused before any challenge: the loop repairs it, and the policy is
+// asked once, about the repaired payload.
+func TestLoopRepairsBeforeConfirming(t *testing.T) {
+	t.Parallel()
+	srv, runs := confirmedRefundAPI(t)
+	var asked []string
+	approve := remedy.ConfirmFunc(func(_ context.Context, ch *remedy.Challenge) (bool, error) {
+		asked = append(asked, string(ch.Args))
+		return true, nil
+	})
+	c, err := remedy.NewClient(remedy.WithBaseURL(srv.URL),
+		remedy.WithOperations(remedy.Operation{Name: "refund_charge", Method: "POST", Path: "/v1/charges/{id}/refund"}),
+		remedy.WithRewriter(remedy.DefaultRewriter), remedy.WithConfirmPolicy(approve))
+	require.NoError(t, err)
+	resp, err := c.Call(context.Background(), "refund_charge", json.RawMessage(`{"id":"ch_1","currency":"USD","amount":5}`))
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), runs.Load(), "executed once")
+	var trail []string
+	for _, a := range resp.Attempts {
+		trail = append(trail, a.Decision.Action.String())
+	}
+	assert.Equal(t, []string{"rewrite", "confirm", "return"}, trail)
+	require.Len(t, asked, 1, "the policy is asked about the repaired payload only")
+	assert.JSONEq(t, `{"id":"ch_1","currency":"usd","amount":5}`, asked[0])
 }
 
 // Confirm, then repair, then confirm again: the policy is asked about the repaired payload
@@ -57,11 +101,11 @@ func TestLoopConfirmsAgainAfterARepair(t *testing.T) {
 		return true, nil
 	})
 	c, err := remedy.NewClient(remedy.WithBaseURL(srv.URL),
-		remedy.WithOperations(remedy.Operation{Name: "refund_charge", Method: "POST", Path: "/v1/charges/{id}/refund"}),
+		remedy.WithOperations(remedy.Operation{Name: "refund_charge_late", Method: "POST", Path: "/v1/charges/{id}/refund-late"}),
 		remedy.WithRewriter(remedy.DefaultRewriter), remedy.WithConfirmPolicy(approve))
 	require.NoError(t, err)
 
-	resp, err := c.Call(context.Background(), "refund_charge", json.RawMessage(`{"id":"ch_1","currency":"USD","amount":5}`))
+	resp, err := c.Call(context.Background(), "refund_charge_late", json.RawMessage(`{"id":"ch_1","currency":"USD","amount":5}`))
 	require.NoError(t, err)
 	var out ChargeRefunded
 	require.NoError(t, json.Unmarshal(resp.Body, &out))

@@ -2,187 +2,263 @@ package server
 
 import (
 	"bytes"
-	"container/list"
+	"container/heap"
 	"context"
+	"fmt"
 	"net/http"
 	"sync"
 	"time"
 )
 
 // MemoryStore is the store an API uses unless told otherwise: confirmation challenges and
-// idempotency records in this process's memory, for one instance. It holds at most
-// MaxEntries; expired entries are dropped as they are met and from the oldest end, and when it
-// is full the oldest entry goes, so size it above the requests of one retention period. It
-// starts no goroutine. It is safe for concurrent use.
+// idempotency records in this process's memory, for one instance. It starts no goroutine. It is
+// safe for concurrent use.
+//
+// Challenges and records are kept in two spaces, each bounded as a whole (MaxChallenges,
+// MaxRecords) and per scope, that is per principal (ScopeChallenges, ScopeRecords). Expired
+// entries are dropped, as they are met and, soonest to expire first, before a new entry is
+// counted. A live entry is never dropped to make room: a challenge or claim that finds its
+// space, or its scope's quota, full of live entries is refused with ErrStoreFull, so that no
+// caller's flood of challenges or keys makes the store forget another's, or its own, in-flight
+// or completed request. Size the spaces above what one retention period brings (a challenge
+// lasts its TTL; a record its lease, then its retention).
 type MemoryStore struct {
-	mu      sync.Mutex
-	max     int
-	now     func() time.Time
-	entries map[string]*list.Element // of *memEntry
-	order   list.List                // oldest first
+	mu         sync.Mutex
+	now        func() time.Time
+	challenges memSpace
+	records    memSpace
 }
 
-// MemoryOptions configure a MemoryStore.
+// MemoryOptions configure a MemoryStore. A zero field takes its default; a per-scope quota
+// above its space's bound is that bound.
 type MemoryOptions struct {
-	MaxEntries int              // default DefaultMemoryEntries
-	Now        func() time.Time // the clock expiry is read from (default time.Now)
+	MaxChallenges   int              // challenges held, all scopes together (default DefaultMaxChallenges)
+	MaxRecords      int              // idempotency records held, all scopes together (default DefaultMaxRecords)
+	ScopeChallenges int              // challenges one scope holds (default DefaultScopeChallenges)
+	ScopeRecords    int              // idempotency records one scope holds (default DefaultScopeRecords)
+	Now             func() time.Time // the clock expiry is read from (default time.Now)
 }
 
-// DefaultMemoryEntries is how many entries a MemoryStore holds unless told otherwise.
-const DefaultMemoryEntries = 100_000
+// The bounds of a MemoryStore unless its MemoryOptions say otherwise. The per-scope quotas are
+// also those of a redisstore.Store. An API without an Authenticator has one principal only, so
+// the MemoryStore it makes for itself gives that principal the whole of each space.
+const (
+	DefaultMaxChallenges   = 100_000
+	DefaultMaxRecords      = 100_000
+	DefaultScopeChallenges = 1_000
+	DefaultScopeRecords    = 10_000
+)
+
+// NewMemoryStore returns an empty MemoryStore.
+func NewMemoryStore(opts MemoryOptions) *MemoryStore {
+	m := &MemoryStore{now: opts.Now}
+	if m.now == nil {
+		m.now = time.Now
+	}
+	m.challenges.init("challenges", opts.MaxChallenges, DefaultMaxChallenges, opts.ScopeChallenges, DefaultScopeChallenges)
+	m.records.init("idempotency records", opts.MaxRecords, DefaultMaxRecords, opts.ScopeRecords, DefaultScopeRecords)
+	return m
+}
+
+// memSpace is one bounded space of entries: a map by name, a heap by expiry (soonest first),
+// and the count of each scope's entries.
+type memSpace struct {
+	what       string
+	max, quota int
+	entries    map[memKey]*memEntry
+	expiry     memHeap
+	scopes     map[string]int
+}
+
+type memKey struct{ scope, id string }
 
 type memEntry struct {
-	key     string
+	key     memKey
 	expires time.Time
+	index   int    // in the space's heap
 	binding []byte // a challenge's
 	rec     IdempotencyRecord
 }
 
-// NewMemoryStore returns an empty MemoryStore.
-func NewMemoryStore(opts MemoryOptions) *MemoryStore {
-	m := &MemoryStore{max: opts.MaxEntries, now: opts.Now, entries: map[string]*list.Element{}}
-	if m.max <= 0 {
-		m.max = DefaultMemoryEntries
+func (s *memSpace) init(what string, max, defMax, quota, defQuota int) {
+	if max <= 0 {
+		max = defMax
 	}
-	if m.now == nil {
-		m.now = time.Now
+	if quota <= 0 {
+		quota = defQuota
 	}
-	return m
+	*s = memSpace{what: what, max: max, quota: min(quota, max), entries: map[memKey]*memEntry{}, scopes: map[string]int{}}
 }
 
-// Challenges and records live in one map under distinct prefixes.
-const (
-	memChallenge = "c\x00"
-	memRecord    = "i\x00"
-)
-
-// get returns the live entry under key, dropping it when it has expired. m.mu is held.
-func (m *MemoryStore) get(key string, now time.Time) *list.Element {
-	el, ok := m.entries[key]
-	if !ok {
+// get returns the live entry under k, dropping it when it has expired.
+func (s *memSpace) get(k memKey, now time.Time) *memEntry {
+	e := s.entries[k]
+	if e == nil {
 		return nil
 	}
-	if !now.Before(el.Value.(*memEntry).expires) {
-		m.remove(el)
+	if !now.Before(e.expires) {
+		s.remove(e)
 		return nil
 	}
-	return el
+	return e
 }
 
-func (m *MemoryStore) remove(el *list.Element) {
-	delete(m.entries, el.Value.(*memEntry).key)
-	m.order.Remove(el)
+func (s *memSpace) remove(e *memEntry) {
+	delete(s.entries, e.key)
+	heap.Remove(&s.expiry, e.index)
+	if n := s.scopes[e.key.scope] - 1; n > 0 {
+		s.scopes[e.key.scope] = n
+	} else {
+		delete(s.scopes, e.key.scope)
+	}
 }
 
-// put stores e as the newest entry, making room for it. m.mu is held.
-func (m *MemoryStore) put(e *memEntry, now time.Time) {
-	if el, ok := m.entries[e.key]; ok {
-		m.remove(el)
+// add stores e, which the space does not hold, after dropping every expired entry; it
+// returns an ErrStoreFull error, storing nothing, when the space or e's scope is full of live
+// entries.
+func (s *memSpace) add(e *memEntry, now time.Time) error {
+	for len(s.expiry) > 0 && !now.Before(s.expiry[0].expires) {
+		s.remove(s.expiry[0])
 	}
-	for m.order.Len() > 0 {
-		oldest := m.order.Front()
-		if m.order.Len() < m.max && now.Before(oldest.Value.(*memEntry).expires) {
-			break
-		}
-		m.remove(oldest)
+	switch {
+	case len(s.entries) >= s.max:
+		return fmt.Errorf("%w: %d %s, its bound", ErrStoreFull, len(s.entries), s.what)
+	case s.scopes[e.key.scope] >= s.quota:
+		return fmt.Errorf("%w: %d %s of one scope, its quota", ErrStoreFull, s.scopes[e.key.scope], s.what)
 	}
-	m.entries[e.key] = m.order.PushBack(e)
+	s.entries[e.key] = e
+	heap.Push(&s.expiry, e)
+	s.scopes[e.key.scope]++
+	return nil
+}
+
+// renew makes e, which the space holds, expire at expires.
+func (s *memSpace) renew(e *memEntry, expires time.Time) {
+	e.expires = expires
+	heap.Fix(&s.expiry, e.index)
+}
+
+// memHeap orders entries by expiry, soonest first (container/heap).
+type memHeap []*memEntry
+
+func (h memHeap) Len() int           { return len(h) }
+func (h memHeap) Less(i, j int) bool { return h[i].expires.Before(h[j].expires) }
+func (h memHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index, h[j].index = i, j
+}
+func (h *memHeap) Push(x any) {
+	e := x.(*memEntry)
+	e.index = len(*h)
+	*h = append(*h, e)
+}
+func (h *memHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	return e
 }
 
 // PutChallenge implements ConfirmStore.
-func (m *MemoryStore) PutChallenge(ctx context.Context, id string, binding []byte, ttl time.Duration) error {
+func (m *MemoryStore) PutChallenge(ctx context.Context, scope, id string, binding []byte, ttl time.Duration) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := m.now()
-	m.put(&memEntry{key: memChallenge + id, expires: now.Add(ttl), binding: bytes.Clone(binding)}, now)
-	return nil
+	k := memKey{scope, id}
+	if e := m.challenges.get(k, now); e != nil {
+		e.binding = bytes.Clone(binding)
+		m.challenges.renew(e, now.Add(ttl))
+		return nil
+	}
+	return m.challenges.add(&memEntry{key: k, expires: now.Add(ttl), binding: bytes.Clone(binding)}, now)
 }
 
 // TakeChallenge implements ConfirmStore.
-func (m *MemoryStore) TakeChallenge(ctx context.Context, id string) ([]byte, bool, error) {
+func (m *MemoryStore) TakeChallenge(ctx context.Context, scope, id string) ([]byte, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, false, err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	el := m.get(memChallenge+id, m.now())
-	if el == nil {
+	e := m.challenges.get(memKey{scope, id}, m.now())
+	if e == nil {
 		return nil, false, nil
 	}
-	m.remove(el)
-	return el.Value.(*memEntry).binding, true, nil
+	m.challenges.remove(e)
+	return e.binding, true, nil
 }
 
 // Claim implements IdempotencyStore.
-func (m *MemoryStore) Claim(ctx context.Context, key string, fingerprint []byte, owner string, lease time.Duration) (IdempotencyRecord, bool, error) {
+func (m *MemoryStore) Claim(ctx context.Context, scope, key string, fingerprint []byte, owner string, lease time.Duration) (IdempotencyRecord, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return IdempotencyRecord{}, false, err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := m.now()
-	if el := m.get(memRecord+key, now); el != nil {
-		return el.Value.(*memEntry).rec, false, nil
+	k := memKey{scope, key}
+	if e := m.records.get(k, now); e != nil {
+		return e.rec, false, nil
 	}
 	rec := IdempotencyRecord{Fingerprint: bytes.Clone(fingerprint), Owner: owner}
-	m.put(&memEntry{key: memRecord + key, expires: now.Add(lease), rec: rec}, now)
+	if err := m.records.add(&memEntry{key: k, expires: now.Add(lease), rec: rec}, now); err != nil {
+		return IdempotencyRecord{}, false, err
+	}
 	return rec, true, nil
 }
 
-// owned returns the in-flight record under key that owner holds. m.mu is held.
-func (m *MemoryStore) owned(key, owner string) (*list.Element, error) {
-	el := m.get(memRecord+key, m.now())
-	if el == nil {
+// owned returns the in-flight record under scope and key that owner holds. m.mu is held.
+func (m *MemoryStore) owned(scope, key, owner string, now time.Time) (*memEntry, error) {
+	e := m.records.get(memKey{scope, key}, now)
+	if e == nil || e.rec.Completed || e.rec.Owner != owner {
 		return nil, ErrNotOwner
 	}
-	if rec := el.Value.(*memEntry).rec; rec.Completed || rec.Owner != owner {
-		return nil, ErrNotOwner
-	}
-	return el, nil
+	return e, nil
 }
 
 // Complete implements IdempotencyStore.
-func (m *MemoryStore) Complete(ctx context.Context, key, owner string, result StoredResponse, ttl time.Duration) error {
+func (m *MemoryStore) Complete(ctx context.Context, scope, key, owner string, result StoredResponse, ttl time.Duration) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	el, err := m.owned(key, owner)
+	now := m.now()
+	e, err := m.owned(scope, key, owner, now)
 	if err != nil {
 		return err
 	}
-	rec := el.Value.(*memEntry).rec
-	rec.Completed = true
-	rec.Result = StoredResponse{Status: result.Status, Header: cloneHeader(result.Header), Body: bytes.Clone(result.Body)}
-	now := m.now()
-	m.put(&memEntry{key: memRecord + key, expires: now.Add(ttl), rec: rec}, now)
+	e.rec.Completed = true
+	e.rec.Result = StoredResponse{Status: result.Status, Header: cloneHeader(result.Header), Body: bytes.Clone(result.Body)}
+	m.records.renew(e, now.Add(ttl))
 	return nil
 }
 
 // Release implements IdempotencyStore.
-func (m *MemoryStore) Release(ctx context.Context, key, owner string) error {
+func (m *MemoryStore) Release(ctx context.Context, scope, key, owner string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	el, err := m.owned(key, owner)
+	e, err := m.owned(scope, key, owner, m.now())
 	if err != nil {
 		return err
 	}
-	m.remove(el)
+	m.records.remove(e)
 	return nil
 }
 
-// Len is how many entries the store holds, expired ones not yet dropped included.
+// Len is how many entries the store holds, challenges and records together, expired ones not
+// yet dropped included.
 func (m *MemoryStore) Len() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.order.Len()
+	return len(m.challenges.entries) + len(m.records.entries)
 }
 
 func cloneHeader(h http.Header) http.Header {

@@ -61,8 +61,9 @@ func New(opts ...Option) *API {
 
 // ConfirmConfig configures the gate of the operations registered with Confirm.
 type ConfirmConfig struct {
-	// Store keeps the challenges (default: one MemoryStore the API shares with idempotency).
-	// Instances of one API behind a load balancer must share it.
+	// Store keeps the challenges (default: one MemoryStore the API shares with idempotency,
+	// which keeps challenges and records apart). Instances of one API behind a load balancer
+	// must share it.
 	Store ConfirmStore
 	// TTL is how long a challenge's token stays valid (default DefaultConfirmTTL).
 	TTL time.Duration
@@ -72,13 +73,16 @@ type ConfirmConfig struct {
 // RequireIdempotencyKey.
 type IdempotencyConfig struct {
 	// Store keeps the claims and results (default: one MemoryStore the API shares with
-	// confirmation). Instances of one API behind a load balancer must share it.
+	// confirmation, which keeps challenges and records apart). Instances of one API behind a
+	// load balancer must share it.
 	Store IdempotencyStore
 	// Retention is how long a completed result is replayed (default DefaultRetention).
 	Retention time.Duration
 	// Lease is how long a claim holds a key while its request runs (default DefaultLease). A
 	// request still running when it runs out may be executed again by a retry; set it above
-	// the longest time a handler takes.
+	// the longest time a handler takes. A success whose result the store would not take keeps
+	// its claim until the lease ends: retries of it are answered 409 idempotency_in_flight
+	// meanwhile, not executed.
 	Lease time.Duration
 	// Wait is how long a duplicate of a request in flight waits for its result before it is
 	// answered 409 idempotency_in_flight (default DefaultInFlightWait; negative: no wait).
@@ -110,12 +114,17 @@ func WithClock(now func() time.Time) Option {
 }
 
 // setup completes the configuration before the first request: defaults, and the one
-// MemoryStore that stands in for every store not given.
+// MemoryStore that stands in for every store not given. Without an Authenticator every
+// caller is the one principal Anonymous, whose quotas are then the whole of each space.
 func (a *API) setup() {
 	var mem *MemoryStore
 	memory := func() *MemoryStore {
 		if mem == nil {
-			mem = NewMemoryStore(MemoryOptions{Now: a.now})
+			opts := MemoryOptions{Now: a.now}
+			if a.auth == nil {
+				opts.ScopeChallenges, opts.ScopeRecords = DefaultMaxChallenges, DefaultMaxRecords
+			}
+			mem = NewMemoryStore(opts)
 		}
 		return mem
 	}
@@ -224,17 +233,19 @@ func (a *API) start() {
 // about the operation is revealed, a rate-limited one before its body is read, and the
 // handler runs only on input its schema accepts. A completed idempotent request is replayed
 // before anything else is asked of it (a network retry of a confirmed call gets its result,
-// not a second challenge), and what is confirmed is the proposal as sent, before validation
-// defaults anything.
+// not a second challenge). A challenge is issued only to a request that is acceptable in every
+// other way (authenticated, within its rate, its input valid), so that no malformed request
+// can make the store hold anything; what is confirmed is still the proposal as sent — the
+// binding is the fingerprint of the body's bytes, which validation reads and never changes.
 func (a *API) pipeline() handler {
 	stages := []stage{
 		route,        // 404 not_found / 405 method_not_allowed
 		authenticate, // 401 unauthorized / 403 forbidden
 		rateLimit,    // 429 rate_limited
 		readBody,     // 415 unsupported_media_type / 413 payload_too_large
-		idempotency,  // replay; 400 idempotency_key_required/_invalid, 422 _reused, 409 idempotency_in_flight
-		confirm,      // 409 confirmation_required / confirmation_invalid
+		idempotency,  // replay; 400 idempotency_key_required/_invalid, 422 _reused, 409 idempotency_in_flight; 503 unavailable
 		validate,     // 400 invalid_json / 400 invalid_parameter / 422 invalid_body
+		confirm,      // 409 confirmation_required / confirmation_invalid; 503 unavailable
 	}
 	h := invoke
 	for i := len(stages) - 1; i >= 0; i-- {

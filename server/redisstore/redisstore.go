@@ -23,26 +23,36 @@ import (
 // instances of one API share them. It implements server.ConfirmStore and
 // server.IdempotencyStore.
 //
-// Each method of the two interfaces is one round trip to Redis: a challenge is put with a SET
-// and taken with a GETDEL; a claim, a completion and a release are each one Lua script, run by
+// Each method of the two interfaces is one round trip to Redis: one Lua script, run by
 // EVALSHA, which falls back to EVAL (a second round trip) the first time a Redis server meets
-// the script (Load avoids that). Every key carries a TTL, so nothing outlives its purpose, and
-// each operation touches a single key, so that no operation spans Redis Cluster slots.
+// the script (Load avoids that). Every key carries a TTL, so nothing outlives its purpose.
 //
-// A challenge is a string key, Prefix+"c:"+id, holding the binding. An idempotency record is a
-// hash, Prefix+"i:"+key, with the fields "state" ("inflight" or "done"), "fp" (the
-// fingerprint), "owner" and, once done, "result" (the response, encoded by this package).
+// Each scope (each principal) has a quota of live challenges and one of live idempotency
+// records (Options.ScopeChallenges, Options.ScopeRecords). A scope's entries are counted in a
+// sorted set per scope and kind, each member scored by when its entry expires; the script that
+// adds an entry first drops the members that have expired, then refuses, with an error that
+// is server.ErrStoreFull, when the count is at the quota. The count and the entry change in the
+// same script, so that concurrent instances cannot together go past a quota. Nothing is ever
+// evicted to make room.
 //
-// Redis must keep these keys until they expire: with a maxmemory-policy that evicts them early
-// (allkeys-*, or volatile-* under memory pressure) an evicted claim lets a duplicate execute
-// and an evicted challenge refuses its confirmation; noeviction makes a full Redis fail
-// requests instead (503), which is the safe side.
+// A challenge is a string key, Prefix+"c:{"+scope+"}:"+id, holding the binding, counted in
+// Prefix+"cq:{"+scope+"}". An idempotency record is a hash, Prefix+"i:{"+scope+"}:"+key, with
+// the fields "state" ("inflight" or "done"), "fp" (the fingerprint), "owner" and, once done,
+// "result" (the response, encoded by this package), counted in Prefix+"iq:{"+scope+"}". The
+// braces make the scope a Redis Cluster hash tag: an entry and its count are in one slot, so
+// that no script spans slots (the scopes an API passes are non-empty and hold no braces).
+//
+// Redis bounds the whole by its memory. It must keep these keys until they expire: with a
+// maxmemory-policy that evicts them early (allkeys-*, or volatile-* under memory pressure) an
+// evicted claim lets a duplicate execute and an evicted challenge refuses its confirmation;
+// noeviction makes a full Redis fail requests instead (503), which is the safe side.
 //
 // A Store is safe for concurrent use.
 type Store struct {
-	client    redis.UniversalClient
-	challenge string // key prefix of challenges
-	record    string // key prefix of idempotency records
+	client          redis.UniversalClient
+	prefix          string
+	scopeChallenges int
+	scopeRecords    int
 }
 
 // Options configure a Store.
@@ -50,6 +60,12 @@ type Options struct {
 	// Prefix starts every key the Store writes (default "remedy:"). Give each API its own
 	// prefix when several share one Redis database, and one prefix to all instances of one API.
 	Prefix string
+	// ScopeChallenges is how many live challenges one scope may hold (default
+	// server.DefaultScopeChallenges).
+	ScopeChallenges int
+	// ScopeRecords is how many live idempotency records, in flight or completed, one scope may
+	// hold (default server.DefaultScopeRecords).
+	ScopeRecords int
 }
 
 // DefaultPrefix is the key prefix of a Store unless Options say otherwise.
@@ -63,19 +79,32 @@ var (
 // New returns a Store that keeps its keys in client, which may be a single-node, failover or
 // cluster client. The Store does not close client.
 func New(client redis.UniversalClient, opts Options) *Store {
-	prefix := opts.Prefix
-	if prefix == "" {
-		prefix = DefaultPrefix
+	s := &Store{client: client, prefix: opts.Prefix, scopeChallenges: opts.ScopeChallenges, scopeRecords: opts.ScopeRecords}
+	if s.prefix == "" {
+		s.prefix = DefaultPrefix
 	}
-	return &Store{client: client, challenge: prefix + "c:", record: prefix + "i:"}
+	if s.scopeChallenges <= 0 {
+		s.scopeChallenges = server.DefaultScopeChallenges
+	}
+	if s.scopeRecords <= 0 {
+		s.scopeRecords = server.DefaultScopeRecords
+	}
+	return s
 }
 
-// Load loads the Store's scripts into Redis (SCRIPT LOAD), so that the first Claim, Complete
-// and Release on that server need not fall back from EVALSHA to EVAL. It is optional: calling
-// it when an instance starts saves a round trip on each script's first run. A server that
+// keys are the key of an entry and of its scope's count: for kind "c", a challenge; "i", a
+// record.
+func (s *Store) keys(kind, scope, id string) []string {
+	tag := "{" + scope + "}"
+	return []string{s.prefix + kind + ":" + tag + ":" + id, s.prefix + kind + "q:" + tag}
+}
+
+// Load loads the Store's scripts into Redis (SCRIPT LOAD), so that the first call of each
+// method on that server need not fall back from EVALSHA to EVAL. It is optional: calling it
+// when an instance starts saves a round trip on each script's first run. A server that
 // restarts or flushes its scripts is handled by the fallback.
 func (s *Store) Load(ctx context.Context) error {
-	for _, script := range []*redis.Script{claimScript, completeScript, releaseScript} {
+	for _, script := range []*redis.Script{putScript, takeScript, claimScript, completeScript, releaseScript} {
 		if err := script.Load(ctx, s.client).Err(); err != nil {
 			return fmt.Errorf("redisstore: load scripts: %w", err)
 		}
@@ -83,31 +112,79 @@ func (s *Store) Load(ctx context.Context) error {
 	return nil
 }
 
-// PutChallenge implements server.ConfirmStore: one SET with PX.
-func (s *Store) PutChallenge(ctx context.Context, id string, binding []byte, ttl time.Duration) error {
+// The scripts' common parts: now is Redis's clock in ms; count (KEYS[2], a sorted set)
+// drops its expired members; counted adds member, expiring after ttl ms, and keeps the set as
+// long as its longest-lived member.
+const (
+	luaNow = `local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+`
+	luaSweep   = "redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)\n"
+	luaCounted = `local function counted(member, ttl)
+	redis.call('ZADD', KEYS[2], now + ttl, member)
+	if redis.call('PTTL', KEYS[2]) < ttl then
+		redis.call('PEXPIRE', KEYS[2], ttl)
+	end
+end
+`
+)
+
+// putScript stores the challenge KEYS[1] (binding ARGV[1]) for ARGV[2] ms, counted as ARGV[3]
+// in KEYS[2], and returns 1; it returns 0, storing nothing, when KEYS[1] is new and the count
+// is at the quota ARGV[4].
+var putScript = redis.NewScript(luaNow + luaSweep + luaCounted + `
+if not redis.call('ZSCORE', KEYS[2], ARGV[3]) and redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[4]) then
+	return 0
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+counted(ARGV[3], tonumber(ARGV[2]))
+return 1
+`)
+
+// takeScript deletes the challenge KEYS[1] and its member ARGV[1] of KEYS[2], and returns
+// its binding (nil when there is none).
+var takeScript = redis.NewScript(`
+local binding = redis.call('GETDEL', KEYS[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
+return binding
+`)
+
+// PutChallenge implements server.ConfirmStore: one script, which counts the challenge in its
+// scope and stores it with a TTL.
+func (s *Store) PutChallenge(ctx context.Context, scope, id string, binding []byte, ttl time.Duration) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("redisstore: put challenge: %w", err)
 	}
-	if err := s.client.Do(ctx, "SET", s.challenge+id, binding, "PX", millis(ttl)).Err(); err != nil {
+	n, err := putScript.Run(ctx, s.client, s.keys("c", scope, id), binding, millis(ttl), id, s.scopeChallenges).Int64()
+	switch {
+	case err != nil:
 		return fmt.Errorf("redisstore: put challenge: %w", err)
+	case n == 0:
+		return fmt.Errorf("redisstore: put challenge: %w: %d challenges in one scope, its quota", server.ErrStoreFull, s.scopeChallenges)
+	case n != 1:
+		return fmt.Errorf("redisstore: put challenge: the script returned %d", n)
 	}
 	return nil
 }
 
-// TakeChallenge implements server.ConfirmStore: one GETDEL, so that of concurrent takes only
-// one finds the challenge.
-func (s *Store) TakeChallenge(ctx context.Context, id string) ([]byte, bool, error) {
+// TakeChallenge implements server.ConfirmStore: one script, which deletes the challenge as
+// GETDEL does, so that of concurrent takes only one finds it, and uncounts it.
+func (s *Store) TakeChallenge(ctx context.Context, scope, id string) ([]byte, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, false, fmt.Errorf("redisstore: take challenge: %w", err)
 	}
-	binding, err := s.client.GetDel(ctx, s.challenge+id).Bytes()
+	v, err := takeScript.Run(ctx, s.client, s.keys("c", scope, id), id).Result()
 	if errors.Is(err, redis.Nil) {
 		return nil, false, nil
 	}
 	if err != nil {
 		return nil, false, fmt.Errorf("redisstore: take challenge: %w", err)
 	}
-	return binding, true, nil
+	binding, ok := v.(string)
+	if !ok {
+		return nil, false, fmt.Errorf("redisstore: take challenge: the script returned a %T", v)
+	}
+	return []byte(binding), true, nil
 }
 
 // The record's states, in its "state" field.
@@ -117,61 +194,76 @@ const (
 )
 
 // claimScript returns the record under KEYS[1] as HGETALL does, or, when there is none, stores
-// an in-flight record (fingerprint ARGV[1], owner ARGV[2]) for ARGV[3] ms and returns 1.
+// an in-flight record (fingerprint ARGV[1], owner ARGV[2]) for ARGV[3] ms, counted as ARGV[4]
+// in KEYS[2], and returns 1. It returns 0, storing nothing, when the count is at the quota
+// ARGV[5].
 var claimScript = redis.NewScript(`
 local rec = redis.call('HGETALL', KEYS[1])
 if #rec > 0 then
 	return rec
 end
+` + luaNow + luaSweep + luaCounted + `
+if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[5]) then
+	return 0
+end
 redis.call('HSET', KEYS[1], 'state', 'inflight', 'fp', ARGV[1], 'owner', ARGV[2])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
+counted(ARGV[4], tonumber(ARGV[3]))
 return 1
 `)
 
 // completeScript replaces the in-flight record of owner ARGV[1] under KEYS[1] by the completed
-// one, with the result ARGV[2], for ARGV[3] ms, and returns 1. It returns 0, changing nothing,
-// when the record is not ARGV[1]'s in flight.
+// one, with the result ARGV[2], for ARGV[3] ms, counted as ARGV[4] in KEYS[2] for as long, and
+// returns 1. It returns 0, changing nothing, when the record is not ARGV[1]'s in flight.
 var completeScript = redis.NewScript(`
 local rec = redis.call('HMGET', KEYS[1], 'state', 'owner')
 if rec[1] ~= 'inflight' or rec[2] ~= ARGV[1] then
 	return 0
 end
+` + luaNow + luaCounted + `
 redis.call('HSET', KEYS[1], 'state', 'done', 'result', ARGV[2])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
+counted(ARGV[4], tonumber(ARGV[3]))
 return 1
 `)
 
-// releaseScript deletes the in-flight record of owner ARGV[1] under KEYS[1] and returns 1. It
-// returns 0, changing nothing, when the record is not ARGV[1]'s in flight.
+// releaseScript deletes the in-flight record of owner ARGV[1] under KEYS[1], and its member
+// ARGV[2] of KEYS[2], and returns 1. It returns 0, changing nothing, when the record is not
+// ARGV[1]'s in flight.
 var releaseScript = redis.NewScript(`
 local rec = redis.call('HMGET', KEYS[1], 'state', 'owner')
 if rec[1] ~= 'inflight' or rec[2] ~= ARGV[1] then
 	return 0
 end
 redis.call('DEL', KEYS[1])
+redis.call('ZREM', KEYS[2], ARGV[2])
 return 1
 `)
 
 // Claim implements server.IdempotencyStore: one script, which returns the record under key or
-// claims it.
-func (s *Store) Claim(ctx context.Context, key string, fingerprint []byte, owner string, lease time.Duration) (server.IdempotencyRecord, bool, error) {
+// claims it, counted in its scope.
+func (s *Store) Claim(ctx context.Context, scope, key string, fingerprint []byte, owner string, lease time.Duration) (server.IdempotencyRecord, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return server.IdempotencyRecord{}, false, fmt.Errorf("redisstore: claim: %w", err)
 	}
-	v, err := claimScript.Run(ctx, s.client, []string{s.record + key}, fingerprint, owner, millis(lease)).Result()
+	keys := s.keys("i", scope, key)
+	v, err := claimScript.Run(ctx, s.client, keys, fingerprint, owner, millis(lease), key, s.scopeRecords).Result()
 	if err != nil {
 		return server.IdempotencyRecord{}, false, fmt.Errorf("redisstore: claim: %w", err)
 	}
 	switch v := v.(type) {
 	case int64:
-		if v != 1 {
-			return server.IdempotencyRecord{}, false, fmt.Errorf("redisstore: claim: the script returned %d", v)
+		switch v {
+		case 1:
+			return server.IdempotencyRecord{Fingerprint: bytes.Clone(fingerprint), Owner: owner}, true, nil
+		case 0:
+			return server.IdempotencyRecord{}, false, fmt.Errorf("redisstore: claim: %w: %d records in one scope, its quota", server.ErrStoreFull, s.scopeRecords)
 		}
-		return server.IdempotencyRecord{Fingerprint: bytes.Clone(fingerprint), Owner: owner}, true, nil
+		return server.IdempotencyRecord{}, false, fmt.Errorf("redisstore: claim: the script returned %d", v)
 	case []any:
 		rec, err := decodeRecord(v)
 		if err != nil {
-			return server.IdempotencyRecord{}, false, fmt.Errorf("redisstore: claim: the record under %q: %w", s.record+key, err)
+			return server.IdempotencyRecord{}, false, fmt.Errorf("redisstore: claim: the record under %q: %w", keys[0], err)
 		}
 		return rec, false, nil
 	default:
@@ -181,26 +273,26 @@ func (s *Store) Claim(ctx context.Context, key string, fingerprint []byte, owner
 
 // Complete implements server.IdempotencyStore: one script, which replaces owner's in-flight
 // record with the completed one.
-func (s *Store) Complete(ctx context.Context, key, owner string, result server.StoredResponse, ttl time.Duration) error {
+func (s *Store) Complete(ctx context.Context, scope, key, owner string, result server.StoredResponse, ttl time.Duration) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("redisstore: complete: %w", err)
 	}
-	return s.owned(ctx, "complete", completeScript, key, owner, encodeResult(result), millis(ttl))
+	return s.owned(ctx, "complete", completeScript, scope, key, owner, encodeResult(result), millis(ttl), key)
 }
 
 // Release implements server.IdempotencyStore: one script, which deletes owner's in-flight
 // record.
-func (s *Store) Release(ctx context.Context, key, owner string) error {
+func (s *Store) Release(ctx context.Context, scope, key, owner string) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("redisstore: release: %w", err)
 	}
-	return s.owned(ctx, "release", releaseScript, key, owner)
+	return s.owned(ctx, "release", releaseScript, scope, key, owner, key)
 }
 
 // owned runs a script that acts on owner's in-flight record under key and returns 1 when it did,
 // 0 when the record was not owner's.
-func (s *Store) owned(ctx context.Context, op string, script *redis.Script, key, owner string, args ...any) error {
-	n, err := script.Run(ctx, s.client, []string{s.record + key}, append([]any{owner}, args...)...).Int64()
+func (s *Store) owned(ctx context.Context, op string, script *redis.Script, scope, key, owner string, args ...any) error {
+	n, err := script.Run(ctx, s.client, s.keys("i", scope, key), append([]any{owner}, args...)...).Int64()
 	switch {
 	case err != nil:
 		return fmt.Errorf("redisstore: %s: %w", op, err)

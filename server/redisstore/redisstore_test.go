@@ -43,8 +43,9 @@ func newPrefix() string {
 func TestStore(t *testing.T) {
 	t.Parallel()
 	client := newClient(t, redistest.Start(t))
-	storetest.Run(t, func(t *testing.T) (storetest.Stores, func(time.Duration)) {
-		return redisstore.New(client, redisstore.Options{Prefix: newPrefix()}), time.Sleep
+	storetest.Run(t, func(t *testing.T, l storetest.Limits) (storetest.Stores, func(time.Duration)) {
+		return redisstore.New(client, redisstore.Options{Prefix: newPrefix(),
+			ScopeChallenges: l.ScopeChallenges, ScopeRecords: l.ScopeRecords}), time.Sleep
 	})
 }
 
@@ -110,32 +111,32 @@ func TestRoundTrips(t *testing.T) {
 		run  func() error
 	}{
 		{"first execution: Claim", 1, func() error {
-			_, claimed, err := s.Claim(ctx, "k", []byte("fp"), "owner", time.Minute)
+			_, claimed, err := s.Claim(ctx, "sc", "k", []byte("fp"), "owner", time.Minute)
 			if err == nil && !claimed {
 				err = errors.New("not claimed")
 			}
 			return err
 		}},
 		{"first execution: Complete", 1, func() error {
-			return s.Complete(ctx, "k", "owner", server.StoredResponse{Status: 200, Body: []byte("ok")}, time.Minute)
+			return s.Complete(ctx, "sc", "k", "owner", server.StoredResponse{Status: 200, Body: []byte("ok")}, time.Minute)
 		}},
 		{"replay: Claim of a completed key", 1, func() error {
-			rec, claimed, err := s.Claim(ctx, "k", []byte("fp"), "other", time.Minute)
+			rec, claimed, err := s.Claim(ctx, "sc", "k", []byte("fp"), "other", time.Minute)
 			if err == nil && (claimed || !rec.Completed) {
 				err = fmt.Errorf("claimed %v, completed %v", claimed, rec.Completed)
 			}
 			return err
 		}},
 		{"Release", 1, func() error {
-			if _, _, err := s.Claim(ctx, "r", []byte("fp"), "owner", time.Minute); err != nil {
+			if _, _, err := s.Claim(ctx, "sc", "r", []byte("fp"), "owner", time.Minute); err != nil {
 				return err
 			}
 			c.take()
-			return s.Release(ctx, "r", "owner")
+			return s.Release(ctx, "sc", "r", "owner")
 		}},
-		{"PutChallenge", 1, func() error { return s.PutChallenge(ctx, "c", []byte("binding"), time.Minute) }},
+		{"PutChallenge", 1, func() error { return s.PutChallenge(ctx, "sc", "c", []byte("binding"), time.Minute) }},
 		{"TakeChallenge", 1, func() error {
-			_, ok, err := s.TakeChallenge(ctx, "c")
+			_, ok, err := s.TakeChallenge(ctx, "sc", "c")
 			if err == nil && !ok {
 				err = errors.New("not ok")
 			}
@@ -161,14 +162,14 @@ func TestScriptFallback(t *testing.T) {
 	require.NoError(t, client.ScriptFlush(ctx).Err())
 	c.take()
 
-	_, claimed, err := s.Claim(ctx, "k1", []byte("fp"), "owner", time.Minute)
+	_, claimed, err := s.Claim(ctx, "sc", "k1", []byte("fp"), "owner", time.Minute)
 	require.NoError(t, err)
 	require.True(t, claimed)
 	n, names := c.take()
 	assert.Equal(t, []string{"evalsha", "eval"}, names, "the first claim on a server without the script")
 	assert.Equal(t, 2, n)
 
-	_, claimed, err = s.Claim(ctx, "k2", []byte("fp"), "owner", time.Minute)
+	_, claimed, err = s.Claim(ctx, "sc", "k2", []byte("fp"), "owner", time.Minute)
 	require.NoError(t, err)
 	require.True(t, claimed)
 	_, names = c.take()
@@ -183,36 +184,36 @@ func TestSharedBetweenClients(t *testing.T) {
 	a := redisstore.New(newClient(t, addr), redisstore.Options{Prefix: prefix})
 	b := redisstore.New(newClient(t, addr), redisstore.Options{Prefix: prefix})
 
-	_, claimed, err := a.Claim(ctx, "k", []byte("fp"), "on-a", time.Minute)
+	_, claimed, err := a.Claim(ctx, "sc", "k", []byte("fp"), "on-a", time.Minute)
 	require.NoError(t, err)
 	require.True(t, claimed)
 
-	rec, claimed, err := b.Claim(ctx, "k", []byte("fp"), "on-b", time.Minute)
+	rec, claimed, err := b.Claim(ctx, "sc", "k", []byte("fp"), "on-b", time.Minute)
 	require.NoError(t, err)
 	assert.False(t, claimed, "B claimed a key A holds")
 	assert.Equal(t, server.IdempotencyRecord{Fingerprint: []byte("fp"), Owner: "on-a"}, rec)
-	assert.ErrorIs(t, b.Complete(ctx, "k", "on-b", server.StoredResponse{Status: 500}, time.Minute), server.ErrNotOwner)
+	assert.ErrorIs(t, b.Complete(ctx, "sc", "k", "on-b", server.StoredResponse{Status: 500}, time.Minute), server.ErrNotOwner)
 
 	result := server.StoredResponse{Status: 201, Header: http.Header{"Location": {"/x"}}, Body: []byte{0, 1}}
-	require.NoError(t, a.Complete(ctx, "k", "on-a", result, time.Minute))
-	rec, claimed, err = b.Claim(ctx, "k", []byte("fp"), "on-b", time.Minute)
+	require.NoError(t, a.Complete(ctx, "sc", "k", "on-a", result, time.Minute))
+	rec, claimed, err = b.Claim(ctx, "sc", "k", []byte("fp"), "on-b", time.Minute)
 	require.NoError(t, err)
 	assert.False(t, claimed)
 	assert.True(t, rec.Completed)
 	assert.Equal(t, result, rec.Result, "the result A stored, replayed by B")
 
-	require.NoError(t, a.PutChallenge(ctx, "c", []byte("binding"), time.Minute))
-	got, ok, err := b.TakeChallenge(ctx, "c")
+	require.NoError(t, a.PutChallenge(ctx, "sc", "c", []byte("binding"), time.Minute))
+	got, ok, err := b.TakeChallenge(ctx, "sc", "c")
 	require.NoError(t, err)
 	assert.True(t, ok, "a challenge put by A, taken by B")
 	assert.Equal(t, []byte("binding"), got)
-	_, ok, err = a.TakeChallenge(ctx, "c")
+	_, ok, err = a.TakeChallenge(ctx, "sc", "c")
 	require.NoError(t, err)
 	assert.False(t, ok, "a challenge B took, taken again by A")
 
 	// Another prefix is another key space.
 	other := redisstore.New(newClient(t, addr), redisstore.Options{Prefix: newPrefix()})
-	_, claimed, err = other.Claim(ctx, "k", []byte("fp"), "other", time.Minute)
+	_, claimed, err = other.Claim(ctx, "sc", "k", []byte("fp"), "other", time.Minute)
 	require.NoError(t, err)
 	assert.True(t, claimed, "a key of another prefix")
 }
@@ -226,41 +227,52 @@ func TestKeysAndTTLs(t *testing.T) {
 	// A TTL read back is what was set less the time since: at least what was set less all the
 	// time the test has taken up to the read (and a millisecond, for Redis's rounding).
 	start := time.Now()
-	require.NoError(t, s.PutChallenge(ctx, "c", []byte("b"), 90*time.Second))
-	_, _, err := s.Claim(ctx, "inflight", []byte("fp"), "owner", 30*time.Second)
+	require.NoError(t, s.PutChallenge(ctx, "sc", "c", []byte("b"), 90*time.Second))
+	_, _, err := s.Claim(ctx, "sc", "inflight", []byte("fp"), "owner", 30*time.Second)
 	require.NoError(t, err)
-	_, _, err = s.Claim(ctx, "done", []byte("fp"), "owner", 30*time.Second)
+	_, _, err = s.Claim(ctx, "sc", "done", []byte("fp"), "owner", 30*time.Second)
 	require.NoError(t, err)
-	require.NoError(t, s.Complete(ctx, "done", "owner", server.StoredResponse{Status: 200}, time.Hour))
+	require.NoError(t, s.Complete(ctx, "sc", "done", "owner", server.StoredResponse{Status: 200}, time.Hour))
 
 	keys, err := client.Keys(ctx, "*").Result()
 	require.NoError(t, err)
-	assert.ElementsMatch(t, []string{"remedy:c:c", "remedy:i:inflight", "remedy:i:done"}, keys, "the keys, with the default prefix")
+	assert.ElementsMatch(t, []string{
+		"remedy:c:{sc}:c", "remedy:i:{sc}:inflight", "remedy:i:{sc}:done",
+		"remedy:cq:{sc}", "remedy:iq:{sc}",
+	}, keys, "the keys, with the default prefix")
 	for key, want := range map[string]time.Duration{
-		"remedy:c:c":        90 * time.Second,
-		"remedy:i:inflight": 30 * time.Second,
-		"remedy:i:done":     time.Hour, // the retention replaced the lease
+		"remedy:c:{sc}:c":        90 * time.Second,
+		"remedy:i:{sc}:inflight": 30 * time.Second,
+		"remedy:i:{sc}:done":     time.Hour, // the retention replaced the lease
+		"remedy:cq:{sc}":         90 * time.Second,
+		"remedy:iq:{sc}":         time.Hour, // its longest-lived member's
 	} {
 		ttl, err := client.PTTL(ctx, key).Result()
 		require.NoError(t, err)
 		least := want - time.Since(start) - time.Millisecond
 		assert.True(t, ttl >= least && ttl <= want, "PTTL %s = %v, want %v to %v", key, ttl, least, want)
 	}
+	// Each entry is counted in its scope, until it expires.
+	for key, want := range map[string][]string{"remedy:cq:{sc}": {"c"}, "remedy:iq:{sc}": {"done", "inflight"}} {
+		members, err := client.ZRange(ctx, key, 0, -1).Result()
+		require.NoError(t, err)
+		assert.ElementsMatch(t, want, members, "the members of %s", key)
+	}
 
 	// A nil binding is an empty one.
-	require.NoError(t, s.PutChallenge(ctx, "nil", nil, time.Minute))
-	got, ok, err := s.TakeChallenge(ctx, "nil")
+	require.NoError(t, s.PutChallenge(ctx, "sc", "nil", nil, time.Minute))
+	got, ok, err := s.TakeChallenge(ctx, "sc", "nil")
 	require.NoError(t, err)
 	assert.True(t, ok, "a nil binding")
 	assert.Empty(t, got)
 
 	// Durations below a millisecond are a millisecond, not an error and not forever.
-	require.NoError(t, s.PutChallenge(ctx, "zero", []byte("b"), 0))
-	require.NoError(t, s.PutChallenge(ctx, "tiny", []byte("b"), time.Nanosecond))
-	_, _, err = s.Claim(ctx, "tiny", []byte("fp"), "owner", -time.Second)
+	require.NoError(t, s.PutChallenge(ctx, "sc", "zero", []byte("b"), 0))
+	require.NoError(t, s.PutChallenge(ctx, "sc", "tiny", []byte("b"), time.Nanosecond))
+	_, _, err = s.Claim(ctx, "sc", "tiny", []byte("fp"), "owner", -time.Second)
 	require.NoError(t, err)
 	time.Sleep(20 * time.Millisecond)
-	for _, key := range []string{"remedy:c:zero", "remedy:c:tiny", "remedy:i:tiny"} {
+	for _, key := range []string{"remedy:c:{sc}:zero", "remedy:c:{sc}:tiny", "remedy:i:{sc}:tiny"} {
 		n, err := client.Exists(ctx, key).Result()
 		require.NoError(t, err)
 		assert.Zero(t, n, "%s, stored for less than 1ms, after 20ms", key)
@@ -281,30 +293,30 @@ func TestMalformed(t *testing.T) {
 			require.NoError(t, client.HSet(ctx, prefix+key, fields...).Err())
 		}
 	}
-	set("i:state", "state", "weird", "fp", "x", "owner", "o")
-	set("i:nofp", "state", "inflight", "owner", "o")
-	set("i:noresult", "state", "done", "fp", "x", "owner", "o")
-	set("i:badresult", "state", "done", "fp", "x", "owner", "o", "result", "\x01\x00\x80")
-	set("i:badversion", "state", "done", "fp", "x", "owner", "o", "result", "\x09\x00\x00\x00")
+	set("i:{sc}:state", "state", "weird", "fp", "x", "owner", "o")
+	set("i:{sc}:nofp", "state", "inflight", "owner", "o")
+	set("i:{sc}:noresult", "state", "done", "fp", "x", "owner", "o")
+	set("i:{sc}:badresult", "state", "done", "fp", "x", "owner", "o", "result", "\x01\x00\x80")
+	set("i:{sc}:badversion", "state", "done", "fp", "x", "owner", "o", "result", "\x09\x00\x00\x00")
 	for _, key := range []string{"state", "nofp", "noresult", "badresult", "badversion"} {
-		_, claimed, err := s.Claim(ctx, key, []byte("fp"), "owner", time.Minute)
+		_, claimed, err := s.Claim(ctx, "sc", key, []byte("fp"), "owner", time.Minute)
 		assert.ErrorContains(t, err, "redisstore: claim:", "Claim of the malformed record %q", key)
 		assert.False(t, claimed, "Claim of the malformed record %q", key)
 	}
 
 	// A key of another type: every method fails, with Redis's error, wrapped.
-	require.NoError(t, client.Set(ctx, prefix+"i:string", "x", time.Minute).Err())
-	require.NoError(t, client.HSet(ctx, prefix+"c:hash", "f", "v").Err())
-	_, _, err := s.Claim(ctx, "string", []byte("fp"), "owner", time.Minute)
+	require.NoError(t, client.Set(ctx, prefix+"i:{sc}:string", "x", time.Minute).Err())
+	require.NoError(t, client.HSet(ctx, prefix+"c:{sc}:hash", "f", "v").Err())
+	_, _, err := s.Claim(ctx, "sc", "string", []byte("fp"), "owner", time.Minute)
 	assert.ErrorContains(t, err, "redisstore: claim:")
 	assert.ErrorContains(t, err, "WRONGTYPE")
-	err = s.Complete(ctx, "string", "owner", server.StoredResponse{}, time.Minute)
+	err = s.Complete(ctx, "sc", "string", "owner", server.StoredResponse{}, time.Minute)
 	assert.ErrorContains(t, err, "redisstore: complete:")
 	assert.NotErrorIs(t, err, server.ErrNotOwner)
-	err = s.Release(ctx, "string", "owner")
+	err = s.Release(ctx, "sc", "string", "owner")
 	assert.ErrorContains(t, err, "redisstore: release:")
 	assert.NotErrorIs(t, err, server.ErrNotOwner)
-	_, ok, err := s.TakeChallenge(ctx, "hash")
+	_, ok, err := s.TakeChallenge(ctx, "sc", "hash")
 	assert.ErrorContains(t, err, "redisstore: take challenge:")
 	assert.False(t, ok)
 }
@@ -321,13 +333,13 @@ func TestUnavailable(t *testing.T) {
 
 	ctx := context.Background()
 	var errs []error
-	errs = append(errs, s.PutChallenge(ctx, "c", nil, time.Minute))
-	_, _, err = s.TakeChallenge(ctx, "c")
+	errs = append(errs, s.PutChallenge(ctx, "sc", "c", nil, time.Minute))
+	_, _, err = s.TakeChallenge(ctx, "sc", "c")
 	errs = append(errs, err)
-	_, _, err = s.Claim(ctx, "k", nil, "owner", time.Minute)
+	_, _, err = s.Claim(ctx, "sc", "k", nil, "owner", time.Minute)
 	errs = append(errs, err)
-	errs = append(errs, s.Complete(ctx, "k", "owner", server.StoredResponse{}, time.Minute))
-	errs = append(errs, s.Release(ctx, "k", "owner"))
+	errs = append(errs, s.Complete(ctx, "sc", "k", "owner", server.StoredResponse{}, time.Minute))
+	errs = append(errs, s.Release(ctx, "sc", "k", "owner"))
 	errs = append(errs, s.Load(ctx))
 	for i, err := range errs {
 		if assert.Error(t, err, "call %d with Redis down", i) {
@@ -343,7 +355,8 @@ func BenchmarkStore(b *testing.B) {
 	ctx := context.Background()
 	var c counter
 	client := newClient(b, redistest.Start(b), &c)
-	s := redisstore.New(client, redisstore.Options{Prefix: newPrefix()})
+	// Room for every key of the run: the cost measured is of a scope under its quota.
+	s := redisstore.New(client, redisstore.Options{Prefix: newPrefix(), ScopeChallenges: 1 << 30, ScopeRecords: 1 << 30})
 	if err := s.Load(ctx); err != nil {
 		b.Fatal(err)
 	}
@@ -373,21 +386,21 @@ func BenchmarkStore(b *testing.B) {
 	b.Run("Claim+Complete", func(b *testing.B) {
 		run(b, func(i int64) error {
 			key := fmt.Sprint("first-", i)
-			if _, claimed, err := s.Claim(ctx, key, fingerprint, "owner", ttl); err != nil || !claimed {
+			if _, claimed, err := s.Claim(ctx, "sc", key, fingerprint, "owner", ttl); err != nil || !claimed {
 				return fmt.Errorf("claim: %v, claimed %v", err, claimed)
 			}
-			return s.Complete(ctx, key, "owner", result, ttl)
+			return s.Complete(ctx, "sc", key, "owner", result, ttl)
 		})
 	})
 	b.Run("Claim/replay", func(b *testing.B) {
-		if _, _, err := s.Claim(ctx, "replay", fingerprint, "owner", time.Hour); err != nil {
+		if _, _, err := s.Claim(ctx, "sc", "replay", fingerprint, "owner", time.Hour); err != nil {
 			b.Fatal(err)
 		}
-		if err := s.Complete(ctx, "replay", "owner", result, time.Hour); err != nil && !errors.Is(err, server.ErrNotOwner) {
+		if err := s.Complete(ctx, "sc", "replay", "owner", result, time.Hour); err != nil && !errors.Is(err, server.ErrNotOwner) {
 			b.Fatal(err)
 		}
 		run(b, func(int64) error {
-			rec, claimed, err := s.Claim(ctx, "replay", fingerprint, "other", ttl)
+			rec, claimed, err := s.Claim(ctx, "sc", "replay", fingerprint, "other", ttl)
 			if err == nil && (claimed || !rec.Completed) {
 				err = errors.New("not a replay")
 			}
@@ -397,10 +410,10 @@ func BenchmarkStore(b *testing.B) {
 	b.Run("Put+Take", func(b *testing.B) {
 		run(b, func(i int64) error {
 			id := fmt.Sprint("challenge-", i)
-			if err := s.PutChallenge(ctx, id, fingerprint, ttl); err != nil {
+			if err := s.PutChallenge(ctx, "sc", id, fingerprint, ttl); err != nil {
 				return err
 			}
-			_, ok, err := s.TakeChallenge(ctx, id)
+			_, ok, err := s.TakeChallenge(ctx, "sc", id)
 			if err == nil && !ok {
 				err = errors.New("not taken")
 			}

@@ -17,11 +17,11 @@ func ExampleWaiters() {
 	store := w.Watch(server.NewMemoryStore(server.MemoryOptions{}))
 
 	// The first request claims the key and executes; two duplicates find it in flight.
-	store.Claim(ctx, "ann:charge:key-1", []byte("payload"), "request-1", time.Minute)
-	store.Claim(ctx, "ann:charge:key-1", []byte("payload"), "request-2", time.Minute)
-	store.Claim(ctx, "ann:charge:key-1", []byte("payload"), "request-3", time.Minute)
+	store.Claim(ctx, "ann", "charge:key-1", []byte("payload"), "request-1", time.Minute)
+	store.Claim(ctx, "ann", "charge:key-1", []byte("payload"), "request-2", time.Minute)
+	store.Claim(ctx, "ann", "charge:key-1", []byte("payload"), "request-3", time.Minute)
 	// Another payload under the same key is refused, not a waiter.
-	store.Claim(ctx, "ann:charge:key-1", []byte("other"), "request-4", time.Minute)
+	store.Claim(ctx, "ann", "charge:key-1", []byte("other"), "request-4", time.Minute)
 	fmt.Println(w.Count())
 	// Output: 2
 }

@@ -35,51 +35,79 @@ const (
 	Long  = time.Hour
 )
 
-// Run runs the suite. newStore returns a fresh, empty store and a function that moves the
-// store's clock forward by d (a fake clock for the memory store; a sleep for Redis, whose clock
-// is real). Each subtest calls newStore once and runs in parallel with the others.
-func Run(t *testing.T, newStore func(t *testing.T) (Stores, func(d time.Duration))) {
+// Limits are the per-scope quotas a test needs its store to keep: at most ScopeChallenges
+// live challenges and ScopeRecords live idempotency records in one scope. A zero field leaves
+// the store's default.
+type Limits struct {
+	ScopeChallenges int
+	ScopeRecords    int
+}
+
+// quota is the per-scope quota of the tests of quotas: small, so that they fill it.
+const quota = 5
+
+// Run runs the suite. newStore returns a fresh, empty store that keeps limits, and a function
+// that moves the store's clock forward by d (a fake clock for the memory store; a sleep for
+// Redis, whose clock is real). Each subtest calls newStore once and runs in parallel with the
+// others.
+func Run(t *testing.T, newStore func(t *testing.T, limits Limits) (Stores, func(d time.Duration))) {
 	for _, tc := range []struct {
-		name string
-		test func(t *testing.T, s Stores, advance func(time.Duration))
+		name   string
+		limits Limits
+		test   func(t *testing.T, s Stores, advance func(time.Duration))
 	}{
-		{"Challenge/RoundTrip", challengeRoundTrip},
-		{"Challenge/TakenOnce", challengeTakenOnce},
-		{"Challenge/Unknown", challengeUnknown},
-		{"Challenge/Expired", challengeExpired},
-		{"Challenge/Replaced", challengeReplaced},
-		{"Challenge/ConcurrentTakes", challengeConcurrentTakes},
-		{"Challenge/Copied", challengeCopied},
-		{"Idempotency/FirstClaim", firstClaim},
-		{"Idempotency/InFlight", inFlight},
-		{"Idempotency/Complete", complete},
-		{"Idempotency/CompleteEmptyResult", completeEmptyResult},
-		{"Idempotency/CompleteCopied", completeCopied},
-		{"Idempotency/CompleteTwice", completeTwice},
-		{"Idempotency/CompleteByAnother", completeByAnother},
-		{"Idempotency/CompleteUnclaimed", completeUnclaimed},
-		{"Idempotency/ReleaseByOwner", releaseByOwner},
-		{"Idempotency/ReleaseByAnother", releaseByAnother},
-		{"Idempotency/ReleaseCompleted", releaseCompleted},
-		{"Idempotency/ReleaseUnclaimed", releaseUnclaimed},
-		{"Idempotency/CompleteAfterRelease", completeAfterRelease},
-		{"Idempotency/LeaseExpired", leaseExpired},
-		{"Idempotency/CompleteOutlivesLease", completeOutlivesLease},
-		{"Idempotency/RetentionExpired", retentionExpired},
-		{"Idempotency/ConcurrentClaims", concurrentClaims},
-		{"Idempotency/DistinctKeys", distinctKeys},
-		{"ChallengesAndRecordsApart", challengesAndRecordsApart},
-		{"CancelledContext", cancelledContext},
+		{"Challenge/RoundTrip", Limits{}, challengeRoundTrip},
+		{"Challenge/TakenOnce", Limits{}, challengeTakenOnce},
+		{"Challenge/Unknown", Limits{}, challengeUnknown},
+		{"Challenge/Expired", Limits{}, challengeExpired},
+		{"Challenge/Replaced", Limits{}, challengeReplaced},
+		{"Challenge/ConcurrentTakes", Limits{}, challengeConcurrentTakes},
+		{"Challenge/Copied", Limits{}, challengeCopied},
+		{"Idempotency/FirstClaim", Limits{}, firstClaim},
+		{"Idempotency/InFlight", Limits{}, inFlight},
+		{"Idempotency/Complete", Limits{}, complete},
+		{"Idempotency/CompleteEmptyResult", Limits{}, completeEmptyResult},
+		{"Idempotency/CompleteCopied", Limits{}, completeCopied},
+		{"Idempotency/CompleteTwice", Limits{}, completeTwice},
+		{"Idempotency/CompleteByAnother", Limits{}, completeByAnother},
+		{"Idempotency/CompleteUnclaimed", Limits{}, completeUnclaimed},
+		{"Idempotency/ReleaseByOwner", Limits{}, releaseByOwner},
+		{"Idempotency/ReleaseByAnother", Limits{}, releaseByAnother},
+		{"Idempotency/ReleaseCompleted", Limits{}, releaseCompleted},
+		{"Idempotency/ReleaseUnclaimed", Limits{}, releaseUnclaimed},
+		{"Idempotency/CompleteAfterRelease", Limits{}, completeAfterRelease},
+		{"Idempotency/LeaseExpired", Limits{}, leaseExpired},
+		{"Idempotency/CompleteOutlivesLease", Limits{}, completeOutlivesLease},
+		{"Idempotency/RetentionExpired", Limits{}, retentionExpired},
+		{"Idempotency/ConcurrentClaims", Limits{}, concurrentClaims},
+		{"Idempotency/DistinctKeys", Limits{}, distinctKeys},
+		{"ChallengesAndRecordsApart", Limits{}, challengesAndRecordsApart},
+		{"ScopesApart", Limits{}, scopesApart},
+		{"CancelledContext", Limits{}, cancelledContext},
+		{"Quota/ChallengesNeverEvictRecords", Limits{quota, quota}, challengesNeverEvictRecords},
+		{"Quota/RecordsNeverEvictChallenges", Limits{quota, quota}, recordsNeverEvictChallenges},
+		{"Quota/PerScope", Limits{quota, quota}, quotaPerScope},
+		{"Quota/FullRefusesNeverEvicts", Limits{quota, quota}, fullRefusesNeverEvicts},
+		{"Quota/FreedByTakeAndRelease", Limits{quota, quota}, quotaFreedByTakeAndRelease},
+		{"Quota/FreedByExpiry", Limits{quota, quota}, quotaFreedByExpiry},
+		{"Quota/ConcurrentClaims", Limits{quota, quota}, quotaConcurrentClaims},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			s, advance := newStore(t)
+			s, advance := newStore(t, tc.limits)
 			require.NotNil(t, s, "newStore returned no store")
 			require.NotNil(t, advance, "newStore returned no clock")
 			tc.test(t, s, advance)
 		})
 	}
 }
+
+// The scopes of the suite's entries: most tests keep to scope; the tests of scopes and quotas
+// use otherScope too.
+const (
+	scope      = "c2NvcGUtYQ"
+	otherScope = "c2NvcGUtYg"
+)
 
 // binary is a binding, fingerprint or body that is not text: zero bytes, invalid UTF-8, a CRLF.
 var binary = []byte{0, 1, 2, 0xff, 0xfe, 0, '\r', '\n', 0x80, 'x', 0}
@@ -106,7 +134,7 @@ func sampleResult() server.StoredResponse {
 // claim claims key and requires the claim to succeed with what it was given.
 func claim(t *testing.T, s Stores, key string, fingerprint []byte, owner string, lease time.Duration) {
 	t.Helper()
-	rec, claimed, err := s.Claim(context.Background(), key, fingerprint, owner, lease)
+	rec, claimed, err := s.Claim(context.Background(), scope, key, fingerprint, owner, lease)
 	require.NoError(t, err, "Claim(%q, %q)", key, owner)
 	require.True(t, claimed, "Claim(%q, %q) of a free key: not claimed, record %+v", key, owner, rec)
 	assert.Equal(t, fingerprint, rec.Fingerprint, "the claimed record's fingerprint")
@@ -117,7 +145,7 @@ func claim(t *testing.T, s Stores, key string, fingerprint []byte, owner string,
 // requireInFlight claims key as a probe and requires it held in flight by owner with fingerprint.
 func requireInFlight(t *testing.T, s Stores, key string, fingerprint []byte, owner string) {
 	t.Helper()
-	rec, claimed, err := s.Claim(context.Background(), key, fp("probe"), "probe", Long)
+	rec, claimed, err := s.Claim(context.Background(), scope, key, fp("probe"), "probe", Long)
 	require.NoError(t, err, "Claim(%q)", key)
 	require.False(t, claimed, "key %q was free; want it in flight for %q", key, owner)
 	assert.False(t, rec.Completed, "key %q is completed; want it in flight for %q", key, owner)
@@ -134,7 +162,7 @@ func requireCompleted(t *testing.T, s Stores, key string, fingerprint []byte, re
 
 // probe claims key as a probe, for a Long lease.
 func probe(s Stores, key string) (server.IdempotencyRecord, bool, error) {
-	return s.Claim(context.Background(), key, fp("probe"), "probe", Long)
+	return s.Claim(context.Background(), scope, key, fp("probe"), "probe", Long)
 }
 
 // checkCompleted requires what a probe of key returned to be its completed record, with
@@ -156,15 +184,15 @@ func requireFree(t *testing.T, s Stores, key, owner string) {
 
 func challengeRoundTrip(t *testing.T, s Stores, _ func(time.Duration)) {
 	ctx := context.Background()
-	require.NoError(t, s.PutChallenge(ctx, "c1", binary, Long))
-	got, ok, err := s.TakeChallenge(ctx, "c1")
+	require.NoError(t, s.PutChallenge(ctx, scope, "c1", binary, Long))
+	got, ok, err := s.TakeChallenge(ctx, scope, "c1")
 	require.NoError(t, err)
 	require.True(t, ok, "TakeChallenge of a challenge just put")
 	assert.Equal(t, binary, got, "the binding taken")
 
 	// An empty binding is a binding.
-	require.NoError(t, s.PutChallenge(ctx, "c2", []byte{}, Long))
-	got, ok, err = s.TakeChallenge(ctx, "c2")
+	require.NoError(t, s.PutChallenge(ctx, scope, "c2", []byte{}, Long))
+	got, ok, err = s.TakeChallenge(ctx, scope, "c2")
 	require.NoError(t, err)
 	require.True(t, ok, "TakeChallenge of an empty binding")
 	assert.Empty(t, got, "the empty binding taken")
@@ -172,46 +200,46 @@ func challengeRoundTrip(t *testing.T, s Stores, _ func(time.Duration)) {
 
 func challengeTakenOnce(t *testing.T, s Stores, _ func(time.Duration)) {
 	ctx := context.Background()
-	require.NoError(t, s.PutChallenge(ctx, "c", binary, Long))
-	_, ok, err := s.TakeChallenge(ctx, "c")
+	require.NoError(t, s.PutChallenge(ctx, scope, "c", binary, Long))
+	_, ok, err := s.TakeChallenge(ctx, scope, "c")
 	require.NoError(t, err)
 	require.True(t, ok, "the first take")
-	got, ok, err := s.TakeChallenge(ctx, "c")
+	got, ok, err := s.TakeChallenge(ctx, scope, "c")
 	require.NoError(t, err)
 	assert.False(t, ok, "a second take of one challenge: ok, binding %q", got)
 }
 
 func challengeUnknown(t *testing.T, s Stores, _ func(time.Duration)) {
 	ctx := context.Background()
-	require.NoError(t, s.PutChallenge(ctx, "known", binary, Long))
+	require.NoError(t, s.PutChallenge(ctx, scope, "known", binary, Long))
 	for _, id := range []string{"unknown", "", "know", "known\x00"} {
-		got, ok, err := s.TakeChallenge(ctx, id)
+		got, ok, err := s.TakeChallenge(ctx, scope, id)
 		require.NoError(t, err, "TakeChallenge(%q)", id)
 		assert.False(t, ok, "TakeChallenge(%q) of an id never put: ok, binding %q", id, got)
 	}
-	_, ok, err := s.TakeChallenge(ctx, "known")
+	_, ok, err := s.TakeChallenge(ctx, scope, "known")
 	require.NoError(t, err)
 	assert.True(t, ok, "the challenge put, after takes of other ids")
 }
 
 func challengeExpired(t *testing.T, s Stores, advance func(time.Duration)) {
 	ctx := context.Background()
-	require.NoError(t, s.PutChallenge(ctx, "short", binary, Short))
-	require.NoError(t, s.PutChallenge(ctx, "long", binary, Long))
+	require.NoError(t, s.PutChallenge(ctx, scope, "short", binary, Short))
+	require.NoError(t, s.PutChallenge(ctx, scope, "long", binary, Long))
 	advance(Past)
-	got, ok, err := s.TakeChallenge(ctx, "short")
+	got, ok, err := s.TakeChallenge(ctx, scope, "short")
 	require.NoError(t, err)
 	assert.False(t, ok, "a challenge taken %v after it was put for %v: ok, binding %q", Past, Short, got)
-	_, ok, err = s.TakeChallenge(ctx, "long")
+	_, ok, err = s.TakeChallenge(ctx, scope, "long")
 	require.NoError(t, err)
 	assert.True(t, ok, "a challenge put for %v, taken after %v", Long, Past)
 }
 
 func challengeReplaced(t *testing.T, s Stores, _ func(time.Duration)) {
 	ctx := context.Background()
-	require.NoError(t, s.PutChallenge(ctx, "c", []byte("first"), Long))
-	require.NoError(t, s.PutChallenge(ctx, "c", []byte("second"), Long))
-	got, ok, err := s.TakeChallenge(ctx, "c")
+	require.NoError(t, s.PutChallenge(ctx, scope, "c", []byte("first"), Long))
+	require.NoError(t, s.PutChallenge(ctx, scope, "c", []byte("second"), Long))
+	got, ok, err := s.TakeChallenge(ctx, scope, "c")
 	require.NoError(t, err)
 	require.True(t, ok)
 	assert.Equal(t, []byte("second"), got, "a challenge put twice under one id holds the second binding")
@@ -220,7 +248,7 @@ func challengeReplaced(t *testing.T, s Stores, _ func(time.Duration)) {
 func challengeConcurrentTakes(t *testing.T, s Stores, _ func(time.Duration)) {
 	const takers = 100
 	ctx := context.Background()
-	require.NoError(t, s.PutChallenge(ctx, "c", binary, Long))
+	require.NoError(t, s.PutChallenge(ctx, scope, "c", binary, Long))
 	var (
 		wg    sync.WaitGroup
 		start = make(chan struct{})
@@ -231,7 +259,7 @@ func challengeConcurrentTakes(t *testing.T, s Stores, _ func(time.Duration)) {
 	for range takers {
 		wg.Go(func() {
 			<-start
-			got, ok, err := s.TakeChallenge(ctx, "c")
+			got, ok, err := s.TakeChallenge(ctx, scope, "c")
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
@@ -254,9 +282,9 @@ func challengeConcurrentTakes(t *testing.T, s Stores, _ func(time.Duration)) {
 func challengeCopied(t *testing.T, s Stores, _ func(time.Duration)) {
 	ctx := context.Background()
 	binding := []byte("binding")
-	require.NoError(t, s.PutChallenge(ctx, "c", binding, Long))
+	require.NoError(t, s.PutChallenge(ctx, scope, "c", binding, Long))
 	copy(binding, "XXXXXXX") // the caller reuses its buffer
-	got, ok, err := s.TakeChallenge(ctx, "c")
+	got, ok, err := s.TakeChallenge(ctx, scope, "c")
 	require.NoError(t, err)
 	require.True(t, ok)
 	assert.Equal(t, []byte("binding"), got, "the binding after the caller changed the slice it put")
@@ -269,7 +297,7 @@ func firstClaim(t *testing.T, s Stores, _ func(time.Duration)) {
 func inFlight(t *testing.T, s Stores, _ func(time.Duration)) {
 	ctx := context.Background()
 	claim(t, s, "k", fp("first"), "owner-1", Long)
-	rec, claimed, err := s.Claim(ctx, "k", fp("second"), "owner-2", Long)
+	rec, claimed, err := s.Claim(ctx, scope, "k", fp("second"), "owner-2", Long)
 	require.NoError(t, err)
 	assert.False(t, claimed, "a second claim of a key in flight")
 	assert.Equal(t, server.IdempotencyRecord{Fingerprint: fp("first"), Owner: "owner-1"}, rec,
@@ -279,7 +307,7 @@ func inFlight(t *testing.T, s Stores, _ func(time.Duration)) {
 func complete(t *testing.T, s Stores, _ func(time.Duration)) {
 	ctx := context.Background()
 	claim(t, s, "k", binary, "owner-1", Long)
-	require.NoError(t, s.Complete(ctx, "k", "owner-1", sampleResult(), Long))
+	require.NoError(t, s.Complete(ctx, scope, "k", "owner-1", sampleResult(), Long))
 	requireCompleted(t, s, "k", binary, sampleResult())
 	// And again: a replay changes nothing.
 	requireCompleted(t, s, "k", binary, sampleResult())
@@ -288,8 +316,8 @@ func complete(t *testing.T, s Stores, _ func(time.Duration)) {
 func completeEmptyResult(t *testing.T, s Stores, _ func(time.Duration)) {
 	ctx := context.Background()
 	claim(t, s, "k", fp("k"), "owner-1", Long)
-	require.NoError(t, s.Complete(ctx, "k", "owner-1", server.StoredResponse{Status: http.StatusNoContent}, Long))
-	rec, claimed, err := s.Claim(ctx, "k", fp("k"), "owner-2", Long)
+	require.NoError(t, s.Complete(ctx, scope, "k", "owner-1", server.StoredResponse{Status: http.StatusNoContent}, Long))
+	rec, claimed, err := s.Claim(ctx, scope, "k", fp("k"), "owner-2", Long)
 	require.NoError(t, err)
 	require.False(t, claimed)
 	require.True(t, rec.Completed)
@@ -302,7 +330,7 @@ func completeCopied(t *testing.T, s Stores, _ func(time.Duration)) {
 	ctx := context.Background()
 	claim(t, s, "k", binary, "owner-1", Long)
 	result := sampleResult()
-	require.NoError(t, s.Complete(ctx, "k", "owner-1", result, Long))
+	require.NoError(t, s.Complete(ctx, scope, "k", "owner-1", result, Long))
 	// The caller reuses what it passed.
 	copy(result.Body, "XXXX")
 	result.Header.Set("Location", "/changed")
@@ -313,8 +341,8 @@ func completeCopied(t *testing.T, s Stores, _ func(time.Duration)) {
 func completeTwice(t *testing.T, s Stores, _ func(time.Duration)) {
 	ctx := context.Background()
 	claim(t, s, "k", binary, "owner-1", Long)
-	require.NoError(t, s.Complete(ctx, "k", "owner-1", sampleResult(), Long))
-	err := s.Complete(ctx, "k", "owner-1", server.StoredResponse{Status: 500}, Long)
+	require.NoError(t, s.Complete(ctx, scope, "k", "owner-1", sampleResult(), Long))
+	err := s.Complete(ctx, scope, "k", "owner-1", server.StoredResponse{Status: 500}, Long)
 	assert.ErrorIs(t, err, server.ErrNotOwner, "a second Complete by the owner of a completed key")
 	requireCompleted(t, s, "k", binary, sampleResult())
 }
@@ -322,17 +350,17 @@ func completeTwice(t *testing.T, s Stores, _ func(time.Duration)) {
 func completeByAnother(t *testing.T, s Stores, _ func(time.Duration)) {
 	ctx := context.Background()
 	claim(t, s, "k", binary, "owner-1", Long)
-	err := s.Complete(ctx, "k", "owner-2", sampleResult(), Long)
+	err := s.Complete(ctx, scope, "k", "owner-2", sampleResult(), Long)
 	assert.ErrorIs(t, err, server.ErrNotOwner, "Complete by another owner")
 	requireInFlight(t, s, "k", binary, "owner-1")
 	// The owner still completes it.
-	require.NoError(t, s.Complete(ctx, "k", "owner-1", sampleResult(), Long))
+	require.NoError(t, s.Complete(ctx, scope, "k", "owner-1", sampleResult(), Long))
 	requireCompleted(t, s, "k", binary, sampleResult())
 }
 
 func completeUnclaimed(t *testing.T, s Stores, _ func(time.Duration)) {
 	ctx := context.Background()
-	err := s.Complete(ctx, "k", "owner-1", sampleResult(), Long)
+	err := s.Complete(ctx, scope, "k", "owner-1", sampleResult(), Long)
 	assert.ErrorIs(t, err, server.ErrNotOwner, "Complete of a key never claimed")
 	requireFree(t, s, "k", "owner-2")
 }
@@ -340,14 +368,14 @@ func completeUnclaimed(t *testing.T, s Stores, _ func(time.Duration)) {
 func releaseByOwner(t *testing.T, s Stores, _ func(time.Duration)) {
 	ctx := context.Background()
 	claim(t, s, "k", fp("first"), "owner-1", Long)
-	require.NoError(t, s.Release(ctx, "k", "owner-1"))
+	require.NoError(t, s.Release(ctx, scope, "k", "owner-1"))
 	claim(t, s, "k", fp("second"), "owner-2", Long)
 }
 
 func releaseByAnother(t *testing.T, s Stores, _ func(time.Duration)) {
 	ctx := context.Background()
 	claim(t, s, "k", binary, "owner-1", Long)
-	err := s.Release(ctx, "k", "owner-2")
+	err := s.Release(ctx, scope, "k", "owner-2")
 	assert.ErrorIs(t, err, server.ErrNotOwner, "Release by another owner")
 	requireInFlight(t, s, "k", binary, "owner-1")
 }
@@ -355,14 +383,14 @@ func releaseByAnother(t *testing.T, s Stores, _ func(time.Duration)) {
 func releaseCompleted(t *testing.T, s Stores, _ func(time.Duration)) {
 	ctx := context.Background()
 	claim(t, s, "k", binary, "owner-1", Long)
-	require.NoError(t, s.Complete(ctx, "k", "owner-1", sampleResult(), Long))
-	err := s.Release(ctx, "k", "owner-1")
+	require.NoError(t, s.Complete(ctx, scope, "k", "owner-1", sampleResult(), Long))
+	err := s.Release(ctx, scope, "k", "owner-1")
 	assert.ErrorIs(t, err, server.ErrNotOwner, "Release of a completed key by its owner")
 	requireCompleted(t, s, "k", binary, sampleResult())
 }
 
 func releaseUnclaimed(t *testing.T, s Stores, _ func(time.Duration)) {
-	err := s.Release(context.Background(), "k", "owner-1")
+	err := s.Release(context.Background(), scope, "k", "owner-1")
 	assert.ErrorIs(t, err, server.ErrNotOwner, "Release of a key never claimed")
 	requireFree(t, s, "k", "owner-2")
 }
@@ -370,8 +398,8 @@ func releaseUnclaimed(t *testing.T, s Stores, _ func(time.Duration)) {
 func completeAfterRelease(t *testing.T, s Stores, _ func(time.Duration)) {
 	ctx := context.Background()
 	claim(t, s, "k", binary, "owner-1", Long)
-	require.NoError(t, s.Release(ctx, "k", "owner-1"))
-	err := s.Complete(ctx, "k", "owner-1", sampleResult(), Long)
+	require.NoError(t, s.Release(ctx, scope, "k", "owner-1"))
+	err := s.Complete(ctx, scope, "k", "owner-1", sampleResult(), Long)
 	assert.ErrorIs(t, err, server.ErrNotOwner, "Complete after Release")
 	requireFree(t, s, "k", "owner-2")
 }
@@ -383,13 +411,13 @@ func leaseExpired(t *testing.T, s Stores, advance func(time.Duration)) {
 	claim(t, s, "k", fp("new"), "new", Long)
 
 	// The old owner's late Complete and Release change nothing.
-	err := s.Complete(ctx, "k", "old", sampleResult(), Long)
+	err := s.Complete(ctx, scope, "k", "old", sampleResult(), Long)
 	assert.ErrorIs(t, err, server.ErrNotOwner, "Complete by the owner whose lease ran out")
-	err = s.Release(ctx, "k", "old")
+	err = s.Release(ctx, scope, "k", "old")
 	assert.ErrorIs(t, err, server.ErrNotOwner, "Release by the owner whose lease ran out")
 	requireInFlight(t, s, "k", fp("new"), "new")
 
-	require.NoError(t, s.Complete(ctx, "k", "new", sampleResult(), Long))
+	require.NoError(t, s.Complete(ctx, scope, "k", "new", sampleResult(), Long))
 	requireCompleted(t, s, "k", fp("new"), sampleResult())
 }
 
@@ -398,7 +426,7 @@ func completeOutlivesLease(t *testing.T, s Stores, advance func(time.Duration)) 
 	expiring(t, func(key string, short, past time.Duration) bool {
 		start := time.Now()
 		claim(t, s, key, binary, "owner-1", short)
-		err := s.Complete(ctx, key, "owner-1", sampleResult(), Long)
+		err := s.Complete(ctx, scope, key, "owner-1", sampleResult(), Long)
 		if time.Since(start) >= short {
 			return false // the lease may have run out before Complete reached the store
 		}
@@ -414,7 +442,7 @@ func retentionExpired(t *testing.T, s Stores, advance func(time.Duration)) {
 	expiring(t, func(key string, short, past time.Duration) bool {
 		claim(t, s, key, binary, "owner-1", Long)
 		start := time.Now()
-		require.NoError(t, s.Complete(ctx, key, "owner-1", sampleResult(), short))
+		require.NoError(t, s.Complete(ctx, scope, key, "owner-1", sampleResult(), short))
 		rec, claimed, err := probe(s, key)
 		if time.Since(start) >= short {
 			return false // the result may have expired before the probe reached the store
@@ -458,7 +486,7 @@ func concurrentClaims(t *testing.T, s Stores, _ func(time.Duration)) {
 		wg.Go(func() {
 			<-start
 			owner := fmt.Sprint("owner-", i)
-			rec, claimed, err := s.Claim(ctx, "k", fp(owner), owner, Long)
+			rec, claimed, err := s.Claim(ctx, scope, "k", fp(owner), owner, Long)
 			outcomes[i] = outcome{rec, claimed, err}
 		})
 	}
@@ -490,10 +518,10 @@ func distinctKeys(t *testing.T, s Stores, _ func(time.Duration)) {
 	claim(t, s, "a\x00", fp("a0"), "owner-a0", Long)
 	claim(t, s, "aa", fp("aa"), "owner-aa", Long)
 
-	require.NoError(t, s.Complete(ctx, "a", "owner-a", sampleResult(), Long))
-	require.NoError(t, s.Release(ctx, "b", "owner-b"))
+	require.NoError(t, s.Complete(ctx, scope, "a", "owner-a", sampleResult(), Long))
+	require.NoError(t, s.Release(ctx, scope, "b", "owner-b"))
 	// Owners are per key: a's owner cannot complete c.
-	assert.ErrorIs(t, s.Complete(ctx, "c", "owner-a", sampleResult(), Long), server.ErrNotOwner)
+	assert.ErrorIs(t, s.Complete(ctx, scope, "c", "owner-a", sampleResult(), Long), server.ErrNotOwner)
 
 	requireCompleted(t, s, "a", fp("a"), sampleResult())
 	requireFree(t, s, "b", "owner-b2")
@@ -504,9 +532,9 @@ func distinctKeys(t *testing.T, s Stores, _ func(time.Duration)) {
 
 func challengesAndRecordsApart(t *testing.T, s Stores, _ func(time.Duration)) {
 	ctx := context.Background()
-	require.NoError(t, s.PutChallenge(ctx, "x", []byte("binding"), Long))
+	require.NoError(t, s.PutChallenge(ctx, scope, "x", []byte("binding"), Long))
 	claim(t, s, "x", fp("x"), "owner-x", Long)
-	got, ok, err := s.TakeChallenge(ctx, "x")
+	got, ok, err := s.TakeChallenge(ctx, scope, "x")
 	require.NoError(t, err)
 	require.True(t, ok, "a challenge, after a claim of an idempotency key named like it")
 	assert.Equal(t, []byte("binding"), got)
@@ -515,7 +543,7 @@ func challengesAndRecordsApart(t *testing.T, s Stores, _ func(time.Duration)) {
 
 func cancelledContext(t *testing.T, s Stores, _ func(time.Duration)) {
 	bg := context.Background()
-	require.NoError(t, s.PutChallenge(bg, "taken", binary, Long))
+	require.NoError(t, s.PutChallenge(bg, scope, "taken", binary, Long))
 	claim(t, s, "owned", binary, "owner-1", Long)
 
 	ctx, cancel := context.WithCancel(bg)
@@ -526,21 +554,21 @@ func cancelledContext(t *testing.T, s Stores, _ func(time.Duration)) {
 			assert.False(t, errors.Is(err, server.ErrNotOwner), "%s with a cancelled context: %v; want an error that is not ErrNotOwner", call, err)
 		}
 	}
-	assert.Error(t, s.PutChallenge(ctx, "put", binary, Long), "PutChallenge")
-	_, ok, err := s.TakeChallenge(ctx, "taken")
+	assert.Error(t, s.PutChallenge(ctx, scope, "put", binary, Long), "PutChallenge")
+	_, ok, err := s.TakeChallenge(ctx, scope, "taken")
 	assert.Error(t, err, "TakeChallenge")
 	assert.False(t, ok, "TakeChallenge with a cancelled context: ok")
-	_, claimed, err := s.Claim(ctx, "claimed", binary, "owner-2", Long)
+	_, claimed, err := s.Claim(ctx, scope, "claimed", binary, "owner-2", Long)
 	assert.Error(t, err, "Claim")
 	assert.False(t, claimed, "Claim with a cancelled context: claimed")
-	notOwner(t, s.Complete(ctx, "owned", "owner-1", sampleResult(), Long), "Complete")
-	notOwner(t, s.Release(ctx, "owned", "owner-1"), "Release")
+	notOwner(t, s.Complete(ctx, scope, "owned", "owner-1", sampleResult(), Long), "Complete")
+	notOwner(t, s.Release(ctx, scope, "owned", "owner-1"), "Release")
 
 	// None of them reached the store.
-	_, ok, err = s.TakeChallenge(bg, "put")
+	_, ok, err = s.TakeChallenge(bg, scope, "put")
 	require.NoError(t, err)
 	assert.False(t, ok, "a challenge put with a cancelled context was stored")
-	_, ok, err = s.TakeChallenge(bg, "taken")
+	_, ok, err = s.TakeChallenge(bg, scope, "taken")
 	require.NoError(t, err)
 	assert.True(t, ok, "a challenge was taken with a cancelled context")
 	requireFree(t, s, "claimed", "owner-3")

@@ -37,8 +37,8 @@ type watchedStore struct {
 	w *Waiters
 }
 
-func (s watchedStore) Claim(ctx context.Context, key string, fingerprint []byte, owner string, lease time.Duration) (server.IdempotencyRecord, bool, error) {
-	rec, claimed, err := s.IdempotencyStore.Claim(ctx, key, fingerprint, owner, lease)
+func (s watchedStore) Claim(ctx context.Context, scope, key string, fingerprint []byte, owner string, lease time.Duration) (server.IdempotencyRecord, bool, error) {
+	rec, claimed, err := s.IdempotencyStore.Claim(ctx, scope, key, fingerprint, owner, lease)
 	if err == nil && !claimed && !rec.Completed && bytes.Equal(rec.Fingerprint, fingerprint) {
 		s.w.mu.Lock()
 		if s.w.owners == nil {
