@@ -181,7 +181,12 @@ func redisStore(ctx context.Context, addr string) (*redisstore.Store, func(), er
 		rc.Close()
 		return nil, nil, cannotRunf("serve: Redis at %s is unreachable: %v", addr, err)
 	}
-	store := redisstore.New(rc, redisstore.Options{})
+	// The example API authenticates nobody: every caller is one principal, whose quota is
+	// then the whole store's, as the in-memory default gives it.
+	store := redisstore.New(rc, redisstore.Options{
+		ScopeChallenges: server.DefaultMaxChallenges,
+		ScopeRecords:    server.DefaultMaxRecords,
+	})
 	if err := store.Load(ctx); err != nil {
 		rc.Close()
 		return nil, nil, cannotRunf("serve: Redis at %s refused the store's scripts: %v", addr, err)
