@@ -129,7 +129,9 @@ func TestManyUnknownMembersBounded(t *testing.T) {
 	assert.Contains(t, unknown.Message, strconv.Itoa(members)+" properties that are not allowed: '0', '1', '2'")
 	assert.Contains(t, unknown.Message, "'9' and "+strconv.Itoa(members-10)+" more")
 	t.Logf("body %d bytes: allocated %d bytes in %d allocations, answered %d bytes", len(body), m.bytes, m.mallocs, len(m.body))
-	assert.Less(t, m.bytes, uint64(40*len(body)), "bytes allocated")
+	// About 35 bytes a byte of body, most of it the decoded body; it was over 200 when every
+	// member had an issue.
+	assert.Less(t, m.bytes, uint64(48*len(body)), "bytes allocated")
 	assert.Less(t, m.mallocs, uint64(len(body)/2), "allocations")
 }
 
@@ -154,8 +156,9 @@ func TestTooManyIssuesBounded(t *testing.T) {
 	assert.Contains(t, env.Message, strconv.Itoa(2*n)+" issues")
 	assert.Less(t, len(m.body), 64<<10)
 	t.Logf("body %d bytes: allocated %d bytes in %d allocations, answered %d bytes", len(body), m.bytes, m.mallocs, len(m.body))
-	// The schema validator's own cost, per value it checks, is most of it.
-	assert.Less(t, m.bytes, uint64(100*len(body)), "bytes allocated")
+	// About 85 bytes a byte of body, most of it the schema validator's own cost for each value
+	// it checks; it was over 200 when every issue was built.
+	assert.Less(t, m.bytes, uint64(120*len(body)), "bytes allocated")
 }
 
 // Six of the worst bodies at once are each answered in bounded space.
@@ -247,7 +250,9 @@ func TestNotFoundHugePathBounded(t *testing.T) {
 		assert.Less(t, len(m.body), 2<<10, "the path is not echoed")
 		assert.Less(t, len(env.Message), 300)
 		t.Logf("path %d bytes: allocated %d bytes in %d allocations, answered %d bytes", len(path), m.bytes, m.mallocs, len(m.body))
-		assert.Less(t, m.bytes, uint64(12*len(path)), "bytes allocated")
+		// About 9 bytes a byte of path, for reading the request on both sides; 44 when the
+		// suggestions split the whole path for every operation.
+		assert.Less(t, m.bytes, uint64(11*len(path)), "bytes allocated")
 	}
 	// A near miss is still suggested, from a bounded prefix of the path.
 	status, h, body := do(t, "GET", srv.URL+"/v1/order/"+strings.Repeat("x", 900_000), "", "")
