@@ -37,8 +37,8 @@ func validate(next handler) handler {
 		if err != nil {
 			return err
 		}
-		if issues, violated := op.validator.validate(inst); len(issues) > 0 {
-			return x.invalid(issues, violated)
+		if issues, violated, total := op.validator.check(inst); len(issues) > 0 {
+			return x.invalidOf(issues, violated, total)
 		}
 		obj, _ := inst.(map[string]any)
 		return x.bind(obj, next)
@@ -252,6 +252,12 @@ func paramValue(t reflect.Type, s string) any {
 
 // invalid is the validation failure for issues.
 func (x *exchange) invalid(issues []remedy.Issue, violated json.RawMessage) *Problem {
+	return x.invalidOf(issues, violated, len(issues))
+}
+
+// invalidOf is the validation failure for issues, which are the first of total (the last of
+// them then counts the others, see TooManyIssues).
+func (x *exchange) invalidOf(issues []remedy.Issue, violated json.RawMessage, total int) *Problem {
 	code := CodeInvalidBody
 	for _, is := range issues {
 		if x.op.isParam(topName(is.Path)) {
@@ -260,13 +266,13 @@ func (x *exchange) invalid(issues []remedy.Issue, violated json.RawMessage) *Pro
 		}
 	}
 	var msg strings.Builder
-	if len(issues) == 1 {
+	if total == 1 {
 		msg.WriteString("1 issue: ")
 	} else {
-		msg.WriteString(strconv.Itoa(len(issues)) + " issues: ")
+		msg.WriteString(strconv.Itoa(total) + " issues: ")
 	}
 	for i, is := range issues {
-		if i == 3 {
+		if i == 3 || is.Code == TooManyIssues {
 			msg.WriteString("; …")
 			break
 		}

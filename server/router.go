@@ -4,8 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/remedy-go/remedy"
 )
 
 // segment is one segment of a route: a literal, or a parameter.
@@ -140,7 +145,7 @@ func route(next handler) handler {
 		var buf [4]string
 		n, vals := a.routes.match(x.r.URL.EscapedPath(), buf[:0])
 		if n == nil {
-			p := Error(CodeNotFound, "no operation at "+x.r.Method+" "+x.r.URL.Path)
+			p := Error(CodeNotFound, "no operation at "+clip(x.r.Method+" "+x.r.URL.Path))
 			p.Suggestions = a.closest(x.r.Method, x.r.URL.Path, 3)
 			return p
 		}
@@ -157,30 +162,82 @@ func route(next handler) handler {
 			}
 			slices.Sort(allow)
 			slices.Sort(sug)
-			p := Error(CodeMethodNotAllowed, x.r.Method+" is not allowed at "+x.r.URL.Path+"; allowed: "+strings.Join(allow, ", "))
+			p := Error(CodeMethodNotAllowed, clip(x.r.Method)+" is not allowed at "+clip(x.r.URL.Path)+"; allowed: "+strings.Join(allow, ", "))
 			p.Suggestions = sug
 			p.Header = map[string]string{"Allow": strings.Join(allow, ", ")}
 			return p
 		}
 		x.op, x.pathVals = op, vals
+		if bad := op.pathIssues(vals); len(bad) > 0 {
+			return x.invalid(bad, nil)
+		}
 		return next(x)
 	}
 }
 
-// closest names up to k operations whose method and path are nearest to the request's.
+// pathIssues refuses the path parameters' values (as the URL spells them, in the route's
+// order) that a handler could mistake for more than one segment: a value that does not decode,
+// or that decoded is a dot segment (. or ..), holds a slash or a backslash (sent as %2F or
+// %5C), a control character (NUL included), or is not UTF-8. Each is an issue of code
+// invalid_path_segment at the parameter, which goes out as 400 invalid_parameter before any
+// other stage sees the value.
+func (o *Operation) pathIssues(vals []string) []remedy.Issue {
+	var bad []remedy.Issue
+	i := 0
+	for _, s := range o.route {
+		if s.param == "" {
+			continue
+		}
+		if i >= len(vals) {
+			break
+		}
+		raw := vals[i]
+		i++
+		why := ""
+		val, err := url.PathUnescape(raw)
+		switch {
+		case err != nil:
+			why = "is not a valid URL path segment"
+		case val == "." || val == "..":
+			why = "must not be . or .."
+		case strings.ContainsAny(val, `/\`):
+			why = "must not hold a slash or a backslash"
+		case strings.ContainsFunc(val, unicode.IsControl):
+			why = "must not hold a control character"
+		case !utf8.ValidString(val):
+			why = "must be UTF-8"
+		default:
+			continue
+		}
+		bad = append(bad, remedy.Issue{Path: "/" + pointerEscape(s.param), Code: "invalid_path_segment",
+			Message: s.param + " is a path parameter: it " + why})
+	}
+	return bad
+}
+
+// suggestMaxPath bounds the bytes of a request's path that closest compares: the routes
+// are far shorter, and a longer path is near none of them anyway.
+const suggestMaxPath = 256
+
+// closest names up to k operations whose method and path are nearest to the request's. Only
+// the path's first suggestMaxPath bytes are read, so that a huge path costs no more than a
+// long one.
 func (a *API) closest(method, path string, k int) []string {
 	type cand struct {
 		d    int
 		text string
 	}
+	req := strings.Trim(path, "/")
+	req = req[:min(len(req), suggestMaxPath)]
+	got := strings.Split(req, "/")
 	var cs []cand
 	for _, o := range a.ops {
-		d := distance(strings.Trim(path, "/"), strings.Trim(shape(o.route, path), "/"))
+		d := distance(req, strings.Trim(shape(o.route, got), "/"))
 		if o.Method != method {
 			d++
 		}
 		// Only operations within half the path's length are worth suggesting.
-		if d <= max(3, len(path)/2) {
+		if d <= max(3, len(req)/2) {
 			cs = append(cs, cand{d, o.Method + " " + o.Path + " (" + o.ID + ")"})
 		}
 	}
@@ -198,9 +255,9 @@ func (a *API) closest(method, path string, k int) []string {
 }
 
 // shape writes a route as the request would spell it: each parameter takes the request's
-// segment at the same place, so that /v1/order/ord_1 is near /v1/orders/{id}.
-func shape(route []segment, path string) string {
-	got := strings.Split(strings.Trim(path, "/"), "/")
+// segment at the same place (got holds the request's segments), so that /v1/order/ord_1 is
+// near /v1/orders/{id}.
+func shape(route []segment, got []string) string {
 	var b strings.Builder
 	for i, s := range route {
 		b.WriteByte('/')

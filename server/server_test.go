@@ -242,11 +242,17 @@ func TestRouting(t *testing.T) {
 		assert.Equal(t, "not_found", env.Code)
 		assert.Equal(t, "no order ord_zz", env.Message)
 	})
-	t.Run("an escaped slash stays in its parameter", func(t *testing.T) {
+	t.Run("an escaped slash stays in its parameter, which is refused", func(t *testing.T) {
+		// The route matches (no 404): the parameter holds the slash, and a handler that
+		// joined it into a file path or a key would read it as two segments, so it never
+		// gets it.
 		status, _, body := do(t, "GET", srv.URL+"/v1/orders/ord_a%2Fb", "", "")
 		env := envelope(t, status, nil, body)
-		assert.Equal(t, "not_found", env.Code)
-		assert.Equal(t, "no order ord_a/b", env.Message)
+		assert.Equal(t, 400, status)
+		assert.Equal(t, "invalid_parameter", env.Code)
+		require.Len(t, env.Issues, 1)
+		assert.Equal(t, "/id", env.Issues[0].Path)
+		assert.Equal(t, "invalid_path_segment", env.Issues[0].Code)
 	})
 }
 

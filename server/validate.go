@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	jsv "github.com/santhosh-tekuri/jsonschema/v6"
@@ -37,8 +38,22 @@ const (
 	// issueMaxReceived bounds an issue's Received: a longer value is not echoed back.
 	issueMaxReceived = 1024
 	// issueMaxListed bounds the values and names a message lists; the issue holds them all.
+	// It is also the most unknown members of one object that get an issue each: past it, one
+	// issue names issueMaxListed of them and counts the rest.
 	issueMaxListed = 10
+	// issueMaxEcho bounds, in bytes, a path, a label or a name an issue echoes from the input:
+	// a longer one is cut, and ends with an ellipsis (…).
+	issueMaxEcho = 200
 )
+
+// MaxIssues is the most issues a validation failure lists. Past it, validation stops building
+// issues (it only counts them), and one more issue, of code TooManyIssues, ends the list.
+const MaxIssues = 100
+
+// TooManyIssues is the code of the issue that ends a list of MaxIssues issues: its path is the
+// input's root, and its message says how many more were found and left out. The issues listed
+// are the first in path order; repair them and send the call again to learn the rest.
+const TooManyIssues = "too_many_issues"
 
 // validator is an operation's compiled input schema.
 type validator struct {
@@ -305,9 +320,9 @@ func encodeFragment(ptr string) string {
 }
 
 // validate checks an instance (as jsonschema.UnmarshalJSON decodes it: objects as
-// map[string]any, arrays as []any, numbers as json.Number) and returns one issue per violation,
-// all of them, sorted by Path (segment by segment, array indexes in numeric order), then Code,
-// plus the violated subschema to inline in the envelope's schema member (nil when valid).
+// map[string]any, arrays as []any, numbers as json.Number) and returns its issues, sorted by
+// Path (segment by segment, array indexes in numeric order), then Code, plus the violated
+// subschema to inline in the envelope's schema member (nil when valid).
 //
 // Each issue's Path is the RFC 6901 pointer of the field at fault: the missing property for
 // required, the extra property for additional_properties, the array for unique_items. Its Code
@@ -315,16 +330,24 @@ func encodeFragment(ptr string) string {
 // format, additional_properties, unique_items, ...), and three more: invalid_number for a
 // number longer than 128 characters or with an exponent beyond ±1000 (the rest of the instance
 // is validated with null in its place, and nothing else is said about it), not_allowed for a
-// value a false schema refuses, invalid_value for a Go value that is not JSON. Expected is the type name for type, the property's subschema for required, and the
-// violated keyword as a schema fragment otherwise ({"maximum":100}); enum and const give
-// AllowedValues instead. Received is the value that arrived, compact, when it fits in 1 KiB.
-// SuggestedValue is offered only where the repair keeps what the caller meant and only when the
-// value satisfies the field's whole subschema: the one value an enum or const allows, the enum
-// member a string differs from in case or surrounding space, a missing field's default, or the
-// same value in the right type (5 for "5" where an integer is expected, "5" for 5 where a string
-// is, true for "true", [x] for x where an array is). A violated bound is not a suggestion: a
-// charge of 99999999 is not a charge of 1000000, so the bound is in Expected for the client to
-// propose, not to send.
+// value a false schema refuses, invalid_value for a Go value that is not JSON. Expected is the
+// type name for type, the property's subschema for required, and the violated keyword as a
+// schema fragment otherwise ({"maximum":100}); enum and const give AllowedValues instead.
+// Received is the value that arrived, compact, when it fits in 1 KiB. SuggestedValue is offered
+// only where the repair keeps what the caller meant and only when the value satisfies the
+// field's whole subschema: the one value an enum or const allows, the enum member a string
+// differs from in case or surrounding space, a missing field's default, or the same value in
+// the right type (5 for "5" where an integer is expected, "5" for 5 where a string is, true for
+// "true", [x] for x where an array is). A violated bound is not a suggestion: a charge of
+// 99999999 is not a charge of 1000000, so the bound is in Expected for the client to propose,
+// not to send.
+//
+// What the input can make large is bounded. There is one issue per violation up to MaxIssues
+// of them (the first in the order above), then one issue of code TooManyIssues that counts
+// the rest; issues past the bound are counted, not built. An object with more than 10 unknown
+// members gets one additional_properties issue, at the object, whose message quotes the first
+// 10 names and counts the others, instead of one issue per member. A path, a field's name in a
+// message, or a name quoted, is cut at 200 bytes and ends with an ellipsis (…).
 //
 // violated is the subschema of the field at fault, compact, when every issue concerns the same
 // one (for additional_properties, the object that refuses the property). When issues concern
@@ -336,17 +359,24 @@ func encodeFragment(ptr string) string {
 // The result depends only on the instance: the same instance gives byte-identical issues. It
 // never panics.
 func (v *validator) validate(instance any) (issues []remedy.Issue, violated json.RawMessage) {
+	issues, violated, _ = v.check(instance)
+	return issues, violated
+}
+
+// check is validate, and also says how many issues there are in all, those left out included.
+func (v *validator) check(instance any) (issues []remedy.Issue, violated json.RawMessage, total int) {
 	if v.fast != nil && v.fast.accepts(instance) {
-		return nil, nil
+		return nil, nil, 0
 	}
 	c := issueCollector{v: v, instance: instance}
 	checked := instance
 	if hasInvalidNumber(instance) {
 		checked, _ = c.sanitize(instance, nil)
+		slices.SortFunc(c.bad, func(a, b []string) int { return compareLocs(loc{toks: a}, loc{toks: b}) })
 	}
 	err := v.root.Validate(checked)
 	if err == nil && len(c.bad) == 0 {
-		return nil, nil
+		return nil, nil, 0
 	}
 	var ve *jsv.ValidationError
 	switch {
@@ -354,29 +384,172 @@ func (v *validator) validate(instance any) (issues []remedy.Issue, violated json
 	case errors.As(err, &ve):
 		c.visit(ve)
 	default:
-		c.add(remedy.Issue{Code: "invalid", Message: "the input is invalid: " + err.Error()}, v.byPtr[""])
+		if c.keep(loc{}, "invalid") {
+			c.add(remedy.Issue{Code: "invalid", Message: "the input is invalid: " + clip(err.Error())}, nil, v.byPtr[""])
+		}
 	}
 	c.badNumbers()
 	return c.finish()
 }
 
-// issueCollector gathers the issues of one validate call.
+// issueCollector gathers the issues of one validate call. It keeps at most 2*MaxIssues of
+// them: when it has that many, it keeps the MaxIssues first (see trim), and from then on
+// builds no issue that would come after the last one kept.
 type issueCollector struct {
 	v        *validator
 	instance any
 	found    []foundIssue
-	bad      [][]string // where numbers too large to validate were, as instance tokens
+	bad      [][]string // where numbers too large to validate were, as instance tokens, sorted
+	// left counts the issues found and not kept, duplicates of one another included, but not
+	// duplicates of an issue kept.
+	left int
+	// cut is where the last issue kept is, and its code, once issues have been left out:
+	// nothing after it can be kept.
+	cut     loc
+	cutCode string
+	full    bool
 }
 
-// foundIssue is an issue and the subschema it concerns.
+// foundIssue is an issue, where it is in the instance, the subschema it concerns, and how
+// many duplicates of it were dropped.
 type foundIssue struct {
-	remedy.Issue
-	node *schemaNode
+	remedy.Issue // Path is set by finish, from toks
+	toks         []string
+	node         *schemaNode
+	dups         int
 }
 
-// add records an issue and the subschema it concerns (nil when unknown).
-func (c *issueCollector) add(is remedy.Issue, n *schemaNode) {
-	c.found = append(c.found, foundIssue{is, n})
+// loc is a location in the instance: toks, followed by child when hasChild is set, so that a
+// member's location costs nothing until its issue is kept.
+type loc struct {
+	toks     []string
+	child    string
+	hasChild bool
+}
+
+// at a location: the location of a member of the value at toks.
+func at(toks []string, child string) loc { return loc{toks: toks, child: child, hasChild: true} }
+
+func (l loc) len() int {
+	if l.hasChild {
+		return len(l.toks) + 1
+	}
+	return len(l.toks)
+}
+
+func (l loc) token(i int) string {
+	if i == len(l.toks) {
+		return l.child
+	}
+	return l.toks[i]
+}
+
+// tokens is the location as a slice of its own.
+func (l loc) tokens() []string {
+	if !l.hasChild {
+		return l.toks
+	}
+	return childTokens(l.toks, l.child)
+}
+
+// compareLocs orders locations as comparePointers orders their pointers.
+func compareLocs(a, b loc) int {
+	n, m := a.len(), b.len()
+	for i := range min(n, m) {
+		if d := compareTokens(a.token(i), b.token(i)); d != 0 {
+			return d
+		}
+	}
+	return n - m
+}
+
+// compareTokens orders two unescaped pointer tokens as comparePointers orders them escaped:
+// array indexes in numeric order and before names, names by their escaped bytes.
+func compareTokens(a, b string) int {
+	ia, ib := isIndexToken(a), isIndexToken(b)
+	switch {
+	case ia && ib:
+		if d := len(a) - len(b); d != 0 {
+			return d
+		}
+	case ia:
+		return -1
+	case ib:
+		return 1
+	}
+	if strings.ContainsAny(a, "~/") || strings.ContainsAny(b, "~/") {
+		return strings.Compare(pointerEscape(a), pointerEscape(b))
+	}
+	return strings.Compare(a, b)
+}
+
+// keep reports whether an issue of code at l may be listed, and counts it when it may not:
+// it would come after the issues kept, or it concerns a number set aside (see badNumbers).
+// Call it before building the issue, which then costs nothing when it is not kept.
+func (c *issueCollector) keep(l loc, code string) bool {
+	if len(c.bad) > 0 && code != "invalid_number" {
+		if _, bad := slices.BinarySearchFunc(c.bad, l, func(b []string, l loc) int {
+			return compareLocs(loc{toks: b}, l)
+		}); bad {
+			return false
+		}
+	}
+	if c.full {
+		if d := compareLocs(l, c.cut); d > 0 || (d == 0 && code > c.cutCode) {
+			c.left++
+			return false
+		}
+	}
+	return true
+}
+
+// add records an issue at toks and the subschema it concerns (nil when unknown).
+func (c *issueCollector) add(is remedy.Issue, toks []string, n *schemaNode) {
+	c.found = append(c.found, foundIssue{Issue: is, toks: toks, node: n})
+	if len(c.found) >= 2*MaxIssues {
+		c.trim()
+	}
+}
+
+// trim sorts the issues found, merges duplicates, and keeps the MaxIssues first, counting
+// those it drops.
+func (c *issueCollector) trim() {
+	slices.SortStableFunc(c.found, func(a, b foundIssue) int {
+		if d := compareLocs(loc{toks: a.toks}, loc{toks: b.toks}); d != 0 {
+			return d
+		}
+		if d := strings.Compare(a.Code, b.Code); d != 0 {
+			return d
+		}
+		if d := strings.Compare(a.Message, b.Message); d != 0 {
+			return d
+		}
+		return bytes.Compare(a.Expected, b.Expected)
+	})
+	out := c.found[:0]
+	for _, f := range c.found {
+		if n := len(out); n > 0 && sameIssue(&out[n-1], &f) {
+			out[n-1].dups += 1 + f.dups
+			continue
+		}
+		out = append(out, f)
+	}
+	if len(out) > MaxIssues {
+		for _, f := range out[MaxIssues:] {
+			c.left += 1 + f.dups
+		}
+		clear(out[MaxIssues:])
+		out = out[:MaxIssues]
+		last := out[MaxIssues-1]
+		c.cut, c.cutCode, c.full = loc{toks: last.toks}, last.Code, true
+	}
+	c.found = out
+}
+
+// sameIssue reports whether two issues say the same about the same place.
+func sameIssue(a, b *foundIssue) bool {
+	return a.Code == b.Code && a.Message == b.Message && bytes.Equal(a.Expected, b.Expected) &&
+		a.node == b.node && slices.Equal(a.toks, b.toks)
 }
 
 // hasInvalidNumber reports whether v holds a number sanitize would set aside. It allocates
@@ -402,7 +575,8 @@ func hasInvalidNumber(v any) bool {
 }
 
 // sanitize returns v with every number that is too large to validate replaced by null, copying
-// only the containers on the way to one, and records where each was.
+// only the containers on the way to one, and records where each was. tokens is a stack: each
+// call appends to it, and only what is recorded is copied.
 func (c *issueCollector) sanitize(v any, tokens []string) (any, bool) {
 	switch x := v.(type) {
 	case json.Number:
@@ -413,7 +587,7 @@ func (c *issueCollector) sanitize(v any, tokens []string) (any, bool) {
 	case map[string]any:
 		var out map[string]any
 		for k, e := range x {
-			if ne, changed := c.sanitize(e, childTokens(tokens, k)); changed {
+			if ne, changed := c.sanitize(e, append(tokens, k)); changed {
 				if out == nil {
 					out = maps.Clone(x)
 				}
@@ -426,7 +600,7 @@ func (c *issueCollector) sanitize(v any, tokens []string) (any, bool) {
 	case []any:
 		var out []any
 		for i, e := range x {
-			if ne, changed := c.sanitize(e, childTokens(tokens, strconv.Itoa(i))); changed {
+			if ne, changed := c.sanitize(e, append(tokens, strconv.Itoa(i))); changed {
 				if out == nil {
 					out = slices.Clone(x)
 				}
@@ -459,25 +633,19 @@ func validNumber(s string) bool {
 }
 
 // badNumbers reports the numbers sanitize set aside, in place of whatever the validator said
-// about the null that stood in for them.
+// about the null that stood in for them (keep left that out).
 func (c *issueCollector) badNumbers() {
-	if len(c.bad) == 0 {
-		return
-	}
-	paths := map[string]bool{}
 	for _, toks := range c.bad {
-		paths[pointerJoin(toks)] = true
-	}
-	c.found = slices.DeleteFunc(c.found, func(f foundIssue) bool { return paths[f.Path] })
-	for _, toks := range c.bad {
+		if !c.keep(loc{toks: toks}, "invalid_number") {
+			continue
+		}
 		val, _ := lookupInstance(c.instance, toks)
 		c.add(remedy.Issue{
-			Path: pointerJoin(toks),
 			Code: "invalid_number",
 			Message: fmt.Sprintf("%s must be a number of at most %d characters, with an exponent of at most %d",
 				issueLabel(toks), validNumberMaxLen, validNumberMaxExp),
 			Received: issueReceived(val),
-		}, c.v.locate(toks))
+		}, toks, c.v.locate(toks))
 	}
 }
 
@@ -542,8 +710,10 @@ func lookupInstance(v any, tokens []string) (any, bool) {
 	return v, true
 }
 
-// issueReceived encodes what arrived, compact and without HTML escaping; nil when it is larger than
-// issueMaxReceived or not JSON.
+// issueReceived encodes what arrived, compact and without HTML escaping, as encoding/json
+// would (object members sorted by name); nil when it is larger than issueMaxReceived or not
+// JSON. It gives up as soon as the encoding outgrows the bound, so that a large value costs no
+// more than a small one.
 func issueReceived(v any) json.RawMessage {
 	switch x := v.(type) {
 	case nil:
@@ -560,20 +730,78 @@ func issueReceived(v any) json.RawMessage {
 			return json.RawMessage(`"` + x + `"`)
 		}
 	}
-	if !allFinite(v, 0) {
-		return nil
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if enc.Encode(v) != nil {
-		return nil
-	}
-	b := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
-	if len(b) > issueMaxReceived {
+	b, ok := appendReceived(nil, v, 0)
+	if !ok || len(b) > issueMaxReceived {
 		return nil
 	}
 	return b
+}
+
+// appendReceived appends v to b as issueReceived encodes it; ok is false when v is not JSON,
+// holds a number a double does not, is nested deeper than 32, or b has outgrown
+// issueMaxReceived.
+func appendReceived(b []byte, v any, depth int) (_ []byte, ok bool) {
+	if len(b) > issueMaxReceived || depth > 32 {
+		return b, false
+	}
+	switch x := v.(type) {
+	case nil:
+		return append(b, "null"...), true
+	case bool:
+		return strconv.AppendBool(b, x), true
+	case json.Number:
+		if len(x) > issueMaxReceived || !jsonscan.IsNumber(string(x)) || !finite(x) {
+			return b, false
+		}
+		return append(b, x...), true
+	case string:
+		if len(x) > issueMaxReceived {
+			return b, false
+		}
+		if jsonPlainString(x) {
+			return append(append(append(b, '"'), x...), '"'), true
+		}
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if enc.Encode(x) != nil {
+			return b, false
+		}
+		return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...), true
+	case []any:
+		if len(x) > issueMaxReceived/2 { // "0," at least for each
+			return b, false
+		}
+		b = append(b, '[')
+		for i, e := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if b, ok = appendReceived(b, e, depth+1); !ok {
+				return b, false
+			}
+		}
+		return append(b, ']'), true
+	case map[string]any:
+		if len(x) > issueMaxReceived/5 { // `"":0,` at least for each
+			return b, false
+		}
+		b = append(b, '{')
+		for i, k := range slices.Sorted(maps.Keys(x)) {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if b, ok = appendReceived(b, k, depth+1); !ok {
+				return b, false
+			}
+			b = append(b, ':')
+			if b, ok = appendReceived(b, x[k], depth+1); !ok {
+				return b, false
+			}
+		}
+		return append(b, '}'), true
+	}
+	return b, false
 }
 
 // finite reports whether a number is one a double holds: 1e400 is valid JSON, but a client
@@ -582,31 +810,6 @@ func issueReceived(v any) json.RawMessage {
 func finite(n json.Number) bool {
 	_, err := strconv.ParseFloat(string(n), 64)
 	return err == nil
-}
-
-// allFinite reports whether every number in a decoded value is finite; past a depth it stops
-// and says no, since such a value is not echoed anyway.
-func allFinite(v any, depth int) bool {
-	if depth > 32 {
-		return false
-	}
-	switch x := v.(type) {
-	case json.Number:
-		return finite(x)
-	case []any:
-		for _, e := range x {
-			if !allFinite(e, depth+1) {
-				return false
-			}
-		}
-	case map[string]any:
-		for _, e := range x {
-			if !allFinite(e, depth+1) {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // jsonPlainString reports whether s is written in JSON as it is, between quotes.
@@ -637,59 +840,50 @@ func (c *issueCollector) visit(e *jsv.ValidationError) {
 func (c *issueCollector) leaf(e *jsv.ValidationError) {
 	n := c.v.byLoc[e.SchemaURL]
 	toks := e.InstanceLocation
-	name := issueLabel(toks)
-	val, _ := lookupInstance(c.instance, toks)
-	is := remedy.Issue{Path: pointerJoin(toks)}
 	kw := ""
 	if kp := e.ErrorKind.KeywordPath(); len(kp) > 0 {
 		kw = kp[0]
 	}
-	is.Code = issueCode(kw)
-	is.Expected = c.fragment(n, kw)
 	switch k := e.ErrorKind.(type) {
 	case *kind.Required:
 		for _, m := range k.Missing {
-			c.missing(n, toks, m, "required", issueLabel(childTokens(toks, m))+" is required")
+			c.missing(n, toks, m, "required", "")
 		}
 		return
 	case *kind.DependentRequired:
 		for _, m := range k.Missing {
-			c.missing(n, toks, m, "dependent_required",
-				fmt.Sprintf("%s is required when %s is present", issueLabel(childTokens(toks, m)), issueLabel(childTokens(toks, k.Prop))))
+			c.missing(n, toks, m, "dependent_required", k.Prop)
 		}
 		return
 	case *kind.Dependency:
 		for _, m := range k.Missing {
-			c.missing(n, toks, m, "dependencies",
-				fmt.Sprintf("%s is required when %s is present", issueLabel(childTokens(toks, m)), issueLabel(childTokens(toks, k.Prop))))
+			c.missing(n, toks, m, "dependencies", k.Prop)
 		}
 		return
 	case *kind.AdditionalProperties:
-		allowed := ""
-		if n != nil && n.get("patternProperties") == nil {
-			var names []string
-			for _, m := range n.sub["properties"] {
-				names = append(names, m.key)
-			}
-			allowed = " (allowed: " + issueList(names, len(names)) + ")"
-			if len(names) == 0 {
-				allowed = " (no property is allowed here)"
-			}
-		}
-		for _, p := range k.Properties {
-			ptoks := childTokens(toks, p)
-			pv, _ := lookupInstance(c.instance, ptoks)
-			c.add(remedy.Issue{
-				Path:     pointerJoin(ptoks),
-				Code:     "additional_properties",
-				Message:  issueLabel(ptoks) + " is not an allowed property" + allowed,
-				Expected: is.Expected,
-				Received: issueReceived(pv),
-			}, n)
-		}
+		c.additional(n, toks, k.Properties, c.fragment(n, kw))
 		return
 	}
-	is.Received = issueReceived(val)
+	code := issueCode(kw)
+	switch e.ErrorKind.(type) {
+	case *kind.FalseSchema:
+		code = "not_allowed"
+	case *kind.Not:
+		code = "not"
+	case *kind.InvalidJsonValue:
+		code = "invalid_value"
+	case *kind.RefCycle:
+		code = "ref_cycle"
+	}
+	if code == "" {
+		code = "invalid"
+	}
+	if !c.keep(loc{toks: toks}, code) {
+		return
+	}
+	name := issueLabel(toks)
+	val, _ := lookupInstance(c.instance, toks)
+	is := remedy.Issue{Code: code, Expected: c.fragment(n, kw), Received: issueReceived(val)}
 	switch k := e.ErrorKind.(type) {
 	case *kind.Type:
 		want := slices.DeleteFunc(slices.Clone(k.Want), func(t string) bool { return t == "null" })
@@ -760,7 +954,7 @@ func (c *issueCollector) leaf(e *jsv.ValidationError) {
 	case *kind.MaxProperties:
 		is.Message = fmt.Sprintf("%s must have at most %s", name, issuePlural(k.Want, "property"))
 	case *kind.PropertyNames:
-		is.Message = fmt.Sprintf("%s has a property name that is not allowed: %s", name, k.Property)
+		is.Message = fmt.Sprintf("%s has a property name that is not allowed: %s", name, clip(k.Property))
 	case *kind.Contains:
 		is.Message = fmt.Sprintf("%s must contain an item that matches its contains schema", name)
 	case *kind.MinContains:
@@ -772,10 +966,8 @@ func (c *issueCollector) leaf(e *jsv.ValidationError) {
 	case *kind.ContentMediaType:
 		is.Message = fmt.Sprintf("%s must hold %s", name, k.Want)
 	case *kind.FalseSchema:
-		is.Code = "not_allowed"
 		is.Message = name + " is not allowed"
 	case *kind.Not:
-		is.Code = "not"
 		is.Expected = c.fragment(n, "not")
 		is.Message = name + " must not match the schema under not"
 	case *kind.AnyOf:
@@ -787,23 +979,99 @@ func (c *issueCollector) leaf(e *jsv.ValidationError) {
 			is.Message = name + " must match exactly one of the schemas under oneOf"
 		}
 	case *kind.InvalidJsonValue:
-		is.Code = "invalid_value"
 		is.Message = name + " holds a value that is not JSON"
 	case *kind.RefCycle:
-		is.Code = "ref_cycle"
 		is.Message = name + " meets a cycle of references in the schema"
 	default:
-		if is.Code == "" {
-			is.Code = "invalid"
-		}
 		is.Message = fmt.Sprintf("%s violates %s", name, cmp.Or(kw, "the schema"))
 	}
-	c.add(is, n)
+	c.add(is, toks, n)
 }
 
-// missing adds the issue of a missing property m of the object at toks, whose schema is n.
-func (c *issueCollector) missing(n *schemaNode, toks []string, m, code, msg string) {
-	is := remedy.Issue{Path: pointerJoin(childTokens(toks, m)), Code: code, Message: msg}
+// additional adds the issues of the members names of the object at toks that its schema n
+// does not allow (expected is n's additionalProperties as a fragment): one per member, or one
+// for them all when there are more than issueMaxListed.
+func (c *issueCollector) additional(n *schemaNode, toks []string, names []string, expected json.RawMessage) {
+	const code = "additional_properties"
+	allowed := ""
+	if n != nil && n.get("patternProperties") == nil {
+		var props []string
+		for _, m := range n.sub["properties"] {
+			props = append(props, clip(m.key))
+		}
+		allowed = " (allowed: " + issueList(props, len(props)) + ")"
+		if len(props) == 0 {
+			allowed = " (no property is allowed here)"
+		}
+	}
+	if len(names) <= issueMaxListed {
+		for _, p := range names {
+			if !c.keep(at(toks, p), code) {
+				continue
+			}
+			ptoks := childTokens(toks, p)
+			pv, _ := lookupInstance(c.instance, ptoks)
+			c.add(remedy.Issue{
+				Code:     code,
+				Message:  issueLabel(ptoks) + " is not an allowed property" + allowed,
+				Expected: expected,
+				Received: issueReceived(pv),
+			}, ptoks, n)
+		}
+		return
+	}
+	if !c.keep(loc{toks: toks}, code) {
+		return
+	}
+	// The first names in path order, whatever order the validator found them in.
+	var first [issueMaxListed]string
+	k := 0
+	for _, p := range names {
+		if k == len(first) && compareTokens(p, first[k-1]) >= 0 {
+			continue
+		}
+		i := min(k, len(first)-1)
+		for i > 0 && compareTokens(p, first[i-1]) < 0 {
+			first[i] = first[i-1]
+			i--
+		}
+		first[i] = p
+		k = min(k+1, len(first))
+	}
+	quoted := make([]string, k)
+	for i, p := range first[:k] {
+		quoted[i] = issueQuote(clip(p))
+	}
+	c.add(remedy.Issue{
+		Code: code,
+		Message: fmt.Sprintf("%s has %d properties that are not allowed: %s%s", issueLabel(toks), len(names),
+			issueList(quoted, len(names)), allowed),
+		Expected: expected,
+	}, toks, n)
+}
+
+// issueQuote quotes a name for a message with the first of ' " ` it does not hold, so that a
+// client reading the names back (as the reference rewriter does) finds its ends.
+func issueQuote(s string) string {
+	for _, q := range []string{"'", `"`, "`"} {
+		if !strings.Contains(s, q) {
+			return q + s + q
+		}
+	}
+	return "'" + s + "'"
+}
+
+// missing adds the issue of a missing property m of the object at toks, whose schema is n;
+// the presence of the property dep (when not empty) is what requires it.
+func (c *issueCollector) missing(n *schemaNode, toks []string, m, code, dep string) {
+	if !c.keep(at(toks, m), code) {
+		return
+	}
+	mtoks := childTokens(toks, m)
+	is := remedy.Issue{Code: code, Message: issueLabel(mtoks) + " is required"}
+	if dep != "" {
+		is.Message += " when " + issueLabel(childTokens(toks, dep)) + " is present"
+	}
 	node := n
 	if n != nil {
 		if p := c.v.byPtr[n.ptr+"/properties/"+pointerEscape(m)]; p != nil {
@@ -821,7 +1089,7 @@ func (c *issueCollector) missing(n *schemaNode, toks []string, m, code, msg stri
 			}
 		}
 	}
-	c.add(is, node)
+	c.add(is, mtoks, node)
 }
 
 // fragment is {kw: value} of n's keyword kw, nil when n does not have it.
@@ -946,23 +1214,72 @@ func issueCoerce(val any, want string) (json.RawMessage, bool) {
 	return nil, false
 }
 
-// issueLabel names a field for a message: items[2].quantity; the input itself when tokens is empty.
+// issueLabel names a field for a message: items[2].quantity; the input itself when tokens is
+// empty. A label longer than issueMaxEcho bytes is cut (see clipBytes).
 func issueLabel(tokens []string) string {
 	if len(tokens) == 0 {
 		return "the input"
 	}
-	var b strings.Builder
+	var b []byte
 	for i, t := range tokens {
+		if len(b) > issueMaxEcho {
+			break
+		}
+		t = t[:min(len(t), issueMaxEcho+1)] // what is past the bound is cut anyway
 		switch {
 		case isIndexToken(t) && i > 0:
-			b.WriteString("[" + t + "]")
+			b = append(append(append(b, '['), t...), ']')
 		case i > 0:
-			b.WriteString("." + t)
+			b = append(append(b, '.'), t...)
 		default:
-			b.WriteString(t)
+			b = append(b, t...)
 		}
 	}
-	return b.String()
+	return clipBytes(b, false)
+}
+
+// issuePointer is the JSON Pointer of tokens, cut when longer than issueMaxEcho bytes (see
+// clipBytes): a pointer cut so resolves to nothing, rather than to another member.
+func issuePointer(tokens []string) string {
+	var b []byte
+	for _, t := range tokens {
+		if len(b) > issueMaxEcho {
+			break
+		}
+		b = append(b, '/')
+		t = t[:min(len(t), issueMaxEcho+1)]
+		if strings.ContainsAny(t, "~/") {
+			t = pointerEscape(t)
+		}
+		b = append(b, t...)
+	}
+	return clipBytes(b, true)
+}
+
+// clip is s, or its start and an ellipsis when it is longer than issueMaxEcho bytes.
+func clip(s string) string {
+	if len(s) <= issueMaxEcho {
+		return s
+	}
+	return clipBytes([]byte(s[:issueMaxEcho+1]), false)
+}
+
+// clipBytes is b as a string, or, when b is longer than issueMaxEcho bytes, as much of its
+// start as fits with an ellipsis (…) after it: cut between characters, and, in a pointer,
+// never inside an escape (~0, ~1).
+func clipBytes(b []byte, pointer bool) string {
+	if len(b) <= issueMaxEcho {
+		return string(b)
+	}
+	const ellipsis = "…"
+	i := issueMaxEcho - len(ellipsis)
+	for i > 0 && !utf8.RuneStart(b[i]) {
+		i--
+	}
+	if pointer && i > 0 && b[i-1] == '~' {
+		i--
+	}
+	return string(b[:i]) + ellipsis
 }
 
 // issueCode spells a keyword as an issue code: exclusiveMinimum → exclusive_minimum.
@@ -1071,39 +1388,33 @@ func issueValueList(vals []json.RawMessage) string {
 // issueList joins names for a message, at most issueMaxListed of them, saying how many of
 // total were left out.
 func issueList(names []string, total int) string {
-	if len(names) > issueMaxListed {
-		return strings.Join(names[:issueMaxListed], ", ") + fmt.Sprintf(" and %d more", total-issueMaxListed)
+	shown := names[:min(len(names), issueMaxListed)]
+	s := strings.Join(shown, ", ")
+	if total > len(shown) {
+		s += fmt.Sprintf(" and %d more", total-len(shown))
 	}
-	return strings.Join(names, ", ")
+	return s
 }
 
-// finish sorts and deduplicates the issues and cuts the schema excerpt they concern.
-func (c *issueCollector) finish() ([]remedy.Issue, json.RawMessage) {
-	slices.SortStableFunc(c.found, func(a, b foundIssue) int {
-		if d := comparePointers(a.Path, b.Path); d != 0 {
-			return d
-		}
-		if d := strings.Compare(a.Code, b.Code); d != 0 {
-			return d
-		}
-		if d := strings.Compare(a.Message, b.Message); d != 0 {
-			return d
-		}
-		return bytes.Compare(a.Expected, b.Expected)
-	})
-	c.found = slices.CompactFunc(c.found, func(a, b foundIssue) bool {
-		return a.Path == b.Path && a.Code == b.Code && a.Message == b.Message &&
-			bytes.Equal(a.Expected, b.Expected) && a.node == b.node
-	})
-	issues := make([]remedy.Issue, len(c.found))
+// finish sorts and deduplicates the issues, keeps the first MaxIssues and counts the others
+// in one more issue, and cuts the schema excerpt the issues kept concern.
+func (c *issueCollector) finish() ([]remedy.Issue, json.RawMessage, int) {
+	c.trim()
+	issues := make([]remedy.Issue, len(c.found), len(c.found)+1)
 	var ptrs []string
 	for i, f := range c.found {
 		issues[i] = f.Issue
+		issues[i].Path = issuePointer(f.toks)
 		if f.node != nil {
 			ptrs = append(ptrs, f.node.ptr)
 		}
 	}
-	return issues, c.v.excerpt(ptrs)
+	if c.left > 0 {
+		issues = append(issues, remedy.Issue{Code: TooManyIssues, Message: fmt.Sprintf(
+			"%s found and not listed: only the first %d are; repair those and send the call again to learn the rest",
+			issuePlural(c.left, "more issue"), MaxIssues)})
+	}
+	return issues, c.v.excerpt(ptrs), len(c.found) + c.left
 }
 
 // comparePointers orders JSON Pointers segment by segment: a parent before its members, array
