@@ -138,14 +138,18 @@ func TestMCPStreamsOpenOnlyAfterAuthentication(t *testing.T) {
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 	url := "http://" + ln.Addr().String()
-	id := openSession(t, url, "Authorization", "Bearer ann")
+	const streams = 20
+	ids := make(chan string, streams)
+	for range streams {
+		ids <- openSession(t, url, "Authorization", "Bearer ann")
+	}
 
-	const streams = 50
 	ctx, cancel := context.WithTimeout(context.Background(), 20*limit)
 	defer cancel()
 	var wg sync.WaitGroup
 	results := make(chan string, streams)
 	for range streams {
+		id := <-ids // a session of its own: a session has one event stream
 		wg.Go(func() {
 			req, _ := http.NewRequestWithContext(ctx, "GET", url+"/mcp", nil)
 			req.Header.Set("Accept", "text/event-stream")
