@@ -3,7 +3,9 @@ package server
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
+	"time"
 )
 
 // Principal is who makes a request: the scope of its rate limit, its idempotency keys and its
@@ -18,6 +20,12 @@ const Anonymous Principal = "anonymous"
 // identify, answered 401 unauthorized; ErrForbidden (or a *Problem with code forbidden) for
 // one it knows but will not let call op, answered 403 forbidden. Any other error is an
 // internal error. Neither 401 nor 403 is retryable: the caller needs other credentials.
+//
+// At the MCP endpoint, every HTTP request (initialize, tools/list, a session's event stream,
+// each JSON-RPC message) is authenticated with op nil before the MCP SDK reads it: the
+// Authenticator identifies the caller and may refuse it the endpoint as a whole. A tools/call
+// is then authenticated again, with its tool's operation, from the same headers: return the
+// same principal for both.
 type Authenticator interface {
 	Authenticate(r *http.Request, op *Operation) (Principal, error)
 }
@@ -45,25 +53,113 @@ func PrincipalFrom(ctx context.Context) Principal {
 	return Anonymous
 }
 
+// Defaults of the limit on failed authentication (WithAuthFailureLimit): a client address
+// may fail DefaultAuthFailureBurst times in a row, then once per second.
+const (
+	DefaultAuthFailureRate  = 1.0
+	DefaultAuthFailureBurst = 20
+)
+
+// WithAuthFailureLimit limits failed authentication (the Authenticator's ErrUnauthenticated)
+// by client: each key has a bucket of burst failures, refilled at perSecond. Once a key's
+// bucket is empty, its requests are answered 429 rate_limited with Retry-After before the
+// Authenticator is called, with credentials or without, on REST and on the MCP endpoint alike;
+// a request that authenticates does not spend the bucket. key names the client of a request
+// (default ClientAddr); a key of "" exempts the request. A perSecond or burst below 1 turns the
+// limit off.
+//
+// An API with an Authenticator has this limit by default, with DefaultAuthFailureRate,
+// DefaultAuthFailureBurst and ClientAddr. Behind a proxy every request comes from the
+// proxy's address: give a key function that reads the address the proxy reports, and trust
+// that header only from the proxy.
+func WithAuthFailureLimit(perSecond float64, burst int, key func(*http.Request) string) Option {
+	return func(a *API) {
+		a.authFail = authFailure{set: true, key: key}
+		if perSecond > 0 && burst >= 1 {
+			a.authFail.limiter = newRateLimiter(perSecond, burst, func() time.Time { return a.now() })
+		}
+	}
+}
+
+// authFailure is the limit on failed authentication.
+type authFailure struct {
+	set     bool // configured by WithAuthFailureLimit
+	limiter *rateLimiter
+	key     func(*http.Request) string
+}
+
+// setupAuthFailure gives an API with an Authenticator the default limit on failed
+// authentication, unless WithAuthFailureLimit configured one.
+func (a *API) setupAuthFailure() {
+	if !a.authFail.set && a.auth != nil {
+		a.authFail.limiter = newRateLimiter(DefaultAuthFailureRate, DefaultAuthFailureBurst, func() time.Time { return a.now() })
+	}
+	if a.authFail.key == nil {
+		a.authFail.key = ClientAddr
+	}
+}
+
+// ClientAddr is the client a request comes from as the connection says (r.RemoteAddr),
+// without its port, and an IPv6 address reduced to its /64 network, which one client
+// usually holds whole. It reads no header: X-Forwarded-For and the like are whatever the
+// client wrote. A request without a remote address (one built in the process) has "".
+func ClientAddr(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.To4() == nil {
+		return ip.Mask(net.CIDRMask(64, 128)).String() + "/64"
+	}
+	return host
+}
+
+// identify authenticates the request for op (nil at the MCP endpoint) and sets x.principal.
+// A client whose failures have emptied its bucket is refused before the Authenticator runs.
+func (a *API) identify(x *exchange, op *Operation) error {
+	x.principal = Anonymous
+	au := a.auth
+	if au == nil {
+		return nil
+	}
+	var key string
+	l := a.authFail.limiter
+	if l != nil {
+		key = a.authFail.key(x.r)
+		if key == "" {
+			l = nil
+		} else if ok, wait := l.take(key); !ok {
+			return limited("too many failed authentications from this client", wait)
+		}
+	}
+	p, err := au.Authenticate(x.r, op)
+	if l != nil && !errors.Is(err, ErrUnauthenticated) {
+		l.refund(key) // only a failure to identify the caller spends the bucket
+	}
+	switch {
+	case errors.Is(err, ErrUnauthenticated):
+		pr := Error(CodeUnauthorized, "the request carries no valid credentials")
+		pr.Header = map[string]string{"WWW-Authenticate": "Bearer"}
+		return pr
+	case errors.Is(err, ErrForbidden):
+		if op == nil {
+			return Error(CodeForbidden, "the caller may not use the MCP endpoint")
+		}
+		return Error(CodeForbidden, "the caller may not call "+op.ID)
+	case err != nil:
+		return err
+	case p == "":
+		return errors.New("the authenticator returned an empty principal")
+	}
+	x.principal = p
+	return nil
+}
+
 // authenticate identifies the caller before anything else about the operation is checked.
 func authenticate(next handler) handler {
 	return func(x *exchange) error {
-		x.principal = Anonymous
-		if au := x.api.auth; au != nil {
-			p, err := au.Authenticate(x.r, x.op)
-			switch {
-			case errors.Is(err, ErrUnauthenticated):
-				pr := Error(CodeUnauthorized, "the request carries no valid credentials")
-				pr.Header = map[string]string{"WWW-Authenticate": "Bearer"}
-				return pr
-			case errors.Is(err, ErrForbidden):
-				return Error(CodeForbidden, "the caller may not call "+x.op.ID)
-			case err != nil:
-				return err
-			case p == "":
-				return errors.New("the authenticator returned an empty principal")
-			}
-			x.principal = p
+		if err := x.api.identify(x, x.op); err != nil {
+			return err
 		}
 		return next(x)
 	}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -30,6 +31,19 @@ type MCPConfig struct {
 	Stateless bool
 	// JSONResponse answers calls with application/json instead of an event stream.
 	JSONResponse bool
+	// MaxSessions is how many sessions the endpoint holds at once (default
+	// DefaultMaxMCPSessions; negative: no limit). An initialize beyond it is answered 503
+	// unavailable with Retry-After, until a client closes its session or one expires.
+	MaxSessions int
+	// SessionIdleTimeout is how long a session may go without a request before it is closed
+	// and its memory freed (default DefaultMCPSessionIdle; negative: never). A client that
+	// only listens on its event stream must ping within it to keep its session.
+	SessionIdleTimeout time.Duration
+	// AllowedHosts are the host names the endpoint answers to (HostAllowed): a request whose
+	// Host header names another is refused 403 forbidden, against DNS rebinding. Empty, the
+	// endpoint refuses only a request that arrived on a loopback address under a name that is
+	// not loopback, as the MCP SDK does by default.
+	AllowedHosts []string
 }
 
 // WithMCP configures the MCP surface (default: stateful streamable HTTP at DefaultMCPPath).
@@ -74,9 +88,13 @@ func (a *API) buildMCP() {
 	}
 	a.mcpServer = s
 	if !a.mcpConf.Disabled {
+		a.gate = a.newMCPGate()
+		s.AddReceivingMiddleware(a.gate.countSessions)
+		// The Host rule is the endpoint's own (serveMCP), applied before authentication.
 		a.mcpHandler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
 			&mcp.StreamableHTTPOptions{Stateless: a.mcpConf.Stateless, JSONResponse: a.mcpConf.JSONResponse,
-				MaxRequestBodyBytes: a.maxBody + 64<<10})
+				MaxRequestBodyBytes: a.maxBody + mcpBodySlack, SessionTimeout: max(a.mcpConf.SessionIdleTimeout, 0),
+				DisableLocalhostProtection: true})
 	}
 }
 
@@ -397,58 +415,4 @@ func jsonKind(v any) string {
 		return "null"
 	}
 	return "an object"
-}
-
-// sdkRefusals answers the MCP SDK's own plain-text refusals (a body that is not JSON-RPC, an
-// unknown session, a wrong method or media type) with the API's envelope instead: their text
-// is the Go decoder's message and names the SDK's types, which no caller should see.
-// Everything else the SDK writes, event streams included, passes through.
-type sdkRefusals struct {
-	http.ResponseWriter
-	x       *exchange
-	refused bool
-}
-
-func (w *sdkRefusals) WriteHeader(code int) {
-	if code < 400 || w.refused || !strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain") {
-		w.ResponseWriter.WriteHeader(code)
-		return
-	}
-	w.refused = true
-	w.Header().Del("Content-Type")
-	w.x.fail(mcpRefusal(code))
-}
-
-func (w *sdkRefusals) Write(b []byte) (int, error) {
-	if w.refused {
-		return len(b), nil // the SDK's text, replaced by the envelope
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-func (w *sdkRefusals) Flush() {
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-// Unwrap lets http.ResponseController reach the connection.
-func (w *sdkRefusals) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// mcpRefusal is the envelope for a refusal of the MCP SDK's, by its status.
-func mcpRefusal(status int) *Problem {
-	switch status {
-	case http.StatusNotFound:
-		return Error(CodeNotFound, "no MCP session has this Mcp-Session-Id: initialize a new session")
-	case http.StatusMethodNotAllowed:
-		return Error(CodeMethodNotAllowed, "the MCP endpoint takes POST (and GET and DELETE for a session's stream)")
-	case http.StatusNotAcceptable, http.StatusUnsupportedMediaType:
-		return Error(CodeUnsupportedMediaType, "the MCP endpoint takes application/json and answers "+
-			"application/json or text/event-stream: send Content-Type and Accept accordingly")
-	}
-	if status >= 500 {
-		return Error(CodeInternalError, "")
-	}
-	msg := "the request is not a valid MCP message (JSON-RPC 2.0) for this session"
-	return Error(CodeInvalidJSON, msg).with(remedy.Issue{Code: "syntax", Message: msg})
 }

@@ -244,10 +244,10 @@ func TestMCPConfirmationAcrossSurfaces(t *testing.T) {
 	assert.Equal(t, 200, status, "%s", body)
 	assert.Equal(t, 2, store.Effects("delete_customer"))
 
-	// Without credentials, the MCP call is refused before anything else.
-	anon := connect(t, srv.URL, nil)
-	env = toolEnvelope(t, call(t, anon, "delete_customer", map[string]any{"id": "cus_ada"}))
-	assert.Equal(t, "unauthorized", env.Code)
+	// Without credentials, the MCP endpoint refuses even to open a session.
+	_, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", DisableStandaloneSSE: true, MaxRetries: -1}, nil)
+	require.ErrorContains(t, err, "Unauthorized")
 }
 
 // TestMCPIdempotencyAcrossSurfaces: a key replays over MCP, marked in _meta, and over REST

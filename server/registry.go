@@ -401,6 +401,16 @@ func builtinCodes() []Code {
 			Related: []string{"invalid_body"},
 		},
 		{
+			Code: "invalid_request", Status: 400, Title: "Invalid request",
+			Category: remedy.CategoryValidation, Retryable: false,
+			Hint:  "Change the request as the message says (a header, the method, the session); sent again unchanged, it fails the same way.",
+			Cause: "The request does not follow the transport protocol of the endpoint (the MCP streamable HTTP transport): a required header is missing, names a version or a media type it does not support, or the message is not one it handles.",
+			Repair: "1. Read the message: it names the header or the part of the request at fault, and what the endpoint supports.\n" +
+				"2. Fix the client's transport (an MCP client library does this for its caller); the tool's arguments are not at fault, so a rewrite of them cannot help.\n" +
+				"3. Send the request again.",
+			Related: []string{"invalid_json", "unsupported_media_type"},
+		},
+		{
 			Code: "unauthorized", Status: 401, Title: "Unauthorized",
 			Category: remedy.CategoryAuth, Retryable: false,
 			Hint:  "Obtain valid credentials and send them in the Authorization header; the call as it is will fail again.",

@@ -31,6 +31,7 @@ var registryBuiltins = []struct {
 	{"invalid_json", 400, remedy.CategoryValidation, true, regWithIssue(""), remedy.ActRewrite, nil},
 	{"invalid_body", 422, remedy.CategoryValidation, true, regWithIssue("/currency"), remedy.ActRewrite, nil},
 	{"invalid_input", 422, remedy.CategoryValidation, true, regWithIssue("/end_date"), remedy.ActRewrite, nil},
+	{"invalid_request", 400, remedy.CategoryValidation, false, nil, remedy.ActStop, remedy.ErrNotRetryable},
 	{"unsupported_media_type", 415, remedy.CategoryValidation, false, nil, remedy.ActStop, remedy.ErrNotRetryable},
 	{"payload_too_large", 413, remedy.CategoryValidation, false, nil, remedy.ActStop, remedy.ErrNotRetryable},
 	{"unauthorized", 401, remedy.CategoryAuth, false, nil, remedy.ActStop, remedy.ErrNotRetryable},

@@ -34,6 +34,8 @@ type API struct {
 	mcpConf     MCPConfig
 	mcpServer   *mcp.Server
 	mcpHandler  http.Handler
+	gate        *mcpGate    // the MCP endpoint's sessions and mark (nil when it is disabled)
+	authFail    authFailure // the limit on failed authentication
 
 	once sync.Once
 	run  handler // the pipeline, assembled at the first request
@@ -194,9 +196,11 @@ func (a *API) Registry() *Registry { return a.reg }
 func (a *API) Operations() []*Operation { return append([]*Operation(nil), a.ops...) }
 
 // ServeHTTP serves the OpenAPI document and the MCP endpoint at their paths, and routes every
-// other request to its operation, through the pipeline. An MCP client's event stream (a GET
-// of the MCP path) is exempt from the http.Server's ReadTimeout and WriteTimeout, so that a
-// server can set them for everything else.
+// other request to its operation, through the pipeline. A request of the MCP endpoint is
+// checked (Host, authentication with op nil, rate limit, session cap) before the MCP SDK reads
+// it; a client's event stream (a GET of the MCP path) is exempt from the http.Server's
+// ReadTimeout and WriteTimeout once it is open, so that a server can set them for everything
+// else.
 func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	a.start()
 	switch p := r.URL.Path; {
@@ -204,14 +208,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.serveOpenAPI(w, r)
 		return
 	case p == a.mcpConf.Path && a.mcpHandler != nil:
-		if r.Method == http.MethodGet {
-			// A client's event stream lasts as long as its session: the http.Server's read and
-			// write limits would cut it, at the first message sent once they have passed.
-			rc := http.NewResponseController(w)
-			rc.SetReadDeadline(time.Time{})
-			rc.SetWriteDeadline(time.Time{})
-		}
-		a.mcpHandler.ServeHTTP(&sdkRefusals{ResponseWriter: w, x: &exchange{api: a, w: w, r: r}}, r)
+		a.serveMCP(w, r)
 		return
 	}
 	x := &exchange{api: a, w: w, r: r}
@@ -223,6 +220,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (a *API) start() {
 	a.once.Do(func() {
 		a.setup()
+		a.setupAuthFailure()
 		a.run = a.pipeline()
 		a.buildMCP()
 	})
