@@ -40,8 +40,8 @@ type MCPConfig struct {
 	// only listens on its event stream must ping within it to keep its session.
 	SessionIdleTimeout time.Duration
 	// AllowedHosts are the host names the endpoint answers to (HostAllowed): a request whose
-	// Host header names another is refused 403 forbidden, against DNS rebinding. Empty, the
-	// endpoint refuses only a request that arrived on a loopback address under a name that is
+	// Host header names another is refused 403 forbidden, against DNS rebinding. Empty, those
+	// of WithHostCheck; without them too, the endpoint refuses only a request that arrived on a loopback address under a name that is
 	// not loopback, as the MCP SDK does by default.
 	AllowedHosts []string
 }

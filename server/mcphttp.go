@@ -59,8 +59,12 @@ func (a *API) newMCPGate() *mcpGate {
 // request it maps to, and answers an empty bucket with a tool result the client can act on.
 func (a *API) serveMCP(w http.ResponseWriter, r *http.Request) {
 	x := &exchange{api: a, w: w, r: r, ctx: r.Context()}
-	if !HostAllowed(r, a.mcpConf.AllowedHosts) {
-		x.fail(Error(CodeForbidden, "the Host header names a host this server does not answer to"))
+	hosts := a.mcpConf.AllowedHosts
+	if len(hosts) == 0 {
+		hosts = a.hosts
+	}
+	if !HostAllowed(r, hosts) {
+		x.fail(errHostRefused())
 		return
 	}
 	if err := a.identify(x, nil); err != nil {

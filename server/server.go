@@ -36,6 +36,8 @@ type API struct {
 	mcpHandler  http.Handler
 	gate        *mcpGate    // the MCP endpoint's sessions and mark (nil when it is disabled)
 	authFail    authFailure // the limit on failed authentication
+	hosts       []string    // WithHostCheck's, for the routes other than MCP
+	hostCheck   bool
 
 	once sync.Once
 	run  handler // the pipeline, assembled at the first request
@@ -179,6 +181,23 @@ func WithMaxBody(n int64) Option {
 	}
 }
 
+// WithHostCheck refuses, with 403 forbidden and before anything else, every request whose
+// Host header HostAllowed(r, hosts) refuses: the defence against DNS rebinding for the REST
+// routes and the OpenAPI document, which the MCP endpoint always has. With no hosts it is
+// HostAllowed's loopback rule (a request that arrived on a loopback address must name a
+// loopback host). The MCP endpoint takes hosts too, unless MCPConfig.AllowedHosts lists its
+// own. Off by default: a server behind a proxy on the same machine sees the public name.
+func WithHostCheck(hosts ...string) Option {
+	return func(a *API) {
+		a.hostCheck, a.hosts = true, append([]string(nil), hosts...)
+	}
+}
+
+// errHostRefused is the answer to a request naming a host the server does not answer to.
+func errHostRefused() *Problem {
+	return Error(CodeForbidden, "the Host header names a host this server does not answer to")
+}
+
 // WithLogger sets where the real causes of internal errors are logged (default
 // slog.Default()), under the trace id the response carries.
 func WithLogger(l *slog.Logger) Option {
@@ -203,6 +222,11 @@ func (a *API) Operations() []*Operation { return append([]*Operation(nil), a.ops
 // else.
 func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	a.start()
+	if a.hostCheck && r.URL.Path != a.mcpConf.Path && !HostAllowed(r, a.hosts) {
+		x := &exchange{api: a, w: w, r: r, ctx: r.Context()}
+		x.fail(errHostRefused())
+		return
+	}
 	switch p := r.URL.Path; {
 	case p == a.openapiPath && p != "":
 		a.serveOpenAPI(w, r)

@@ -42,7 +42,7 @@ var serveLimits = struct {
 var serveCommand = &command{
 	name:     "serve",
 	summary:  "serve the example billing API: REST, /openapi.json and MCP at /mcp",
-	synopsis: "remedy serve [--addr HOST:PORT] [--redis ADDR] [--rate N]",
+	synopsis: "remedy serve [--addr HOST:PORT] [--redis ADDR] [--rate N] [--allow-host HOST]...",
 	about: `Serve runs the example billing API on the reference server until it is
 interrupted (SIGINT, SIGTERM), then shuts down gracefully. The same operations are
 served over REST, described at /openapi.json, and as MCP tools at /mcp. Once it
@@ -53,12 +53,20 @@ The API is in memory, with one customer, cus_ada. With --redis, confirmation
 tokens and idempotency records are kept in that Redis, so that several instances
 serve one API (MCP sessions are then stateless, for the same reason).
 
+A request must name the host it is for in its Host header: one that arrived on a
+loopback address must name a loopback host (localhost, 127.0.0.1, [::1]), on REST
+and MCP alike, so that a web page cannot reach the API through DNS rebinding.
+--allow-host adds names (and then every request, on any address, must name one of
+them or a loopback host); --allow-host '*' turns the check off. A refused request
+gets 403 forbidden.
+
 Each connection is bounded: 10 s to send a request's header and 30 s the whole
 request, a minute to receive the answer (MCP event streams excepted), 2 minutes
 idle between requests, and 64 KiB of header.`,
 	examples: []string{
 		"remedy serve --addr 127.0.0.1:8080",
 		"remedy serve --addr :8080 --redis 127.0.0.1:6379 --rate 20",
+		"remedy serve --addr :8080 --allow-host api.example.com",
 	},
 	exits: `0 stopped by a signal, after a graceful shutdown
 2 usage error
@@ -70,6 +78,14 @@ func serve(ctx context.Context, in *invocation) error {
 	addr := in.fs.String("addr", "127.0.0.1:8080", "listen on `HOST:PORT` (port 0: any free port)")
 	redisAddr := in.fs.String("redis", "", "keep confirmations and idempotency records in the Redis at `ADDR` (host:port or redis:// URL)")
 	rate := in.fs.Int("rate", 0, "allow each caller `N` requests per second (bursts of N); 0: no limit")
+	var hosts []string
+	in.fs.Func("allow-host", "also answer requests naming `HOST` (repeatable; host or host:port, * for any)", func(h string) error {
+		if h = strings.TrimSpace(h); h == "" || strings.ContainsAny(h, "/ ") {
+			return fmt.Errorf("not a host name: %q", h)
+		}
+		hosts = append(hosts, h)
+		return nil
+	})
 	if _, err := in.parse(0, 0); err != nil {
 		return err
 	}
@@ -78,7 +94,7 @@ func serve(ctx context.Context, in *invocation) error {
 	}
 
 	logger := slog.New(slog.NewTextHandler(in.stderr, nil))
-	opts := []server.Option{server.WithLogger(logger)}
+	opts := []server.Option{server.WithLogger(logger), server.WithHostCheck(allowedHosts(hosts)...)}
 	if *rate > 0 {
 		opts = append(opts, server.WithRateLimit(float64(*rate), *rate))
 	}
@@ -159,6 +175,16 @@ func endOnShutdown(streams context.Context, h http.Handler) http.Handler {
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// allowedHosts are the Host names serve answers to, REST and MCP alike, against DNS
+// rebinding: with none given, HostAllowed's loopback rule; with some, those and the loopback
+// names, so that the local URL serve prints keeps working.
+func allowedHosts(given []string) []string {
+	if len(given) == 0 {
+		return nil
+	}
+	return append([]string{"localhost", "127.0.0.1", "::1"}, given...)
 }
 
 // redisStore connects to the Redis at addr, checks that it answers and returns a store on it.
