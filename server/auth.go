@@ -128,13 +128,15 @@ func (a *API) identify(x *exchange, op *Operation) error {
 		key = a.authFail.key(x.r)
 		if key == "" {
 			l = nil
-		} else if ok, wait := l.take(key); !ok {
+		} else if ok, wait := l.check(key); !ok {
 			return limited("too many failed authentications from this client", wait)
 		}
 	}
 	p, err := au.Authenticate(x.r, op)
-	if l != nil && !errors.Is(err, ErrUnauthenticated) {
-		l.refund(key) // only a failure to identify the caller spends the bucket
+	if l != nil && errors.Is(err, ErrUnauthenticated) {
+		// Only a failure spends the bucket (so that a client's concurrent good requests never
+		// empty it); concurrent failures may each pass the check before one spends.
+		l.take(key)
 	}
 	switch {
 	case errors.Is(err, ErrUnauthenticated):

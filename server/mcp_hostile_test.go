@@ -274,6 +274,49 @@ func TestAuthFailuresAreLimited(t *testing.T) {
 	}
 }
 
+// TestAuthSuccessesNeverLimited: good credentials, many at once from one address, never spend
+// the failure bucket, however small it is: only failures do.
+func TestAuthSuccessesNeverLimited(t *testing.T) {
+	t.Parallel()
+	const n = 64
+	// Good credentials wait inside the Authenticator until all n are there (or a while has
+	// passed): the requests are in authentication at once, whatever the machine's speed.
+	var arrived atomic.Int64
+	all := make(chan struct{})
+	auth := server.AuthenticatorFunc(func(r *http.Request, op *server.Operation) (server.Principal, error) {
+		if op != nil && r.Header.Get("Authorization") == "Bearer ann" {
+			if arrived.Add(1) == n {
+				close(all)
+			}
+			select {
+			case <-all:
+			case <-time.After(10 * time.Second):
+			}
+		}
+		return byBearer.Authenticate(r, op)
+	})
+	clock := storetest.NewClock()
+	_, _, srv := billingServer(t, server.WithClock(clock.Now), server.WithAuthenticator(auth),
+		server.WithAuthFailureLimit(1, 1, nil))
+	var wg sync.WaitGroup
+	statuses := make([]int, n)
+	for i := range statuses {
+		wg.Go(func() {
+			statuses[i], _, _ = do(t, "GET", srv.URL+"/v1/invoices/in_1", "", "", "Authorization", "Bearer ann")
+		})
+	}
+	wg.Wait()
+	assert.Equal(t, int64(n), arrived.Load(), "every good request reached the Authenticator")
+	for i, status := range statuses {
+		assert.NotEqual(t, 429, status, "request %d", i)
+		assert.NotEqual(t, 401, status, "request %d", i)
+	}
+	status, _, _ := do(t, "GET", srv.URL+"/v1/invoices/in_1", "", "")
+	assert.Equal(t, 401, status, "the one failure the bucket holds")
+	status, _, _ = do(t, "GET", srv.URL+"/v1/invoices/in_1", "", "", "Authorization", "Bearer ann")
+	assert.Equal(t, 429, status, "then even good credentials wait")
+}
+
 // byClientHeader authenticates nobody and limits failures per X-Client header, to show a key
 // function that tells clients apart.
 func TestAuthFailureLimitKey(t *testing.T) {

@@ -50,17 +50,32 @@ func (l *rateLimiter) take(key string) (ok bool, wait time.Duration) {
 		b.tokens--
 		return true, 0
 	}
-	need := (1 - b.tokens) / l.rate
-	return false, time.Duration(math.Ceil(need*float64(time.Second/time.Millisecond)) * float64(time.Millisecond))
+	return false, waitFor(1-b.tokens, l.rate)
 }
 
-// refund gives back a token taken for a request that turned out not to count.
-func (l *rateLimiter) refund(key string) {
+// check reports whether key has a token, or how long until it has one, without spending
+// it; a key without a bucket has a full one.
+func (l *rateLimiter) check(key string) (ok bool, wait time.Duration) {
+	now := l.now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if b := l.buckets[key]; b != nil {
-		b.tokens = math.Min(l.burst, b.tokens+1)
+	b := l.buckets[key]
+	if b == nil {
+		return true, 0
 	}
+	tokens := b.tokens
+	if dt := now.Sub(b.at).Seconds(); dt > 0 {
+		tokens = math.Min(l.burst, tokens+dt*l.rate)
+	}
+	if tokens >= 1 {
+		return true, 0
+	}
+	return false, waitFor(1-tokens, l.rate)
+}
+
+// waitFor is how long need tokens take to refill at rate, rounded up to the millisecond.
+func waitFor(need, rate float64) time.Duration {
+	return time.Duration(math.Ceil(need/rate*float64(time.Second/time.Millisecond)) * float64(time.Millisecond))
 }
 
 // sweep forgets the buckets that have refilled; if none has, it forgets half of them.
