@@ -294,3 +294,33 @@ func BenchmarkHostileBody(b *testing.B) {
 		})
 	}
 }
+
+// TestHandlerIssuesBounded: a handler's own envelope, with 500 issues, is answered with the
+// first MaxIssues and one marker counting the rest, as validation's are; the handler's slice
+// is left as it was.
+func TestHandlerIssuesBounded(t *testing.T) {
+	t.Parallel()
+	issues := make([]remedy.Issue, 500)
+	for i := range issues {
+		issues[i] = remedy.Issue{Path: "/items/" + strconv.Itoa(i), Code: "out_of_stock", Message: "out of stock"}
+	}
+	api := server.New()
+	require.NoError(t, server.Get(api, "/v1/items/{id}", func(ctx context.Context, in ItemRef) (ItemRef, error) {
+		return ItemRef{}, &remedy.Envelope{Status: 409, Code: "conflict", Message: "out of stock", Issues: issues}
+	}, server.OperationID("get_item")))
+	srv := httptest.NewServer(api)
+	t.Cleanup(srv.Close)
+
+	resp, err := http.Get(srv.URL + "/v1/items/a")
+	require.NoError(t, err)
+	env, ok := remedy.ParseResponse(resp)
+	resp.Body.Close()
+	require.True(t, ok)
+	require.Len(t, env.Issues, server.MaxIssues+1)
+	assert.Equal(t, "/items/99", env.Issues[server.MaxIssues-1].Path)
+	last := env.Issues[server.MaxIssues]
+	assert.Equal(t, server.TooManyIssues, last.Code)
+	assert.Contains(t, last.Message, "400 more issues")
+	assert.Len(t, issues, 500)
+	assert.Equal(t, "out_of_stock", issues[server.MaxIssues].Code, "the handler's issues are not modified")
+}

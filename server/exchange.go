@@ -93,13 +93,16 @@ func (x *exchange) envelope(err error) (*remedy.Envelope, map[string]string) {
 			x.api.logger.LogAttrs(x.ctx, slog.LevelWarn, "remedy: operation emitted an undeclared code",
 				slog.String("operation", x.op.ID), slog.String("code", p.Code))
 		}
-		return p.envelope(c), p.Header
+		env := p.envelope(c)
+		capIssues(env)
+		return env, p.Header
 	case asEnvelope(err, &env):
 		if env.Status < 400 || env.Status > 599 || env.Code == "" {
 			x.logInternal(err, "handler returned an envelope without a failure status or code")
 			return x.internal(), nil
 		}
 		cp := *env
+		capIssues(&cp)
 		return &cp, nil
 	default:
 		x.logInternal(err, "internal error")

@@ -1410,11 +1410,27 @@ func (c *issueCollector) finish() ([]remedy.Issue, json.RawMessage, int) {
 		}
 	}
 	if c.left > 0 {
-		issues = append(issues, remedy.Issue{Code: TooManyIssues, Message: fmt.Sprintf(
-			"%s found and not listed: only the first %d are; repair those and send the call again to learn the rest",
-			issuePlural(c.left, "more issue"), MaxIssues)})
+		issues = append(issues, tooManyIssues(c.left))
 	}
 	return issues, c.v.excerpt(ptrs), len(c.found) + c.left
+}
+
+// tooManyIssues is the issue that ends a list of MaxIssues issues, counting the left ones.
+func tooManyIssues(left int) remedy.Issue {
+	return remedy.Issue{Code: TooManyIssues, Message: fmt.Sprintf(
+		"%s found and not listed: only the first %d are; repair those and send the call again to learn the rest",
+		issuePlural(left, "more issue"), MaxIssues)}
+}
+
+// capIssues bounds the issues of an envelope a handler made as validation bounds its own: the
+// first MaxIssues, then one TooManyIssues issue counting the others. env.Issues is replaced,
+// never modified, since it may be the handler's.
+func capIssues(env *remedy.Envelope) {
+	n := len(env.Issues)
+	if n <= MaxIssues || n == MaxIssues+1 && env.Issues[MaxIssues].Code == TooManyIssues {
+		return
+	}
+	env.Issues = append(env.Issues[:MaxIssues:MaxIssues], tooManyIssues(n-MaxIssues))
 }
 
 // comparePointers orders JSON Pointers segment by segment: a parent before its members, array
