@@ -118,12 +118,19 @@ type problem struct {
 	whys       []string       // the other issues' ones, each once
 }
 
+// tooManyIssues is the code of the issue that ends a list a server cut (the reference server
+// lists at most 100): repairing the issues listed and sending again learns the rest.
+const tooManyIssues = "too_many_issues"
+
 // mergeIssues groups the issues by path, shallowest first and otherwise in the order the
 // issues name them, so that a value is repaired before anything inside it.
 func mergeIssues(issues []Issue) []problem {
 	probs := make([]problem, 0, len(issues))
 	for i := range issues {
 		is := &issues[i]
+		if is.Code == tooManyIssues {
+			continue // it counts the issues left out of a cut list: it names nothing to repair
+		}
 		j := -1
 		for k := range probs {
 			if probs[k].path == is.Path {

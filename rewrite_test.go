@@ -250,6 +250,15 @@ func TestDefaultRewriterSuggestedAndAllowed(t *testing.T) {
 		want:    `{"items":[{"sku":"ABC-123"},{"sku":"DEF-1"},{"sku":"GHI-2","quantity":100}]}`,
 		changes: []changeView{lossless("/items/0/sku", "suggested_value", `"abc"`, `"ABC-123"`), lossy("/items/2/quantity", "suggested_value", `250`, `100`)},
 	}, {
+		name:   "a cut list: the issues listed are repaired, the marker is not an issue",
+		status: 422,
+		body: `{"error":{"statusCode":422,"code":"invalid_body","message":"150 issues","issues":[
+			{"path":["currency"],"code":"enum","allowed_values":["usd"]},
+			{"path":[],"code":"too_many_issues","message":"149 more issues found and not listed"}]}}`,
+		args:    `{"amount":100,"currency":"eur"}`,
+		want:    `{"amount":100,"currency":"usd"}`,
+		changes: []changeView{lossless("/currency", "only_allowed_value", `"eur"`, `"usd"`)},
+	}, {
 		name:   "a single allowed value",
 		status: 422,
 		body: `{"error":{"statusCode":422,"code":"invalid_body","message":"currency must be usd",
