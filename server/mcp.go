@@ -35,14 +35,20 @@ type MCPConfig struct {
 	// DefaultMaxMCPSessions; negative: no limit). An initialize beyond it is answered 503
 	// unavailable with Retry-After, until a client closes its session or one expires.
 	MaxSessions int
+	// SessionsPerPrincipal is how many of those sessions one principal may hold (default
+	// DefaultMCPSessionsPerPrincipal; negative: any number up to MaxSessions), so that one
+	// caller cannot take them all. Without an Authenticator every caller is one principal,
+	// who may hold MaxSessions. A session is bound to the principal that opened it: its id,
+	// sent by another, is refused 403 forbidden.
+	SessionsPerPrincipal int
 	// SessionIdleTimeout is how long a session may go without a request before it is closed
 	// and its memory freed (default DefaultMCPSessionIdle; negative: never). A client that
 	// only listens on its event stream must ping within it to keep its session.
 	SessionIdleTimeout time.Duration
 	// AllowedHosts are the host names the endpoint answers to (HostAllowed): a request whose
 	// Host header names another is refused 403 forbidden, against DNS rebinding. Empty, those
-	// of WithHostCheck; without them too, the endpoint refuses only a request that arrived on a loopback address under a name that is
-	// not loopback, as the MCP SDK does by default.
+	// of WithHostCheck; without them too, the endpoint refuses only a request that arrived on
+	// a loopback address under a name that is not loopback, as the MCP SDK does by default.
 	AllowedHosts []string
 }
 
@@ -95,6 +101,9 @@ func (a *API) buildMCP() {
 			&mcp.StreamableHTTPOptions{Stateless: a.mcpConf.Stateless, JSONResponse: a.mcpConf.JSONResponse,
 				MaxRequestBodyBytes: a.maxBody + mcpBodySlack, SessionTimeout: max(a.mcpConf.SessionIdleTimeout, 0),
 				DisableLocalhostProtection: true})
+		if a.auth != nil {
+			a.mcpHandler = boundHandler(a.mcpHandler) // sessions bound to their principal
+		}
 	}
 }
 

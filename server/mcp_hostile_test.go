@@ -585,3 +585,55 @@ func newLocalServer(t testing.TB, h http.Handler) string {
 	t.Cleanup(func() { srv.Close() })
 	return "http://" + ln.Addr().String()
 }
+
+// A session is its principal's: another caller who learned its id is refused it, on
+// messages and on the event stream, and the session serves its own principal on.
+func TestMCPSessionBoundToPrincipal(t *testing.T) {
+	t.Parallel()
+	_, _, srv := billingServer(t, server.WithAuthenticator(byBearer))
+	id := openSession(t, srv.URL, "Authorization", "Bearer ann")
+	session := []string{"Mcp-Session-Id", id, "Mcp-Protocol-Version", "2025-06-18"}
+	list := `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
+
+	status, h, body := mcpPost(t, nil, srv.URL, list, append(session, "Authorization", "Bearer bob")...)
+	require.Equal(t, 403, status, "%s", body)
+	env := envelope(t, status, h, body)
+	assert.Equal(t, "forbidden", env.Code)
+	assert.False(t, env.Retryable)
+
+	req, err := http.NewRequest("GET", srv.URL+"/mcp", nil)
+	require.NoError(t, err)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Authorization", "Bearer bob")
+	for i := 0; i < len(session); i += 2 {
+		req.Header.Set(session[i], session[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, 403, resp.StatusCode, "bob cannot listen on ann's stream")
+
+	status, _, body = mcpPost(t, nil, srv.URL, list, append(session, "Authorization", "Bearer ann")...)
+	require.Equal(t, 200, status, "%s", body)
+	assert.Contains(t, string(body), "create_invoice", "ann's session serves ann")
+}
+
+// One principal holds at most MCPConfig.SessionsPerPrincipal sessions: past it, its
+// initialize is refused (503, retryable, with Retry-After) and another's is not.
+func TestMCPSessionsPerPrincipal(t *testing.T) {
+	t.Parallel()
+	_, _, srv := billingServer(t, server.WithAuthenticator(byBearer),
+		server.WithMCP(server.MCPConfig{SessionsPerPrincipal: 3}))
+	for range 3 {
+		openSession(t, srv.URL, "Authorization", "Bearer ann")
+	}
+	status, h, body := mcpPost(t, nil, srv.URL, initializeBody, "Authorization", "Bearer ann")
+	require.Equal(t, 503, status, "%s", body)
+	env := envelope(t, status, h, body)
+	assert.Equal(t, "unavailable", env.Code)
+	assert.True(t, env.Retryable)
+	assert.NotEmpty(t, h.Get("Retry-After"))
+	assert.Contains(t, env.Message, "this caller")
+
+	openSession(t, srv.URL, "Authorization", "Bearer bob")
+}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/remedy-go/remedy"
 	"github.com/tidwall/gjson"
@@ -29,6 +30,8 @@ const (
 	// DefaultMCPSessionIdle is how long a session may go without a request before it is
 	// closed.
 	DefaultMCPSessionIdle = 10 * time.Minute
+	// DefaultMCPSessionsPerPrincipal is how many of the sessions one principal may hold.
+	DefaultMCPSessionsPerPrincipal = 100
 )
 
 // mcpGate is the state of the MCP endpoint: its sessions.
@@ -45,7 +48,15 @@ func (a *API) newMCPGate() *mcpGate {
 	if c.SessionIdleTimeout == 0 {
 		c.SessionIdleTimeout = DefaultMCPSessionIdle
 	}
-	return &mcpGate{sessions: &mcpSessions{max: c.MaxSessions, live: map[*mcp.ServerSession]struct{}{}}}
+	if c.SessionsPerPrincipal == 0 {
+		c.SessionsPerPrincipal = DefaultMCPSessionsPerPrincipal
+	}
+	per := c.SessionsPerPrincipal
+	if a.auth == nil {
+		per = -1 // every caller is one principal, who may hold them all
+	}
+	return &mcpGate{sessions: &mcpSessions{max: c.MaxSessions, perPrincipal: per,
+		live: map[*mcp.ServerSession]Principal{}, held: map[Principal]int{}}}
 }
 
 // serveMCP answers a request of the MCP path. Before the MCP SDK reads anything of it, the
@@ -94,14 +105,21 @@ func (a *API) serveMCP(w http.ResponseWriter, r *http.Request) {
 	}
 	if !a.mcpConf.Stateless && r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
 		s := a.gate.sessions
-		if !s.reserve() {
-			p := Error(CodeUnavailable, "the MCP endpoint holds as many sessions as it can; "+
-				"one frees when its client closes it or leaves it idle for "+a.mcpConf.SessionIdleTimeout.String())
+		if full, mine := s.reserve(x.principal); full || mine {
+			msg := "the MCP endpoint holds as many sessions as it can"
+			if mine {
+				msg = "this caller holds as many MCP sessions as one caller may"
+			}
+			p := Error(CodeUnavailable, msg+"; one frees when its client closes it or leaves it idle for "+
+				a.mcpConf.SessionIdleTimeout.String())
 			p.RetryAfter = min(a.mcpConf.SessionIdleTimeout, 30*time.Second)
 			x.fail(p)
 			return
 		}
-		defer s.release()
+		defer s.release(x.principal)
+	}
+	if a.auth != nil {
+		r = a.gate.bind(r, x.principal)
 	}
 	sw := &sdkResponse{ResponseWriter: w, x: x, stream: r.Method == http.MethodGet}
 	a.mcpHandler.ServeHTTP(sw, r)
@@ -118,39 +136,58 @@ func isToolCall(body []byte) bool {
 	return len(t) > 0 && t[0] == '{' && gjson.GetBytes(t, "method").String() == "tools/call"
 }
 
-// mcpSessions counts the endpoint's live sessions, and the requests that may be opening one.
+// mcpSessions counts the endpoint's live sessions, and the requests that may be opening one,
+// in all and per principal.
 type mcpSessions struct {
-	max int // negative: no cap
+	max          int // negative: no cap
+	perPrincipal int // negative: none but max
 
 	mu      sync.Mutex
-	live    map[*mcp.ServerSession]struct{}
+	live    map[*mcp.ServerSession]Principal
 	opening int
+	held    map[Principal]int // live and opening, per principal
 }
 
-// reserve holds a place for a session a request may open, if there is one.
-func (s *mcpSessions) reserve() bool {
+// reserve holds a place for a session p's request may open, if there is one: full says the
+// endpoint has none, mine that p holds its share.
+func (s *mcpSessions) reserve(p Principal) (full, mine bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.max >= 0 && len(s.live)+s.opening >= s.max {
-		return false
+		return true, false
+	}
+	if s.perPrincipal >= 0 && s.held[p] >= s.perPrincipal {
+		return false, true
 	}
 	s.opening++
-	return true
+	s.held[p]++
+	return false, false
 }
 
-// release gives the place back once the request is answered: the session it opened, if
+// release gives p's place back once the request is answered: the session it opened, if
 // any, is counted live by then.
-func (s *mcpSessions) release() {
+func (s *mcpSessions) release(p Principal) {
 	s.mu.Lock()
 	s.opening--
+	s.drop(p)
 	s.mu.Unlock()
 }
 
-// add counts ss live until it closes.
-func (s *mcpSessions) add(ss *mcp.ServerSession) {
+// drop counts one place fewer for p. s.mu is held.
+func (s *mcpSessions) drop(p Principal) {
+	if s.held[p]--; s.held[p] <= 0 {
+		delete(s.held, p)
+	}
+}
+
+// add counts ss, opened by p, live until it closes.
+func (s *mcpSessions) add(ss *mcp.ServerSession, p Principal) {
 	s.mu.Lock()
 	_, dup := s.live[ss]
-	s.live[ss] = struct{}{}
+	if !dup {
+		s.live[ss] = p
+		s.held[p]++
+	}
 	s.mu.Unlock()
 	if dup {
 		return
@@ -159,8 +196,50 @@ func (s *mcpSessions) add(ss *mcp.ServerSession) {
 		ss.Wait()
 		s.mu.Lock()
 		delete(s.live, ss)
+		s.drop(p)
 		s.mu.Unlock()
 	}()
+}
+
+// bind hands the MCP SDK the principal r was authenticated as, as the user of its TokenInfo:
+// the SDK binds a session to the user that opened it and refuses the session's id to anyone
+// else (403), so that a leaked id opens no other caller's event stream. The SDK takes a
+// TokenInfo only from its bearer-token middleware, which reads an Authorization header: r
+// passes through it with one, and reaches the SDK's handler with the caller's own headers.
+func (g *mcpGate) bind(r *http.Request, p Principal) *http.Request {
+	h := r.Header.Clone()
+	h.Set("Authorization", "Bearer principal")
+	r2 := r.WithContext(context.WithValue(r.Context(), boundKey{}, bound{p, r.Header}))
+	r2.Header = h
+	return r2
+}
+
+// bound is what bind passes through the SDK's middleware: the principal, and the caller's
+// headers.
+type bound struct {
+	principal Principal
+	header    http.Header
+}
+
+type boundKey struct{}
+
+// boundHandler is the SDK's handler behind its bearer-token middleware, which takes the
+// principal from the request's context (see bind).
+func boundHandler(sdk http.Handler) http.Handler {
+	verify := func(ctx context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
+		b, _ := r.Context().Value(boundKey{}).(bound)
+		if b.principal == "" {
+			return nil, auth.ErrInvalidToken
+		}
+		return &auth.TokenInfo{UserID: string(b.principal)}, nil
+	}
+	restore := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if b, ok := r.Context().Value(boundKey{}).(bound); ok {
+			r.Header = b.header
+		}
+		sdk.ServeHTTP(w, r)
+	})
+	return auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(restore)
 }
 
 // countSessions is the receiving middleware that counts a session of the endpoint live once
@@ -172,7 +251,11 @@ func (g *mcpGate) countSessions(next mcp.MethodHandler) mcp.MethodHandler {
 		res, err := next(ctx, method, req)
 		if method == "initialize" && err == nil {
 			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss.ID() != "" {
-				g.sessions.add(ss)
+				p := Anonymous
+				if e := req.GetExtra(); e != nil && e.TokenInfo != nil {
+					p = Principal(e.TokenInfo.UserID)
+				}
+				g.sessions.add(ss, p)
 			}
 		}
 		return res, err
