@@ -37,8 +37,8 @@ func validate(next handler) handler {
 		if err != nil {
 			return err
 		}
-		if issues, violated, total := op.validator.check(inst); len(issues) > 0 {
-			return x.invalidOf(issues, violated, total)
+		if issues, violated, total, atLeast := op.validator.check(inst); len(issues) > 0 {
+			return x.invalidOf(issues, violated, total, atLeast)
 		}
 		obj, _ := inst.(map[string]any)
 		return x.bind(obj, next)
@@ -252,12 +252,12 @@ func paramValue(t reflect.Type, s string) any {
 
 // invalid is the validation failure for issues.
 func (x *exchange) invalid(issues []remedy.Issue, violated json.RawMessage) *Problem {
-	return x.invalidOf(issues, violated, len(issues))
+	return x.invalidOf(issues, violated, len(issues), false)
 }
 
-// invalidOf is the validation failure for issues, which are the first of total (the last of
-// them then counts the others, see TooManyIssues).
-func (x *exchange) invalidOf(issues []remedy.Issue, violated json.RawMessage, total int) *Problem {
+// invalidOf is the validation failure for issues, which are the first of total, or of at least
+// total (the last of them then counts the others, see TooManyIssues).
+func (x *exchange) invalidOf(issues []remedy.Issue, violated json.RawMessage, total int, atLeast bool) *Problem {
 	code := CodeInvalidBody
 	for _, is := range issues {
 		if x.op.isParam(topName(is.Path)) {
@@ -266,6 +266,9 @@ func (x *exchange) invalidOf(issues []remedy.Issue, violated json.RawMessage, to
 		}
 	}
 	var msg strings.Builder
+	if atLeast {
+		msg.WriteString("at least ")
+	}
 	if total == 1 {
 		msg.WriteString("1 issue: ")
 	} else {

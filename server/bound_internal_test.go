@@ -30,7 +30,8 @@ func TestValidateBoundDeterministic(t *testing.T) {
 	}
 	in := vtDecode(t, `{"id":"ord_1","customer_id":"cus_1","currency":"usd","items":[`+strings.Join(items, ",")+`],`+
 		strings.Join(extra, ",")+`}`)
-	first, _, total := v.check(in)
+	first, _, total, atLeast := v.checkPruned(in, -1) // validated whole
+	require.False(t, atLeast)
 	require.Len(t, first, MaxIssues+1)
 	// The root's one issue for its 40 unknown members, maxItems, then three issues an item.
 	assert.Equal(t, 1+1+3*300, total)
@@ -42,10 +43,22 @@ func TestValidateBoundDeterministic(t *testing.T) {
 	assert.Equal(t, remedy.Issue{Code: TooManyIssues, Message: fmt.Sprintf(
 		"%d more issues found and not listed: only the first 100 are; repair those and send the call again to learn the rest",
 		total-MaxIssues)}, last)
+	// Pruned, as the pipeline validates an instance this large: the same issues are listed,
+	// and the marker says how many more there are at least.
+	pruned, _, n, atLeast := v.check(in)
+	require.True(t, atLeast)
+	assert.Equal(t, first[:MaxIssues], pruned[:MaxIssues])
+	assert.Greater(t, n, MaxIssues)
+	assert.Less(t, n, total, "the issues found before the cut")
+	assert.Equal(t, fmt.Sprintf("at least %d more issues found and not listed: only the first 100 are; repair those and send the call again to learn the rest",
+		n-MaxIssues), pruned[MaxIssues].Message)
 	for range 5 {
-		again, _, n := v.check(in)
+		again, _, n2, _ := v.checkPruned(in, -1)
 		require.Equal(t, first, again)
-		require.Equal(t, total, n)
+		require.Equal(t, total, n2)
+		again, _, n2, _ = v.check(in)
+		require.Equal(t, pruned, again)
+		require.Equal(t, n, n2)
 	}
 }
 

@@ -65,6 +65,11 @@ type validator struct {
 	// excerpt), at most maxExcerpts of them: the same mistakes come again and again.
 	excerpts sync.Map
 	nexcerpt atomic.Int32
+	// fastOf is the quick check of each subschema indexed, for the pruning (see pruner);
+	// prunable is false when the schema holds references resolved at validation time, which
+	// make a subschema's verdict on a value depend on where it is met.
+	fastOf   map[*jsv.Schema]*fastCheck
+	prunable bool
 }
 
 // maxExcerpts bounds the excerpts a validator keeps; past it, an excerpt is cut every time.
@@ -123,6 +128,11 @@ func newValidator(s *jsonschema.Schema) (*validator, error) {
 		return nil, errors.New("server: the input schema is not an object schema")
 	}
 	v.fast = compileFast(root)
+	v.fastOf = make(map[*jsv.Schema]*fastCheck, len(v.byPtr))
+	for _, n := range v.byPtr {
+		v.fastOf[n.sch] = n.fast
+	}
+	v.prunable = !bytes.Contains(raw, []byte(`"$dynamicRef"`)) && !bytes.Contains(raw, []byte(`"$recursiveRef"`))
 	return v, nil
 }
 
@@ -359,14 +369,21 @@ func encodeFragment(ptr string) string {
 // The result depends only on the instance: the same instance gives byte-identical issues. It
 // never panics.
 func (v *validator) validate(instance any) (issues []remedy.Issue, violated json.RawMessage) {
-	issues, violated, _ = v.check(instance)
+	issues, violated, _, _ = v.check(instance)
 	return issues, violated
 }
 
-// check is validate, and also says how many issues there are in all, those left out included.
-func (v *validator) check(instance any) (issues []remedy.Issue, violated json.RawMessage, total int) {
+// check is validate, and also says how many issues there are in all, those left out included:
+// total, or at least total when atLeast is set (an instance of pruneFrom values or more, whose
+// validation stopped once the issues listed were known, see pruner).
+func (v *validator) check(instance any) (issues []remedy.Issue, violated json.RawMessage, total int, atLeast bool) {
+	return v.checkPruned(instance, pruneFrom)
+}
+
+// checkPruned is check, pruning instances of more than from values; -1 never prunes.
+func (v *validator) checkPruned(instance any, from int) (issues []remedy.Issue, violated json.RawMessage, total int, atLeast bool) {
 	if v.fast != nil && v.fast.accepts(instance) {
-		return nil, nil, 0
+		return nil, nil, 0, false
 	}
 	c := issueCollector{v: v, instance: instance}
 	checked := instance
@@ -374,9 +391,15 @@ func (v *validator) check(instance any) (issues []remedy.Issue, violated json.Ra
 		checked, _ = c.sanitize(instance, nil)
 		slices.SortFunc(c.bad, func(a, b []string) int { return compareLocs(loc{toks: a}, loc{toks: b}) })
 	}
-	err := v.root.Validate(checked)
-	if err == nil && len(c.bad) == 0 {
-		return nil, nil, 0
+	validated := checked
+	if v.prunable && from >= 0 && largeValue(checked, from) {
+		p := pruner{v: v}
+		validated, _, _, c.stand = p.prune(checked, []*jsv.Schema{v.root}, MaxIssues+1)
+		c.lossy = p.lossy
+	}
+	err := v.root.Validate(validated)
+	if err == nil && len(c.bad) == 0 && c.stand == nil {
+		return nil, nil, 0, false
 	}
 	var ve *jsv.ValidationError
 	switch {
@@ -388,7 +411,11 @@ func (v *validator) check(instance any) (issues []remedy.Issue, violated json.Ra
 			c.add(remedy.Issue{Code: "invalid", Message: "the input is invalid: " + clip(err.Error())}, nil, v.byPtr[""])
 		}
 	}
+	c.regenerate(c.stand, nil)
 	c.badNumbers()
+	if len(c.found) == 0 && c.left == 0 {
+		return nil, nil, 0, false
+	}
 	return c.finish()
 }
 
@@ -408,6 +435,10 @@ type issueCollector struct {
 	cut     loc
 	cutCode string
 	full    bool
+	// stand is how the value validated stands for the instance, when it was pruned; lossy
+	// reports that the pruning left out values that may hold issues.
+	stand *standIn
+	lossy bool
 }
 
 // foundIssue is an issue, where it is in the instance, the subschema it concerns, and how
@@ -477,10 +508,20 @@ func compareTokens(a, b string) int {
 	case ib:
 		return 1
 	}
-	if strings.ContainsAny(a, "~/") || strings.ContainsAny(b, "~/") {
+	if escapes(a) || escapes(b) {
 		return strings.Compare(pointerEscape(a), pointerEscape(b))
 	}
 	return strings.Compare(a, b)
+}
+
+// escapes reports whether a pointer token is written escaped: it holds '~' or '/'.
+func escapes(tok string) bool {
+	for i := 0; i < len(tok); i++ {
+		if tok[i] == '~' || tok[i] == '/' {
+			return true
+		}
+	}
+	return false
 }
 
 // keep reports whether an issue of code at l may be listed, and counts it when it may not:
@@ -839,7 +880,13 @@ func (c *issueCollector) visit(e *jsv.ValidationError) {
 // leaf makes the issues of one violated keyword.
 func (c *issueCollector) leaf(e *jsv.ValidationError) {
 	n := c.v.byLoc[e.SchemaURL]
-	toks := e.InstanceLocation
+	toks, at, past := c.origin(e.InstanceLocation)
+	if past {
+		return
+	}
+	if at != nil && containerKeyword(e.ErrorKind) {
+		return // checked on the container itself, see regenerate
+	}
 	kw := ""
 	if kp := e.ErrorKind.KeywordPath(); len(kp) > 0 {
 		kw = kp[0]
@@ -1398,7 +1445,7 @@ func issueList(names []string, total int) string {
 
 // finish sorts and deduplicates the issues, keeps the first MaxIssues and counts the others
 // in one more issue, and cuts the schema excerpt the issues kept concern.
-func (c *issueCollector) finish() ([]remedy.Issue, json.RawMessage, int) {
+func (c *issueCollector) finish() ([]remedy.Issue, json.RawMessage, int, bool) {
 	c.trim()
 	issues := make([]remedy.Issue, len(c.found), len(c.found)+1)
 	var ptrs []string
@@ -1409,17 +1456,23 @@ func (c *issueCollector) finish() ([]remedy.Issue, json.RawMessage, int) {
 			ptrs = append(ptrs, f.node.ptr)
 		}
 	}
+	atLeast := c.lossy && c.left > 0
 	if c.left > 0 {
-		issues = append(issues, tooManyIssues(c.left))
+		issues = append(issues, tooManyIssues(c.left, atLeast))
 	}
-	return issues, c.v.excerpt(ptrs), len(c.found) + c.left
+	return issues, c.v.excerpt(ptrs), len(c.found) + c.left, atLeast
 }
 
-// tooManyIssues is the issue that ends a list of MaxIssues issues, counting the left ones.
-func tooManyIssues(left int) remedy.Issue {
+// tooManyIssues is the issue that ends a list of MaxIssues issues, counting the left ones, or
+// saying that there are at least that many.
+func tooManyIssues(left int, atLeast bool) remedy.Issue {
+	more := issuePlural(left, "more issue")
+	if atLeast {
+		more = "at least " + more
+	}
 	return remedy.Issue{Code: TooManyIssues, Message: fmt.Sprintf(
 		"%s found and not listed: only the first %d are; repair those and send the call again to learn the rest",
-		issuePlural(left, "more issue"), MaxIssues)}
+		more, MaxIssues)}
 }
 
 // capIssues bounds the issues of an envelope a handler made as validation bounds its own: the
@@ -1430,7 +1483,7 @@ func capIssues(env *remedy.Envelope) {
 	if n <= MaxIssues || n == MaxIssues+1 && env.Issues[MaxIssues].Code == TooManyIssues {
 		return
 	}
-	env.Issues = append(env.Issues[:MaxIssues:MaxIssues], tooManyIssues(n-MaxIssues))
+	env.Issues = append(env.Issues[:MaxIssues:MaxIssues], tooManyIssues(n-MaxIssues, false))
 }
 
 // comparePointers orders JSON Pointers segment by segment: a parent before its members, array
@@ -1588,4 +1641,485 @@ func (v *validator) prune(b []byte, n *schemaNode, paths [][]string) []byte {
 		}
 	}
 	return schemaWriteMembers(b, out)
+}
+
+// Pruning: the validator builds an error for every value it refuses, so an instance with half
+// a million invalid values would cost hundreds of megabytes to learn its first MaxIssues
+// issues. Before a large instance is validated, it is pruned: containers whose schemas are
+// simple enough (below) are walked in path order, their values checked one by one (by the fast
+// check, else by the library), and once enough issues are known, what comes after them is left
+// out. Values known to be valid are left out too. The library then validates the pruned
+// instance (the stand-in), and what it says is mapped back to the instance's locations.
+//
+// The issues listed are the same, because issues are listed in path order: a value past the
+// cut comes after at least MaxIssues+1 issues, so none of its issues is among the first
+// MaxIssues. The keywords of a container that its pruning changes (minItems, maxItems,
+// uniqueItems, minProperties, maxProperties) are checked on the container itself instead. What
+// is left out is not counted: the total is then a lower bound, and the marker says "at least".
+
+// pruneFrom is the fewest values an instance must hold to be pruned before validation: smaller
+// ones cost the library little, and are validated as they are.
+const pruneFrom = 400
+
+// pruneCheckMax is the most values a container the pruning does not look into may hold for the
+// library to check it on its own (to learn whether it is valid): a larger one is left whole.
+const pruneCheckMax = 1000
+
+// standIn records how a pruned value stands in for the instance's: which elements of an array
+// were kept, which members or elements were pruned in turn, and whether it stands for a value
+// past the cut.
+type standIn struct {
+	orig  any           // the value it stands for
+	set   []*jsv.Schema // the schemas whose container keywords are checked on orig
+	index []int         // for an array, the instance's index of each element kept
+	kids  map[string]*standIn
+	past  bool // what the validator says of it is dropped: it comes after the issues listed
+}
+
+// pruner prunes one instance.
+type pruner struct {
+	v     *validator
+	lossy bool // something that may hold issues was left out
+}
+
+// largeValue reports whether v holds more than limit values.
+func largeValue(v any, limit int) bool {
+	n := 0
+	var walk func(v any) bool
+	walk = func(v any) bool {
+		n++
+		if n > limit {
+			return true
+		}
+		switch x := v.(type) {
+		case []any:
+			for _, e := range x {
+				if walk(e) {
+					return true
+				}
+			}
+		case map[string]any:
+			for _, e := range x {
+				if walk(e) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return walk(v)
+}
+
+// expand adds the targets of the schemas' $ref to set and drops true schemas; ok is false when
+// the references go round or too deep.
+func expand(set []*jsv.Schema) (_ []*jsv.Schema, ok bool) {
+	plain := true
+	for _, s := range set {
+		if s.Ref != nil || (s.Bool != nil && *s.Bool) {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return set, true
+	}
+	out := make([]*jsv.Schema, 0, len(set)+1)
+	for _, s := range set {
+		for depth := 0; s != nil; depth++ {
+			if depth > 32 || slices.Contains(out, s) {
+				return nil, false
+			}
+			if s.Bool == nil || !*s.Bool {
+				out = append(out, s)
+			}
+			s = s.Ref
+		}
+	}
+	return out, true
+}
+
+// transparent reports whether the pruning may look into a container under s: s applies no
+// other schema at the container's location (but $ref) and no keyword that compares the
+// container, or counts its elements, in a way the pruning does not redo on the container.
+func transparent(s *jsv.Schema) bool {
+	return s.Bool == nil && s.DraftVersion >= 2020 && s.RecursiveRef == nil && s.DynamicRef == nil &&
+		s.Not == nil && len(s.AllOf) == 0 && len(s.AnyOf) == 0 && len(s.OneOf) == 0 && s.If == nil &&
+		s.Then == nil && s.Else == nil && s.UnevaluatedItems == nil && s.UnevaluatedProperties == nil &&
+		s.Contains == nil && s.MinContains == nil && s.MaxContains == nil && s.Items == nil &&
+		s.AdditionalItems == nil && s.Const == nil && s.Enum == nil && s.Format == nil &&
+		len(s.Extensions) == 0 && len(s.DependentSchemas) == 0 && len(s.Dependencies) == 0 &&
+		len(s.DependentRequired) == 0 && s.PropertyNames == nil
+}
+
+// typeAllows reports whether s's type allows t (array or object).
+func typeAllows(s *jsv.Schema, t string) bool {
+	return s.Types == nil || s.Types.IsEmpty() || slices.Contains(s.Types.ToStrings(), t)
+}
+
+// fastAccepts reports whether every schema of set surely accepts v.
+func (p *pruner) fastAccepts(set []*jsv.Schema, v any) bool {
+	for _, s := range set {
+		f := p.v.fastOf[s]
+		if f == nil || !f.accepts(v) {
+			return false
+		}
+	}
+	return true
+}
+
+// prune returns the value that stands in for v, which the schemas of set apply to, keeping the
+// first budget (at least 1) of its issues in path order; n is a lower bound of its issues that
+// the stand-in keeps; valid reports v surely valid. node is nil when out is v.
+func (p *pruner) prune(v any, set []*jsv.Schema, budget int) (out any, n int, valid bool, node *standIn) {
+	set, ok := expand(set)
+	if len(set) == 0 {
+		return v, 0, true, nil
+	}
+	if ok && p.fastAccepts(set, v) {
+		return v, 0, true, nil
+	}
+	if ok && slices.IndexFunc(set, func(s *jsv.Schema) bool { return !transparent(s) }) < 0 {
+		switch x := v.(type) {
+		case []any:
+			return p.array(x, set, budget)
+		case map[string]any:
+			return p.object(x, set, budget)
+		}
+	}
+	switch v.(type) {
+	case []any, map[string]any:
+		if largeValue(v, pruneCheckMax) {
+			return v, 0, false, nil
+		}
+	}
+	for _, s := range set {
+		if s.Validate(v) != nil {
+			return v, 1, false, nil
+		}
+	}
+	return v, 0, true, nil
+}
+
+// containerTypes keeps the schemas of set that allow the container's type t, and counts those
+// that do not (the validator says only that of the container).
+func containerTypes(set []*jsv.Schema, t string) (kept []*jsv.Schema, refused int) {
+	kept = set
+	for i, s := range set {
+		if !typeAllows(s, t) {
+			if refused == 0 {
+				kept = slices.Clone(set[:i])
+			}
+			refused = 1
+			continue
+		}
+		if refused > 0 {
+			kept = append(kept, s)
+		}
+	}
+	return kept, refused
+}
+
+// array prunes an array whose schemas are transparent.
+func (p *pruner) array(x []any, set []*jsv.Schema, budget int) (any, int, bool, *standIn) {
+	set, n := containerTypes(set, "array")
+	if len(set) == 0 {
+		return x, n, false, nil
+	}
+	prefix, minFail, maxFail := 0, 0, 0
+	var items []*jsv.Schema
+	for _, s := range set {
+		prefix = max(prefix, len(s.PrefixItems))
+		if s.MinItems != nil && len(x) < *s.MinItems {
+			minFail = 1
+		}
+		if s.MaxItems != nil && len(x) > *s.MaxItems {
+			maxFail = 1
+		}
+		if s.Items2020 != nil {
+			items = append(items, s.Items2020)
+		}
+	}
+	n += minFail + maxFail
+	var (
+		kept  []any // nil until the stand-in differs from x
+		index []int
+		kids  map[string]*standIn
+	)
+	change := func(i int) {
+		if kept == nil {
+			kept = slices.Clone(x[:i:i])
+			index = make([]int, i)
+			for j := range index {
+				index[j] = j
+			}
+		}
+	}
+	for i, e := range x {
+		if n >= budget {
+			if i >= prefix {
+				change(i)
+				p.lossy = true
+				break
+			}
+			// A slot of prefixItems keeps its place, for the elements after it.
+			change(i)
+			if kids == nil {
+				kids = map[string]*standIn{}
+			}
+			kids[strconv.Itoa(len(kept))] = &standIn{past: true}
+			kept, index = append(kept, nil), append(index, i)
+			p.lossy = true
+			continue
+		}
+		eset := items
+		if i < prefix {
+			eset = nil
+			for _, s := range set {
+				switch {
+				case i < len(s.PrefixItems):
+					eset = append(eset, s.PrefixItems[i])
+				case s.Items2020 != nil:
+					eset = append(eset, s.Items2020)
+				}
+			}
+		}
+		out, ni, valid, kid := p.prune(e, eset, budget-n)
+		if valid && i >= prefix {
+			change(i)
+			continue
+		}
+		n += ni
+		if kid != nil {
+			change(i)
+			if kids == nil {
+				kids = map[string]*standIn{}
+			}
+			kids[strconv.Itoa(len(kept))] = kid
+		}
+		if kept != nil {
+			kept, index = append(kept, out), append(index, i)
+		}
+	}
+	if kept == nil {
+		return x, n, false, nil
+	}
+	return kept, n, false, &standIn{orig: x, set: slices.Clone(set), index: index, kids: kids}
+}
+
+// object prunes an object whose schemas are transparent. Its members are walked in path order;
+// those the schemas name (in properties or required), or refuse (additionalProperties: false),
+// are kept, the others only when they may hold issues before the cut.
+func (p *pruner) object(x map[string]any, set []*jsv.Schema, budget int) (any, int, bool, *standIn) {
+	set, n := containerTypes(set, "object")
+	if len(set) == 0 {
+		return x, n, false, nil
+	}
+	for _, s := range set {
+		if s.MinProperties != nil && len(x) < *s.MinProperties {
+			n++
+			break
+		}
+	}
+	for _, s := range set {
+		if s.MaxProperties != nil && len(x) > *s.MaxProperties {
+			n++
+			break
+		}
+	}
+	// The members a schema validates are walked in path order; the others (refused by
+	// additionalProperties: false, or not constrained) stay as they are.
+	var keys []string
+	var mset []*jsv.Schema
+	for k := range x {
+		if mset, _ = memberSchemas(set, k, mset[:0]); len(mset) > 0 {
+			keys = append(keys, k)
+		}
+	}
+	slices.SortFunc(keys, compareTokens)
+	var (
+		kept map[string]any // nil until the stand-in differs from x
+		kids map[string]*standIn
+	)
+	// change starts the stand-in: the members before keys[i] are kept as they are, and so are
+	// those not walked.
+	change := func(i int) {
+		if kept != nil {
+			return
+		}
+		kept = make(map[string]any, i+1)
+		var buf []*jsv.Schema
+		for k, e := range x {
+			if buf, _ = memberSchemas(set, k, buf[:0]); len(buf) == 0 {
+				kept[k] = e
+			}
+		}
+		for _, k := range keys[:i] {
+			kept[k] = x[k]
+		}
+	}
+	for i, k := range keys {
+		var keep bool
+		mset, keep = memberSchemas(set, k, mset[:0])
+		var (
+			out   any
+			valid bool
+			kid   *standIn
+		)
+		switch {
+		case n < budget:
+			var ni int
+			out, ni, valid, kid = p.prune(x[k], mset, budget-n)
+			n += ni
+		case keep: // past the cut, but named: its place is kept
+			out, kid = nil, &standIn{past: true}
+			p.lossy = true
+		default:
+			change(i)
+			p.lossy = true
+			continue
+		}
+		if valid && !keep {
+			change(i)
+			continue
+		}
+		if kid != nil {
+			change(i)
+			if kids == nil {
+				kids = map[string]*standIn{}
+			}
+			kids[k] = kid
+		}
+		if kept != nil {
+			kept[k] = out
+		}
+	}
+	if kept == nil {
+		return x, n, false, nil
+	}
+	return kept, n, false, &standIn{orig: x, set: slices.Clone(set), kids: kids}
+}
+
+// origin is the instance's location of a location in the value validated; at is the stand-in
+// there, if any; past reports a location within a value past the cut.
+func (c *issueCollector) origin(toks []string) (out []string, at *standIn, past bool) {
+	out, at = toks, c.stand
+	for i, tok := range toks {
+		if at == nil {
+			return out, nil, false
+		}
+		if at.past {
+			return nil, nil, true
+		}
+		if at.index != nil {
+			if j, err := strconv.Atoi(tok); err == nil && j >= 0 && j < len(at.index) && at.index[j] != j {
+				if &out[0] == &toks[0] {
+					out = slices.Clone(toks)
+				}
+				out[i] = strconv.Itoa(at.index[j])
+			}
+		}
+		at = at.kids[tok]
+	}
+	if at != nil && at.past {
+		return nil, nil, true
+	}
+	return out, at, false
+}
+
+// containerKeyword reports whether k is one of the keywords that the pruning of a container
+// changes, and that are checked on the container itself instead.
+func containerKeyword(k jsv.ErrorKind) bool {
+	switch k.(type) {
+	case *kind.MinItems, *kind.MaxItems, *kind.UniqueItems, *kind.MinProperties, *kind.MaxProperties:
+		return true
+	}
+	return false
+}
+
+// uniqueItemsSchema checks uniqueItems alone, as the input schemas do.
+var uniqueItemsSchema = sync.OnceValue(func() *jsv.Schema {
+	c := jsv.NewCompiler()
+	c.DefaultDraft(jsv.Draft2020)
+	const url = "mem:///unique.json"
+	if err := c.AddResource(url, map[string]any{"uniqueItems": true}); err != nil {
+		panic(err)
+	}
+	return c.MustCompile(url)
+})
+
+// regenerate adds the issues of the container keywords of the pruned containers under s (at
+// toks in the instance), checked on the containers themselves.
+func (c *issueCollector) regenerate(s *standIn, toks []string) {
+	if s == nil || s.past {
+		return
+	}
+	report := func(sch *jsv.Schema, k jsv.ErrorKind) {
+		c.leaf(&jsv.ValidationError{SchemaURL: sch.Location, InstanceLocation: toks, ErrorKind: k})
+	}
+	saved := c.stand
+	c.stand = nil // toks are the instance's already
+	for _, sch := range s.set {
+		switch x := s.orig.(type) {
+		case []any:
+			if sch.MinItems != nil && len(x) < *sch.MinItems {
+				report(sch, &kind.MinItems{Got: len(x), Want: *sch.MinItems})
+			}
+			if sch.MaxItems != nil && len(x) > *sch.MaxItems {
+				report(sch, &kind.MaxItems{Got: len(x), Want: *sch.MaxItems})
+			}
+			if sch.UniqueItems && len(x) > 1 {
+				var ve *jsv.ValidationError
+				if errors.As(uniqueItemsSchema().Validate(x), &ve) {
+					for len(ve.Causes) > 0 {
+						ve = ve.Causes[0]
+					}
+					report(sch, ve.ErrorKind)
+				}
+			}
+		case map[string]any:
+			if sch.MinProperties != nil && len(x) < *sch.MinProperties {
+				report(sch, &kind.MinProperties{Got: len(x), Want: *sch.MinProperties})
+			}
+			if sch.MaxProperties != nil && len(x) > *sch.MaxProperties {
+				report(sch, &kind.MaxProperties{Got: len(x), Want: *sch.MaxProperties})
+			}
+		}
+	}
+	c.stand = saved
+	for tok, kid := range s.kids {
+		if s.index != nil {
+			j, _ := strconv.Atoi(tok)
+			tok = strconv.Itoa(s.index[j])
+		}
+		c.regenerate(kid, childTokens(toks, tok))
+	}
+}
+
+// memberSchemas appends to mset the schemas that set applies to the member k of an object;
+// keep reports a member the object must keep: named in properties or required, or refused by
+// additionalProperties: false (the validator names it, whatever it holds).
+func memberSchemas(set []*jsv.Schema, k string, mset []*jsv.Schema) (_ []*jsv.Schema, keep bool) {
+	for _, s := range set {
+		evaluated := false
+		if sub, ok := s.Properties[k]; ok {
+			mset, evaluated, keep = append(mset, sub), true, true
+		}
+		for re, sub := range s.PatternProperties {
+			if re.MatchString(k) {
+				mset, evaluated = append(mset, sub), true
+			}
+		}
+		if slices.Contains(s.Required, k) {
+			keep = true
+		}
+		if !evaluated {
+			switch ap := s.AdditionalProperties.(type) {
+			case bool:
+				keep = keep || !ap
+			case *jsv.Schema:
+				mset = append(mset, ap)
+			}
+		}
+	}
+	return mset, keep
 }
