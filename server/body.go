@@ -122,6 +122,14 @@ func isJSONMedia(ct string) bool {
 // member twice in an object is refused too: decoders disagree on which one counts, and the
 // one validated must be the one bound.
 func decodeBody(body []byte) (any, error) {
+	if v, ok := decodeFast(body); ok {
+		return v, nil
+	}
+	return decodeSlow(body)
+}
+
+// decodeSlow is decodeBody by encoding/json, which says where the body stops being JSON.
+func decodeSlow(body []byte) (any, error) {
 	if off := invalidUTF8(body); off >= 0 {
 		// RFC 8259 §8.1: JSON text is UTF-8. encoding/json would replace the bytes with U+FFFD,
 		// and the value validated, bound and stored would differ from the one sent. (The fast
@@ -256,4 +264,166 @@ func repeatedMember(s string) (ptr string, off int, found bool) {
 	}
 	walk(0)
 	return ptr, off, found
+}
+
+// maxDecodeDepth is the deepest nesting decodeFast reads: encoding/json refuses deeper.
+const maxDecodeDepth = 10000
+
+// decodeFast decodes a body as decodeSlow does, for the text it reads (one JSON value, strict
+// UTF-8, no object naming a member twice); ok is false for any other, which decodeSlow then
+// reads to say what is wrong. It costs a fraction of what encoding/json does, which matters
+// for the bodies that are decoded: invalid ones, a hostile client's included. Strings and
+// numbers share the body's text, short ones met again share one value, and an array is
+// built in a buffer shared by all of them and then copied at its exact length.
+func decodeFast(body []byte) (any, bool) {
+	if !utf8.Valid(body) {
+		return nil, false
+	}
+	d := fastDecoder{s: string(body)}
+	v, i, ok := d.value(0, 0)
+	if !ok || jsonscan.SkipWS(d.s, i) != len(d.s) {
+		return nil, false
+	}
+	return v, true
+}
+
+// fastDecoder is the state of one decodeFast.
+type fastDecoder struct {
+	s     string
+	stack []any // the elements of the arrays being read
+	// short strings and numbers decoded already, by a hash of their text
+	strs, nums [256]struct {
+		text string
+		v    any
+	}
+}
+
+// value reads the value at s[i:] and returns the position after it.
+func (d *fastDecoder) value(i, depth int) (any, int, bool) {
+	s := d.s
+	if i = jsonscan.SkipWS(s, i); i >= len(s) || depth > maxDecodeDepth {
+		return nil, i, false
+	}
+	switch c := s[i]; {
+	case c == '{':
+		return d.object(i, depth+1)
+	case c == '[':
+		return d.array(i, depth+1)
+	case c == '"':
+		end, esc, ok := jsonscan.String(s, i+1)
+		if !ok {
+			return nil, end, false
+		}
+		if esc {
+			return jsonscan.Unescape(s[i+1 : end-1]), end, true
+		}
+		return d.short(&d.strs, s[i+1:end-1], false), end, true
+	case c == '-' || (c >= '0' && c <= '9'):
+		end, ok := jsonscan.Number(s, i)
+		return d.short(&d.nums, s[i:end], true), end, ok
+	}
+	end, t := literalText(s, i)
+	switch t {
+	case tBool:
+		return s[i] == 't', end, true
+	case tNull:
+		return nil, end, true
+	}
+	return nil, i, false
+}
+
+// short is text as a value (a json.Number when num is set), shared with the last one of the
+// same text and hash when text is short: a body of a million zeros holds one.
+func (d *fastDecoder) short(cache *[256]struct {
+	text string
+	v    any
+}, text string, num bool) any {
+	if len(text) == 0 || len(text) > 16 {
+		if num {
+			return json.Number(text)
+		}
+		return text
+	}
+	e := &cache[(len(text)*131+int(text[0])*31+int(text[len(text)-1]))&255]
+	if e.v != nil && e.text == text {
+		return e.v
+	}
+	e.text = text
+	if num {
+		e.v = json.Number(text)
+	} else {
+		e.v = text
+	}
+	return e.v
+}
+
+func (d *fastDecoder) object(i, depth int) (any, int, bool) {
+	s := d.s
+	m := map[string]any{}
+	if i = jsonscan.SkipWS(s, i+1); i < len(s) && s[i] == '}' {
+		return m, i + 1, true
+	}
+	for {
+		if i >= len(s) || s[i] != '"' {
+			return nil, i, false
+		}
+		end, esc, ok := jsonscan.String(s, i+1)
+		if !ok {
+			return nil, end, false
+		}
+		key := s[i+1 : end-1]
+		if esc {
+			key = jsonscan.Unescape(key)
+		}
+		if i = jsonscan.SkipWS(s, end); i >= len(s) || s[i] != ':' {
+			return nil, i, false
+		}
+		var v any
+		if v, i, ok = d.value(i+1, depth); !ok {
+			return nil, i, false
+		}
+		if _, dup := m[key]; dup {
+			return nil, i, false
+		}
+		m[key] = v
+		var more bool
+		if i, more, ok = jsonscan.Next(s, i, '}'); !ok {
+			return nil, i, false
+		} else if !more {
+			return m, i, true
+		}
+	}
+}
+
+func (d *fastDecoder) array(i, depth int) (any, int, bool) {
+	s := d.s
+	if i = jsonscan.SkipWS(s, i+1); i < len(s) && s[i] == ']' {
+		return []any{}, i + 1, true
+	}
+	if d.stack == nil {
+		d.stack = make([]any, 0, min(len(s)/2+1, 1<<10))
+	}
+	base := len(d.stack)
+	defer func() {
+		clear(d.stack[base:])
+		d.stack = d.stack[:base]
+	}()
+	for {
+		v, next, ok := d.value(i, depth)
+		if !ok {
+			return nil, next, false
+		}
+		if len(d.stack) == cap(d.stack) {
+			// Grown at once to what the rest of the body can hold at most (an element and a
+			// comma are two bytes at least), so that a huge array does not double its way there.
+			d.stack = slices.Grow(d.stack, (len(s)-next)/2+1)
+		}
+		d.stack = append(d.stack, v)
+		var more bool
+		if i, more, ok = jsonscan.Next(s, next, ']'); !ok {
+			return nil, i, false
+		} else if !more {
+			return slices.Clone(d.stack[base:]), i, true
+		}
+	}
 }

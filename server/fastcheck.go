@@ -290,16 +290,10 @@ func (f *fastCheck) num(s string) bool {
 	if f.enum != nil {
 		return false
 	}
-	integer := true
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c == '.' || c == 'e' || c == 'E' {
-			integer = false
-			break
-		}
-	}
 	if sigDigits(s) > fastDigits || len(s) > 32 {
 		return false
 	}
+	integer := integral(s)
 	if integer {
 		if f.types&tInt == 0 {
 			return false
@@ -359,6 +353,41 @@ func (f *fastCheck) object(m map[string]any) bool {
 		case f.closed:
 			return false
 		case f.extra != nil && !f.extra.accepts(x):
+			return false
+		}
+	}
+	return true
+}
+
+// integral reports whether the JSON number s is an integer, as JSON Schema counts them: 1e2,
+// 100.0 and -2.5e1 are; 1.5 and 1e-2 are not.
+func integral(s string) bool {
+	mant, exp := s, 0
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		e, err := strconv.Atoi(strings.TrimPrefix(s[i+1:], "+"))
+		if err != nil {
+			return false
+		}
+		mant, exp = s[:i], e
+	}
+	dot := strings.IndexByte(mant, '.')
+	if dot < 0 {
+		if exp >= 0 {
+			return true
+		}
+		dot = len(mant)
+	}
+	// The digits past the point, once the exponent has moved it, must all be zeros; so must
+	// be the digits of the integer part that it moves past, when it moves left.
+	digits := strings.TrimLeft(mant, "-")
+	dot -= len(mant) - len(digits)
+	point := dot + exp // the digits before it (the point's own byte aside) are the integer part
+	for i := 0; i < len(digits); i++ {
+		pos := i // the digit's place among the digits alone
+		if i > dot {
+			pos--
+		}
+		if i != dot && pos >= point && digits[i] != '0' {
 			return false
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/remedy-go/remedy"
@@ -170,3 +171,15 @@ func TestPruneSameIssues(t *testing.T) {
 func size(r *rand.Rand) int { return []int{0, 3, 40, 150, 400}[r.IntN(5)] }
 
 var _ = remedy.Issue{}
+
+// integral agrees with the schema validator on which numbers are integers.
+func TestIntegral(t *testing.T) {
+	t.Parallel()
+	for s, want := range map[string]bool{
+		"0": true, "-0": true, "12": true, "1e2": true, "1E+2": true, "100.0": true, "-2.5e1": true,
+		"1.5": false, "1e-2": false, "100e-2": true, "120e-1": true, "123e-1": false, "0.0e-5": true,
+		"0.5e1": true, "0.05e1": false, "-1.0": true, "1.000001e3": false, "1.000001e6": true, "10.0e-1": true,
+	} {
+		assert.Equal(t, want, integral(s), s)
+	}
+}

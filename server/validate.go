@@ -666,7 +666,7 @@ func validNumber(s string) bool {
 		if len(exp) > 4 {
 			return false
 		}
-		if n, _ := strconv.Atoi(exp); n > validNumberMaxExp {
+		if n, _ := strconv.Atoi(exp); exp != "" && n > validNumberMaxExp { // "" fails, allocating an error
 			return false
 		}
 	}
