@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/remedy-go/remedy"
 )
 
 // pruneSchema uses every keyword the pruning looks through, and some it does not.
@@ -170,7 +169,6 @@ func TestPruneSameIssues(t *testing.T) {
 
 func size(r *rand.Rand) int { return []int{0, 3, 40, 150, 400}[r.IntN(5)] }
 
-var _ = remedy.Issue{}
 
 // integral agrees with the schema validator on which numbers are integers.
 func TestIntegral(t *testing.T) {
@@ -182,4 +180,41 @@ func TestIntegral(t *testing.T) {
 	} {
 		assert.Equal(t, want, integral(s), s)
 	}
+}
+
+// FuzzPrune checks the pruning on any instance: the issues listed and the schema inlined are
+// those of the whole validation.
+func FuzzPrune(f *testing.F) {
+	v := pruneValidator(f)
+	f.Add([]byte(`{"items":[0,{"sku":1},[],"x"],"meta":{"x-1":"a","b":1},"counts":{"a":"b"},"tags":["a","a"]}`))
+	f.Add([]byte(`{"tuple":["a",{"sku":"sku_1","quantity":1},9,9],"grid":[[0,0],[1,1]],"nested":{"a":[0]}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		inst, err := decodeInstance(data)
+		if err != nil {
+			return
+		}
+		// Repeated, so that a small input has containers long enough to cut.
+		if m, ok := inst.(map[string]any); ok {
+			for k, e := range m {
+				if a, ok := e.([]any); ok && len(a) > 0 {
+					for len(a) < 2*MaxIssues {
+						a = append(a, a...)
+					}
+					m[k] = a
+				}
+			}
+		}
+		whole, wv, _, _ := v.checkPruned(inst, -1)
+		pruned, pv, _, _ := v.checkPruned(inst, 0)
+		if string(wv) != string(pv) {
+			t.Fatalf("schemas differ:\n%s\n%s", wv, pv)
+		}
+		n := min(len(whole), MaxIssues)
+		if len(pruned) < n || !reflect.DeepEqual(whole[:n], pruned[:n]) {
+			t.Fatalf("issues differ:\n%+v\n%+v", whole, pruned)
+		}
+		if len(whole) != len(pruned) {
+			t.Fatalf("%d issues, %d pruned", len(whole), len(pruned))
+		}
+	})
 }

@@ -51,8 +51,10 @@ const (
 const MaxIssues = 100
 
 // TooManyIssues is the code of the issue that ends a list of MaxIssues issues: its path is the
-// input's root, and its message says how many more were found and left out. The issues listed
-// are the first in path order; repair them and send the call again to learn the rest.
+// input's root, and its message says how many more were found and left out ("at least 5 more
+// issues" when validation stopped once the issues listed were known, which it does for large
+// inputs). The issues listed are the first in path order; repair them and send the call again
+// to learn the rest.
 const TooManyIssues = "too_many_issues"
 
 // validator is an operation's compiled input schema.
@@ -354,7 +356,9 @@ func encodeFragment(ptr string) string {
 //
 // What the input can make large is bounded. There is one issue per violation up to MaxIssues
 // of them (the first in the order above), then one issue of code TooManyIssues that counts
-// the rest; issues past the bound are counted, not built. An object with more than 10 unknown
+// the rest; issues past the bound are counted, not built. An instance of more than 400 values
+// is pruned first (see pruner): values past the first MaxIssues+1 issues are not validated, and
+// the count of the rest is then a lower bound. An object with more than 10 unknown
 // members gets one additional_properties issue, at the object, whose message quotes the first
 // 10 names and counts the others, instead of one issue per member. A path, a field's name in a
 // message, or a name quoted, is cut at 200 bytes and ends with an ellipsis (…).
