@@ -10,7 +10,6 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
 )
 
 // pruneSchema uses every keyword the pruning looks through, and some it does not.
@@ -168,7 +167,6 @@ func TestPruneSameIssues(t *testing.T) {
 }
 
 func size(r *rand.Rand) int { return []int{0, 3, 40, 150, 400}[r.IntN(5)] }
-
 
 // integral agrees with the schema validator on which numbers are integers.
 func TestIntegral(t *testing.T) {
