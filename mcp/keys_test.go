@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -193,4 +194,60 @@ func TestKeysNotSentOverMCP(t *testing.T) {
 	}
 	assert.EqualValues(t, 3, accepted.Load())
 	assert.Zero(t, tools.count("send_sms"))
+}
+
+// A tool whose annotations say idempotentHint is as safe to send again as an idempotent HTTP
+// method: a call whose answer was lost after the tool ran is sent once more (the tool runs
+// twice, to the same effect). The same tool without the hint stops the call, saying it may
+// have executed.
+func TestIdempotentHintMakesALostAnswerSafeToRetry(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		hint    bool
+		retried bool
+	}{{hint: true, retried: true}, {hint: false}} {
+		t.Run(fmt.Sprintf("idempotentHint=%v", tc.hint), func(t *testing.T) {
+			t.Parallel()
+			var runs atomic.Int32
+			srv := sdk.NewServer(&sdk.Implementation{Name: "status", Version: "1"}, nil)
+			srv.AddTool(&sdk.Tool{Name: "set_status", InputSchema: json.RawMessage(`{"type":"object"}`),
+				Annotations: &sdk.ToolAnnotations{IdempotentHint: tc.hint}},
+				func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+					runs.Add(1)
+					return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "away"}}}, nil
+				})
+			hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
+				&sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true}))
+			t.Cleanup(hs.Close)
+			ctx := context.Background()
+			cs, err := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx,
+				&sdk.StreamableClientTransport{Endpoint: hs.URL, HTTPClient: dropping(toolCallBody), DisableStandaloneSSE: true, MaxRetries: -1}, nil)
+			require.NoError(t, err)
+			t.Cleanup(func() { cs.Close() })
+			c, err := mcp.NewClient(ctx, cs, remedy.Loop{Backoff: func() backoff.BackOff { return backoff.NewConstantBackOff(time.Millisecond) }})
+			require.NoError(t, err)
+
+			resp, err := c.Call(ctx, "set_status", map[string]any{"status": "away"})
+			if !tc.retried {
+				var ce *remedy.CallError
+				require.ErrorAs(t, err, &ce)
+				assert.ErrorIs(t, err, remedy.ErrOutcomeUnknown)
+				assert.Len(t, ce.Attempts, 1)
+				assert.EqualValues(t, 1, runs.Load())
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, "away", string(resp.Body))
+			require.Len(t, resp.Attempts, 2, "retried once")
+			assert.Empty(t, resp.Attempts[0].IdempotencyKey, "no key: the tool takes none")
+			assert.Equal(t, remedy.ActRetry, resp.Attempts[0].Decision.Action, "%v", resp.Attempts[0].Err)
+			assert.EqualValues(t, 2, runs.Load(), "the answer was lost after the tool ran")
+		})
+	}
+}
+
+// toolCallBody selects an HTTP request that carries a tools/call, for dropping.
+func toolCallBody(r *http.Request) bool {
+	body, _ := io.ReadAll(r.Body)
+	return toolCall(r, body)
 }

@@ -66,7 +66,9 @@ func (t *Transport) Load(ctx context.Context) ([]string, error) {
 		info := tool{takesKey: props[remedy.ArgIdempotencyKey], takesToken: props[remedy.ArgConfirmationToken],
 			description: tl.Description, schema: modelSchema(tl.InputSchema)}
 		if a := tl.Annotations; a != nil {
-			info.idempotent = a.ReadOnlyHint
+			// A tool that only reads, or whose repeated calls with the same arguments have no
+			// further effect, is as safe to send again as an idempotent HTTP method.
+			info.idempotent = a.ReadOnlyHint || a.IdempotentHint
 		}
 		tools[tl.Name] = info
 		names = append(names, tl.Name)
@@ -169,23 +171,32 @@ func (t *Transport) lookup(ctx context.Context, name string) (tool, bool, error)
 	return info, ok, nil
 }
 
-// Registered reports whether name is a tool the server listed (and whether it only reads),
-// for remedy.Loop.Registered: a failure's next_operation then runs only tools this session
-// offers. Before Load, it approves nothing. To allow fewer, wrap it.
+// Registered reports whether name is a tool the server listed, for remedy.Loop.Registered: a
+// failure's next_operation then runs only tools this session offers. Before Load, it
+// approves nothing. To allow fewer, wrap it.
+//
+// idempotent is true for a tool whose annotations say readOnlyHint or idempotentHint and
+// that takes no idempotencyKey: the loop sends it again after a lost answer, with no key. A
+// tool that takes a key is sent one even when it says idempotentHint (the reference server
+// says so of the tools its key makes idempotent, and may require the key); the key it
+// declares is what makes it safe to send again.
 func (t *Transport) Registered(name string) (ok, idempotent bool) {
 	t.mu.RLock()
 	info, ok := t.tools[name]
 	t.mu.RUnlock()
-	return ok, ok && info.idempotent
+	return ok, ok && info.idempotent && !info.takesKey
 }
 
 // RoundTrip calls the tool req.Operation with req.Args, plus confirmationToken when the
 // attempt carries a token and idempotencyKey when it carries a key and the tool takes one. A
 // result with isError is read as an envelope (its structuredContent, else its text, as
 // remedy.Parse reads MCP results); a JSON-RPC error (an unknown tool, invalid params) is read
-// as a JSON-RPC envelope; any other error means no response came, and is returned. A success's
-// Body is its structuredContent when it has one (as the text content sent it, when that is
-// the same JSON object), else its text. A tool that takes no idempotencyKey gets none, and the
+// as a JSON-RPC envelope, whether it came in a 200 or, as protocol 2026-07-28 has stateless
+// servers send it, in a 400 or 404 (the envelope's Status is then that status, and the
+// failure is not retried: the same call would fail the same way); any other error means no
+// response came, and is returned. A success's Body is its structuredContent when it has one,
+// else its text when all its content is text, else the JSON array of all its content items
+// (see Response.Body in the package documentation). A tool that takes no idempotencyKey gets none, and the
 // attempt's IdempotencyKey is cleared so that the loop does not count on it; a tool that
 // takes one declares that it honours it, and the attempt says so (Request.KeysHonoured), so
 // that a lost answer is retried with the same key.
@@ -216,24 +227,66 @@ func (t *Transport) RoundTrip(ctx context.Context, req *remedy.Request) (*remedy
 	}
 	res, err := t.session.CallTool(ctx, &sdk.CallToolParams{Name: req.Operation, Arguments: args})
 	if err != nil {
-		if cause, ok := transportCause(err); ok {
-			return nil, markNotSent(watch, cause)
-		}
-		var we *jsonrpc.Error
-		if errors.As(err, &we) {
-			if status := rejectedStatus(err, we); status != 0 {
-				return httpFailure(status), nil
-			}
-			return protocolFailure(we), nil
-		}
-		return nil, err
+		return t.failed(err, watch)
 	}
 	return readResult(res)
 }
 
+// failed reads the error of a tools/call: the server's answer when it sent one, else the
+// reason no answer came.
+func (t *Transport) failed(err error, watch *sent.Watch) (*remedy.Response, error) {
+	status := answeredStatus(err)
+	if we := serverError(err); we != nil {
+		// The server answered with a JSON-RPC error: in a 200 (protocol 2025-11-25 and
+		// before), or in the 4xx a stateless server of protocol 2026-07-28 sends (400 for
+		// invalid params, 404 for an unknown method). The go-sdk joins its "rejected by
+		// transport" to the latter; the answer is the server's all the same.
+		return protocolFailure(we, status), nil
+	}
+	if cause, ok := transportCause(err); ok {
+		return nil, markNotSent(watch, cause)
+	}
+	if status != 0 {
+		return httpFailure(status), nil
+	}
+	return nil, err
+}
+
 // codeRejected is the JSON-RPC code the go-sdk joins to the error of a request its transport
-// could not deliver or whose response it lost ("rejected by transport").
+// could not deliver, whose response it lost, or whose HTTP status was not a success
+// ("rejected by transport").
 const codeRejected = -32005
+
+// serverError is the JSON-RPC error the server answered with, found in the error the go-sdk
+// returned for a call, or nil when it holds none (only the go-sdk's own "rejected by
+// transport", or no JSON-RPC error at all).
+func serverError(err error) *jsonrpc.Error {
+	return findRPC(err, func(we *jsonrpc.Error) bool { return we.Code != codeRejected })
+}
+
+// findRPC is the first JSON-RPC error in err's tree (depth first, as errors.As walks it) that
+// match accepts, or nil.
+func findRPC(err error, match func(*jsonrpc.Error) bool) *jsonrpc.Error {
+	for err != nil {
+		if we, ok := err.(*jsonrpc.Error); ok && match(we) {
+			return we
+		}
+		switch u := err.(type) {
+		case interface{ Unwrap() []error }:
+			for _, x := range u.Unwrap() {
+				if we := findRPC(x, match); we != nil {
+					return we
+				}
+			}
+			return nil
+		case interface{ Unwrap() error }:
+			err = u.Unwrap()
+		default:
+			return nil
+		}
+	}
+	return nil
+}
 
 // transportCause returns the cause of a call that got no response: what the go-sdk joined to
 // its "rejected by transport" error (the HTTP request's own failure, such as a connection
@@ -295,28 +348,31 @@ func withProtocolArgs(req *remedy.Request, info tool) (json.RawMessage, error) {
 	return json.Marshal(m)
 }
 
-// protocolFailure is the envelope of a JSON-RPC error.
-func protocolFailure(we *jsonrpc.Error) *remedy.Response {
+// protocolFailure is the envelope of a JSON-RPC error the server answered with, under the
+// HTTP status it came with (0 when that was a success, or unknown). The status decides
+// whether it is retryable when the error's data does not say: a 400 or 404 is not (the same
+// request would fail the same way).
+func protocolFailure(we *jsonrpc.Error, status int) *remedy.Response {
 	msg := struct {
 		JSONRPC string         `json:"jsonrpc"`
 		ID      any            `json:"id"`
 		Error   *jsonrpc.Error `json:"error"`
 	}{"2.0", nil, we}
 	b, _ := json.Marshal(msg)
-	env, ok := remedy.Parse(0, nil, b)
+	env, ok := remedy.Parse(status, nil, b)
 	if !ok {
-		env = &remedy.Envelope{Code: "protocol_error", Message: we.Message, Category: remedy.CategoryInternal,
+		env = &remedy.Envelope{Status: status, Code: "protocol_error", Message: we.Message, Category: remedy.CategoryInternal,
 			Severity: remedy.SeverityError}
 	}
 	return &remedy.Response{Status: env.Status, Envelope: env}
 }
 
-// rejectedStatus is the HTTP status the MCP endpoint answered a call with, when the go-sdk
-// refused the answer for it ("rejected by transport: ...: Service Unavailable"), or 0. The
+// answeredStatus is the HTTP status the MCP endpoint answered a call with, when the go-sdk
+// refused the answer for it ("...: rejected by transport: Service Unavailable"), or 0. The
 // go-sdk keeps only the status text of such an answer (and closes its body, so a
 // retry_after_ms in it is lost); the status is what tells a 503 from a 400.
-func rejectedStatus(err error, we *jsonrpc.Error) int {
-	if we.Code != codeRejected {
+func answeredStatus(err error) int {
+	if findRPC(err, func(we *jsonrpc.Error) bool { return we.Code == codeRejected }) == nil {
 		return 0
 	}
 	msg := err.Error()
@@ -353,22 +409,51 @@ func readResult(res *sdk.CallToolResult) (*remedy.Response, error) {
 		resp.Status, resp.Envelope = env.Status, env
 		return resp, nil
 	}
-	txt := text(res)
-	switch {
-	case res.StructuredContent != nil && len(res.Content) == 1 && sameJSON(txt, res.StructuredContent):
-		// The structured result serialized, as the spec asks text content to carry it: the
-		// server's own bytes, where re-encoding the decoded value would reorder them.
-		resp.Body = []byte(txt)
-	case res.StructuredContent != nil:
+	body, err := resultBody(res)
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = body
+	return resp, nil
+}
+
+// resultBody is what Response.Body holds for a tool's successful result, first match wins:
+//
+//  1. The result has structuredContent: that object (the bytes of its text rendering when the
+//     only content item is that same JSON, else its encoding). The content items are then
+//     its rendering for a model, and are not kept.
+//  2. Every content item is text (or there is none): their texts, joined by newlines; a
+//     single text item's text exactly as sent.
+//  3. Otherwise (an image, audio, a resource link or an embedded resource among them): the
+//     JSON array of every content item, in order, as MCP encodes them
+//     ([{"type":"text","text":"..."},{"type":"image","data":"...","mimeType":"image/png"}]),
+//     so that nothing the tool returned is dropped.
+func resultBody(res *sdk.CallToolResult) ([]byte, error) {
+	if res.StructuredContent != nil {
+		if len(res.Content) == 1 {
+			if tc, ok := res.Content[0].(*sdk.TextContent); ok && sameJSON(tc.Text, res.StructuredContent) {
+				// The structured result serialized, as the spec asks text content to carry
+				// it: the server's own bytes, where re-encoding the decoded value would
+				// reorder them.
+				return []byte(tc.Text), nil
+			}
+		}
 		b, err := json.Marshal(res.StructuredContent)
 		if err != nil {
 			return nil, fmt.Errorf("remedy/mcp: re-encoding the structured content: %w", err)
 		}
-		resp.Body = b
-	default:
-		resp.Body = []byte(txt)
+		return b, nil
 	}
-	return resp, nil
+	for _, c := range res.Content {
+		if _, ok := c.(*sdk.TextContent); !ok {
+			b, err := json.Marshal(res.Content)
+			if err != nil {
+				return nil, fmt.Errorf("remedy/mcp: re-encoding the content: %w", err)
+			}
+			return b, nil
+		}
+	}
+	return []byte(text(res)), nil
 }
 
 // sameJSON reports whether s is the JSON of v, a value the go-sdk decoded.
