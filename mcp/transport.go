@@ -5,6 +5,13 @@
 // confirmationToken and idempotencyKey arguments each tool advertises, and next_operation runs
 // as another tool call.
 //
+// A tool call is sent again after a lost answer only when that cannot run it twice: the tool's
+// annotations say readOnlyHint or idempotentHint, or it takes an idempotencyKey (and gets one),
+// or the request was certainly not written. What a success's Body holds when a result has
+// several content items, or images and resources, is said at Transport.RoundTrip. A session does not outlive its server's memory of it: once the server
+// answers 404 for it (it expired, the server restarted) or its connection closed, its calls fail
+// with ErrSessionClosed, unless Transport.SetReconnect says how to open a new one.
+//
 //	cs, _ := sdk.NewClient(impl, nil).Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url}, nil)
 //	c, _ := mcp.NewClient(ctx, cs, remedy.Loop{Rewriter: remedy.DefaultRewriter})
 //	resp, err := c.Call(ctx, "create_invoice", map[string]any{"customer_id": "cus_1", "amount": 1200})
@@ -32,12 +39,15 @@ import (
 // sends a key only to those, so that a tool whose schema refuses unknown arguments is not
 // sent one. It is safe for concurrent use.
 type Transport struct {
-	session *sdk.ClientSession
+	dial sync.Mutex // held while a new session is opened
 
-	mu     sync.RWMutex
-	tools  map[string]tool
-	names  []string // the tools' names, in the order listed
-	loaded bool
+	mu        sync.RWMutex
+	session   *sdk.ClientSession
+	gone      bool // the session is known to be gone
+	reconnect func(context.Context) (*sdk.ClientSession, error)
+	tools     map[string]tool
+	names     []string // the tools' names, in the order listed
+	loaded    bool
 }
 
 // tool is what the transport knows of one listed tool.
@@ -58,7 +68,7 @@ func NewTransport(session *sdk.ClientSession) *Transport {
 func (t *Transport) Load(ctx context.Context) ([]string, error) {
 	tools := map[string]tool{}
 	var names []string // in the server's order
-	for tl, err := range t.session.Tools(ctx, nil) {
+	for tl, err := range t.Session().Tools(ctx, nil) {
 		if err != nil {
 			return nil, fmt.Errorf("remedy/mcp: listing the tools: %w", err)
 		}
@@ -193,13 +203,23 @@ func (t *Transport) Registered(name string) (ok, idempotent bool) {
 // remedy.Parse reads MCP results); a JSON-RPC error (an unknown tool, invalid params) is read
 // as a JSON-RPC envelope, whether it came in a 200 or, as protocol 2026-07-28 has stateless
 // servers send it, in a 400 or 404 (the envelope's Status is then that status, and the
-// failure is not retried: the same call would fail the same way); any other error means no
-// response came, and is returned. A success's Body is its structuredContent when it has one,
-// else its text when all its content is text, else the JSON array of all its content items
-// (see Response.Body in the package documentation). A tool that takes no idempotencyKey gets none, and the
-// attempt's IdempotencyKey is cleared so that the loop does not count on it; a tool that
-// takes one declares that it honours it, and the attempt says so (Request.KeysHonoured), so
-// that a lost answer is retried with the same key.
+// failure is not retried: the same call would fail the same way); a session that is gone is
+// ErrSessionClosed (see SetReconnect); any other error means no response came, and is
+// returned. A tool that takes no idempotencyKey gets none, and the attempt's IdempotencyKey is
+// cleared so that the loop does not count on it; a tool that takes one declares that it
+// honours it, and the attempt says so (Request.KeysHonoured), so that a lost answer is
+// retried with the same key.
+//
+// A success's Body is, first match wins:
+//
+//  1. its structuredContent, when it has one (the bytes of its text rendering when the only
+//     content item is that same JSON, else its encoding); the content items are then its
+//     rendering for a model, and are not kept;
+//  2. its text, when every content item is text (or there is none): the texts joined by
+//     newlines, a single item's exactly as sent;
+//  3. otherwise (an image, audio, a resource link or an embedded resource among them), the
+//     JSON array of every content item, in order, as MCP encodes them:
+//     [{"type":"text","text":"a chart"},{"type":"image","data":"iVBORw==","mimeType":"image/png"}].
 //
 // A call that got no response is marked remedy.NotSent only when it certainly was not
 // written: the session's HTTP client reported (through net/http/httptrace, on the call's
@@ -225,7 +245,7 @@ func (t *Transport) RoundTrip(ctx context.Context, req *remedy.Request) (*remedy
 	if !info.idempotent && !req.KeysHonoured {
 		ctx, watch = sent.Start(ctx)
 	}
-	res, err := t.session.CallTool(ctx, &sdk.CallToolParams{Name: req.Operation, Arguments: args})
+	res, err := t.callTool(ctx, &sdk.CallToolParams{Name: req.Operation, Arguments: args}, info.idempotent || req.KeysHonoured)
 	if err != nil {
 		return t.failed(err, watch)
 	}
@@ -235,6 +255,9 @@ func (t *Transport) RoundTrip(ctx context.Context, req *remedy.Request) (*remedy
 // failed reads the error of a tools/call: the server's answer when it sent one, else the
 // reason no answer came.
 func (t *Transport) failed(err error, watch *sent.Watch) (*remedy.Response, error) {
+	if errors.Is(err, ErrSessionClosed) {
+		return nil, err
+	}
 	status := answeredStatus(err)
 	if we := serverError(err); we != nil {
 		// The server answered with a JSON-RPC error: in a 200 (protocol 2025-11-25 and
@@ -417,17 +440,7 @@ func readResult(res *sdk.CallToolResult) (*remedy.Response, error) {
 	return resp, nil
 }
 
-// resultBody is what Response.Body holds for a tool's successful result, first match wins:
-//
-//  1. The result has structuredContent: that object (the bytes of its text rendering when the
-//     only content item is that same JSON, else its encoding). The content items are then
-//     its rendering for a model, and are not kept.
-//  2. Every content item is text (or there is none): their texts, joined by newlines; a
-//     single text item's text exactly as sent.
-//  3. Otherwise (an image, audio, a resource link or an embedded resource among them): the
-//     JSON array of every content item, in order, as MCP encodes them
-//     ([{"type":"text","text":"..."},{"type":"image","data":"...","mimeType":"image/png"}]),
-//     so that nothing the tool returned is dropped.
+// resultBody is a success's Body (see RoundTrip).
 func resultBody(res *sdk.CallToolResult) ([]byte, error) {
 	if res.StructuredContent != nil {
 		if len(res.Content) == 1 {
