@@ -134,8 +134,20 @@ func TestSessionReconnectsAfterExpiry(t *testing.T) {
 	_, err = c.Call(ctx, "create_invoice", map[string]any{"customer_id": "cus_ada", "currency": "usd", "amount": 900})
 	require.NoError(t, err)
 
-	// Any request on the session would keep it: the test only waits past the idle timeout.
-	time.Sleep(1500 * time.Millisecond)
+	// Any request on the session would keep it: the test watches the server's side until the
+	// idle timeout has closed it, however late a busy machine fires the timer.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		n := 0
+		for range api.MCPServer().Sessions() {
+			n++
+		}
+		if n == 0 {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the idle session was never closed")
+		time.Sleep(50 * time.Millisecond)
+	}
 	resp, err := c.Call(ctx, "finalize_invoice", map[string]any{"id": "in_1"})
 	require.NoError(t, err)
 	assert.Contains(t, string(resp.Body), `"status":"open"`)
