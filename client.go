@@ -322,8 +322,9 @@ func WithIdempotencyKey(key string) CallOption { return CallOption{key: key} }
 // the first attempt. The arguments must be the ones the challenge was for.
 func WithConfirmationToken(token string) CallOption { return CallOption{token: token} }
 
-// Call runs the registered operation name with args: nil, a JSON object as json.RawMessage or
-// []byte, or any value that encodes to a JSON object. It returns the success (Body is the
+// Call runs the registered operation name with args: nil (no arguments, as is a nil
+// json.RawMessage or []byte), a JSON object as json.RawMessage or []byte, or any value that
+// encodes to a JSON object. It returns the success (Body is the
 // result as sent), or a *CallError saying why it stopped.
 func (c *Client) Call(ctx context.Context, name string, args any, opts ...CallOption) (*Response, error) {
 	op, ok := c.op(name)
@@ -366,8 +367,14 @@ func encodeArgs(args any) (json.RawMessage, error) {
 	case nil:
 		return nil, nil
 	case json.RawMessage:
+		if a == nil {
+			return nil, nil // a nil RawMessage in an interface is not nil, but means no arguments all the same
+		}
 		raw = a
 	case []byte:
+		if a == nil {
+			return nil, nil
+		}
 		raw = a
 	default:
 		b, err := json.Marshal(args)

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"strings"
 	"sync"
@@ -48,7 +49,10 @@ not sent: the call stops and the output shows the proposal. all sends those too;
 none repairs nothing, so a failure that names a fix stops the call.
 
 A call the server wants confirmed is not confirmed unless --confirm is given:
-the call stops, nothing is executed, and the output says what would be confirmed.`,
+the call stops, nothing is executed, and the output says what would be confirmed.
+
+An Idempotency-Key given with --header is the call's key: every attempt sends it
+(over MCP, as the idempotencyKey argument) instead of one remedy mints.`,
 	examples: []string{
 		`remedy call http://127.0.0.1:8080 create_invoice '{"customer_id":"cus_ada","currency":"EUR","amount":"1200"}'`,
 		`remedy call --rewrite=none http://127.0.0.1:8080 charge '{"customer_id":"cus_ada","currency":"usd","amount":"4200"}'`,
@@ -89,9 +93,12 @@ type callConfig struct {
 	args      json.RawMessage
 	openapi   string
 	header    headerFlag
-	confirm   bool
-	json      bool
-	rewrite   rewriteMode
+	// key is the Idempotency-Key the caller gave with --header: the call's key, sent instead
+	// of a minted one (over MCP, as the idempotencyKey argument).
+	key     string
+	confirm bool
+	json    bool
+	rewrite rewriteMode
 	// rewriter and rewrites are what --rewrite stands for: the rewriter (nil: none) and the
 	// policy that decides the repairs that change what a call means.
 	rewriter remedy.Rewriter
@@ -156,7 +163,11 @@ func call(ctx context.Context, in *invocation) error {
 	if cfg.base, err = parseBaseURL(pos[0]); err != nil {
 		return err
 	}
+	if cfg.key, err = callerKey(cfg.header.h); err != nil {
+		return err
+	}
 	cfg.operation = pos[1]
+	cfg.args = json.RawMessage("{}") // as the help says: an object the rewriter can add to
 	if len(pos) == 3 {
 		if cfg.args, err = readArgs(pos[2], in.stdin); err != nil {
 			return err
@@ -176,16 +187,30 @@ func call(ctx context.Context, in *invocation) error {
 		out = io.Discard
 	}
 	// The first attempt prints a line naming the call: an operation that is not there prints
-	// nothing but the error.
-	var named sync.Once
+	// nothing but the error. The policy decides a challenge before the attempt that met it is
+	// reported, so what --confirm approved is printed under that attempt, after the title.
+	var (
+		named    sync.Once
+		mu       sync.Mutex
+		approved []string
+	)
 	onAttempt := func(a *remedy.Attempt) {
 		named.Do(func() { fmt.Fprintln(out, cfg.title) })
 		transcript.Attempt(out, a)
+		mu.Lock()
+		lines := approved
+		approved = nil
+		mu.Unlock()
+		for _, l := range lines {
+			fmt.Fprintf(out, "    %s      %s\n", strings.Repeat("  ", a.Depth), l)
+		}
 	}
 	policy := remedy.RefuseAll
 	if cfg.confirm {
 		policy = remedy.ConfirmFunc(func(_ context.Context, ch *remedy.Challenge) (bool, error) {
-			fmt.Fprintf(out, "      --confirm: approving %s %s (%s)\n", ch.Operation, ch.Args, ch.Message)
+			mu.Lock()
+			approved = append(approved, fmt.Sprintf("--confirm: approving %s %s (%s)", ch.Operation, ch.Args, ch.Message))
+			mu.Unlock()
 			return true, nil
 		})
 	}
@@ -265,7 +290,7 @@ func callREST(ctx context.Context, cfg *callConfig, policy remedy.ConfirmPolicy,
 		return nil, cannotRunf("call: cannot load the OpenAPI document %s: %v", docURL.Redacted(), unprefixed(err))
 	}
 	cfg.title = fmt.Sprintf("%s on %s (%d operations in %s)", cfg.operation, cfg.base.Redacted(), n, docURL.Redacted())
-	resp, err := c.Call(ctx, cfg.operation, cfg.args)
+	resp, err := c.Call(ctx, cfg.operation, cfg.args, cfg.callOptions()...)
 	var ce *remedy.CallError
 	if errors.As(err, &ce) && len(ce.Attempts) == 0 && ce.Envelope == nil && errors.Is(ce.Cause, remedy.ErrNotRetryable) {
 		// Nothing was sent: the only refusal before the first attempt is an operation the
@@ -299,7 +324,36 @@ func callMCP(ctx context.Context, cfg *callConfig, policy remedy.ConfirmPolicy, 
 		return nil, usagef("call: %s has no tool %q (its tools: %s)", cfg.base.Redacted(), cfg.operation, strings.Join(names, ", "))
 	}
 	cfg.title = fmt.Sprintf("%s on %s (MCP)", cfg.operation, cfg.base.Redacted())
-	return c.Call(ctx, cfg.operation, cfg.args)
+	return c.Call(ctx, cfg.operation, cfg.args, cfg.callOptions()...)
+}
+
+// callerKey takes the Idempotency-Key out of the --header set, so that the loop sends it as
+// the call's key — on every attempt, in place of the one it would mint, and in the
+// transcript — rather than the header transport adding it beside the loop's own.
+func callerKey(h http.Header) (string, error) {
+	var keys []string
+	for k, vs := range h {
+		if strings.EqualFold(k, remedy.HeaderIdempotencyKey) {
+			keys = append(keys, vs...)
+			delete(h, k)
+		}
+	}
+	switch {
+	case len(keys) == 0:
+		return "", nil
+	case len(keys) > 1:
+		return "", usagef("call: --header gives %d Idempotency-Keys: a call has one", len(keys))
+	case keys[0] == "":
+		return "", usagef("call: --header gives an empty Idempotency-Key")
+	}
+	return keys[0], nil
+}
+
+func (cfg *callConfig) callOptions() []remedy.CallOption {
+	if cfg.key == "" {
+		return nil
+	}
+	return []remedy.CallOption{remedy.WithIdempotencyKey(cfg.key)}
 }
 
 // noResponse reports whether the call never got a response: the server is unreachable.

@@ -858,7 +858,7 @@ func TestServeRate(t *testing.T) {
 		resp.Body.Close()
 		answered := time.Now()
 		switch resp.StatusCode {
-		case http.StatusOK:
+		case http.StatusOK, http.StatusServiceUnavailable: // 503: the demo's report, being built, passed the limit
 			if !passed.IsZero() && answered.Sub(passed) < time.Second {
 				t.Fatalf("two requests passed within %v with --rate 1", answered.Sub(passed))
 			}

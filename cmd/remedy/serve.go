@@ -49,9 +49,16 @@ served over REST, described at /openapi.json, and as MCP tools at /mcp. Once it
 listens it prints one line with the API's URL, the OpenAPI URL and the MCP URL
 (with --addr 127.0.0.1:0 the port is chosen and the line gives the real one).
 
-The API is in memory, with one customer, cus_ada. With --redis, confirmation
-tokens and idempotency records are kept in that Redis, so that several instances
-serve one API (MCP sessions are then stateless, for the same reason).
+The API is in memory, with two customers, cus_ada and cus_grace (the document's
+example). Beside the billing operations it serves archive_customer, which needs
+confirmation and can run again, and its revenue report is rebuilt at start and
+after every change: the first revenue_report then answers 503 with the wait to
+retry after. So remedy probe --writes sees every rule at work, run after run,
+with no --example.
+
+With --redis, confirmation tokens and idempotency records are kept in that
+Redis, so that several instances serve one API (MCP sessions are then stateless,
+for the same reason).
 
 A request must name the host it is for in its Host header: one that arrived on a
 loopback address must name a loopback host (localhost, 127.0.0.1, [::1]), on REST
@@ -109,7 +116,7 @@ func serve(ctx context.Context, in *invocation) error {
 			server.WithIdempotency(server.IdempotencyConfig{Store: store}),
 			server.WithMCP(server.MCPConfig{Stateless: true}))
 	}
-	api, _, err := billing.New(opts...)
+	api, _, err := billing.NewDemo(opts...)
 	if err != nil {
 		return cannotRunf("serve: %v", err)
 	}

@@ -18,9 +18,10 @@ import (
 
 // Customer is a billed party.
 type Customer struct {
-	ID    string `json:"id"`
-	Name  string `json:"name"`
-	Email string `json:"email"`
+	ID       string `json:"id"`
+	Name     string `json:"name"`
+	Email    string `json:"email"`
+	Archived bool   `json:"archived,omitempty"`
 }
 
 // Invoice is an amount owed by a customer; it is a draft until finalized, then can be sent.
@@ -42,7 +43,7 @@ type Charge struct {
 
 // CreateInvoice is create_invoice's input.
 type CreateInvoice struct {
-	CustomerID string `json:"customer_id" schema:"pattern=^cus_[a-z0-9]+$" doc:"The customer billed, cus_..."`
+	CustomerID string `json:"customer_id" schema:"pattern=^cus_[a-z0-9]+$;example=cus_grace" doc:"The customer billed, cus_..."`
 	Currency   string `json:"currency" schema:"enum=usd,eur,gbp;default=usd" doc:"ISO 4217 code, lower case."`
 	Amount     int    `json:"amount" schema:"minimum=1;maximum=1000000" doc:"In the currency's minor unit (cents)."`
 	Memo       string `json:"memo,omitempty" schema:"maxLength=200"`
@@ -55,7 +56,7 @@ type InvoiceRef struct {
 
 // CreateCharge is charge's input.
 type CreateCharge struct {
-	CustomerID string `json:"customer_id" schema:"pattern=^cus_[a-z0-9]+$"`
+	CustomerID string `json:"customer_id" schema:"pattern=^cus_[a-z0-9]+$;example=cus_grace"`
 	Amount     int    `json:"amount" schema:"minimum=50;maximum=1000000" doc:"In cents; at least 50."`
 	Currency   string `json:"currency" schema:"enum=usd,eur,gbp;default=usd"`
 }
@@ -93,6 +94,8 @@ type Store struct {
 	effects   map[string]int
 	// busy makes the next revenue_report calls answer 503 unavailable.
 	busy int
+	// rebuild makes the report unavailable once after every change (NewDemo).
+	rebuild bool
 }
 
 // Effects is how many times the operation executed a side effect (a creation, a state
@@ -119,16 +122,22 @@ func (s *Store) AddCustomer(id, name, email string) Customer {
 	return *c
 }
 
-func (s *Store) effect(op string) { s.effects[op]++ }
+func (s *Store) effect(op string) {
+	s.effects[op]++
+	if s.rebuild {
+		s.busy = max(s.busy, 1)
+	}
+}
 
 // RetryWait is how long a busy revenue_report asks the caller to wait.
 const RetryWait = 20 * time.Millisecond
 
 // New returns the billing API on a reference server configured by opts, and its store, which
-// holds one customer, cus_ada.
+// holds two customers, cus_ada and cus_grace (the documents' example).
 func New(opts ...server.Option) (*server.API, *Store, error) {
 	s := &Store{customers: map[string]*Customer{}, invoices: map[string]*Invoice{}, effects: map[string]int{}}
 	s.customers["cus_ada"] = &Customer{ID: "cus_ada", Name: "Ada Lovelace", Email: "ada@example.com"}
+	s.customers["cus_grace"] = &Customer{ID: "cus_grace", Name: "Grace Hopper", Email: "grace@example.com"}
 	api := server.New(append([]server.Option{server.WithInfo(server.Info{Title: "billing", Version: "1.0.0",
 		Description: "Customers, invoices and charges."})}, opts...)...)
 	steps := []error{

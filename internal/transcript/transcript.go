@@ -30,7 +30,7 @@ func Attempt(out io.Writer, a *remedy.Attempt) {
 	}
 	sent := a.Method + " " + a.Target
 	if a.IdempotencyKey != "" {
-		sent += "  " + keyLabel + ": " + a.IdempotencyKey[:min(8, len(a.IdempotencyKey))] + "…"
+		sent += "  " + keyLabel + ": " + shortKey(a.IdempotencyKey)
 	}
 	if a.Confirmed {
 		sent += "  " + tokenLabel + ": …"
@@ -75,6 +75,15 @@ func Attempt(out io.Writer, a *remedy.Attempt) {
 	for _, c := range a.Changes {
 		fmt.Fprintf(out, "    %s      change %s%s\n", indent, Change(c), mark(c.Lossy, refused))
 	}
+}
+
+// shortKey is an idempotency key as the transcript shows it: its first 8 characters, enough
+// to tell one from another, marked as cut only when it is longer.
+func shortKey(k string) string {
+	if utf8.RuneCountInString(k) <= 8 {
+		return k
+	}
+	return string([]rune(k)[:8]) + "…"
 }
 
 // mark says whether a change was sent, for a change that needed the rewrite policy's approval

@@ -84,3 +84,23 @@ func TestChange(t *testing.T) {
 		}
 	}
 }
+
+// The key the attempt sent is shown as sent: whole when short (a caller's own key, often), its
+// first 8 characters marked as cut when longer.
+func TestAttemptKey(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ key, want, method string }{
+		{"k", "  Idempotency-Key: k\n", "POST"},
+		{"order-17", "  Idempotency-Key: order-17\n", "POST"},
+		{"01J2ABCDEFGHJKMNPQRSTVWXYZ", "  Idempotency-Key: 01J2ABCD…\n", "POST"},
+		{"ключ-заказа-17", "  idempotencyKey: ключ-зак…\n", "tools/call"},
+	} {
+		var out bytes.Buffer
+		transcript.Attempt(&out, &remedy.Attempt{Operation: "charge", Number: 1, Method: tc.method, Target: "/v1/charges",
+			IdempotencyKey: tc.key, Status: 201, Decision: remedy.Decision{Action: remedy.ActReturn, Why: "success"}})
+		first, _, _ := strings.Cut(out.String(), "\n")
+		if !strings.HasSuffix(first+"\n", tc.want) {
+			t.Errorf("key %q: first line %q, want it to end %q", tc.key, first, tc.want)
+		}
+	}
+}
