@@ -44,9 +44,9 @@ var lintChecks = map[string]func(*linter) lintVerdict{
 func LintRules() []Rule { return append([]Rule(nil), lintRules...) }
 
 // Lint checks an OpenAPI document (JSON or YAML, told by its content) against the contract
-// statically, without calling
-// the server it describes: one Result per rule of LintRules(). When the document cannot be
-// read as OpenAPI 3.x, lint-openapi fails and every other rule is skipped. Only local
+// statically, without calling the server it describes: one Result per rule of LintRules().
+// When the document cannot be read as OpenAPI 3.x, lint-openapi fails and every other rule
+// is skipped. Only local
 // references ("#/components/...") are followed, so a document split over several files
 // must be bundled first. Lint never panics, whatever the input; the caller sets the
 // report's Target (the file name).
