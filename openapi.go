@@ -10,24 +10,58 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/remedy-go/remedy/internal/httpop"
+	"github.com/remedy-go/remedy/internal/oadoc"
 )
 
 // maxOpenAPIDocument bounds the document LoadOpenAPI reads: 8 MiB.
 const maxOpenAPIDocument = 8 << 20
 
+// openAPIAccept asks for the document in JSON, else in YAML under any of the media types in
+// use for it, else as whatever the server has: what arrives is read by its content.
+const openAPIAccept = "application/json, application/yaml;q=0.9, application/x-yaml;q=0.9, text/yaml;q=0.9, */*;q=0.5"
+
 // openAPIMethods are the Path Item members that are operations, in the order
 // OperationsFromOpenAPI lists them.
 var openAPIMethods = [...]string{"get", "put", "post", "delete", "options", "head", "patch", "trace"}
 
-// oaMaxRefHops bounds a chain of parameter $refs, so that a cycle ends.
+// oaMaxRefHops bounds a chain of $refs (to parameters, to path items), so that a cycle ends.
 const oaMaxRefHops = 16
 
+// ErrExternalRef is wrapped by the error for a document with a $ref (of a path item or a
+// parameter) to another document, a file or a URL: only references inside the document
+// ("#/components/...") are followed, so a document split over several files must be bundled
+// into one first.
+var ErrExternalRef = errors.New("a $ref to another document (a file or a URL) is not followed: bundle the document into one file")
+
+// OpenAPISyntaxError is the error for an OpenAPI document that cannot be read: JSON that is
+// not valid, or YAML that is not, or that has no JSON equivalent (a key that is a list, an
+// infinite number, an alias inside the anchor it names).
+type OpenAPISyntaxError struct {
+	// Format is what the document was read as: "JSON" when its text starts with "{",
+	// "YAML" otherwise (a JSON document is YAML too).
+	Format string
+	// Line and Column say where the reader stopped, counted from 1; 0 when it does not say
+	// (YAML's parser names the line only).
+	Line, Column int
+	// Msg is the reader's reason.
+	Msg string
+}
+
+func (e *OpenAPISyntaxError) Error() string {
+	return (&oadoc.SyntaxError{Format: e.Format, Line: e.Line, Column: e.Column, Msg: e.Msg}).Error()
+}
+
 // OperationsFromOpenAPI reads the operations of an OpenAPI 3.0 or 3.1 document written in
-// JSON (YAML is not read), one Operation per method of every path, sorted by path and then by
-// method (get, put, post, delete, options, head, patch, trace).
+// JSON or YAML, one Operation per method of every path, sorted by path and then by method
+// (get, put, post, delete, options, head, patch, trace).
+//
+// The notation is told by the content: a document whose text starts with "{" is JSON (or,
+// when it is not valid JSON, a YAML flow mapping), anything else is YAML, one document of it
+// (YAML 1.2: keys as written, so a status 200 is "200"; anchors and merge keys expanded).
 //
 // Name is the operationId; an operation without one is named as the reference server names
 // it: the lower-case method, then "_" and each path segment (a {param} by its name), every
@@ -42,8 +76,9 @@ const oaMaxRefHops = 16
 // Keys is KeysHonoured when the operation declares that it honours idempotency keys: an
 // Idempotency-Key header parameter (the name in any case; path-item-level or the operation's
 // own, $refs resolved), or an x-idempotency-key extension on the operation that is true,
-// "optional" or "required". Otherwise it is KeysUnknown: a header of another name
-// (X-Idempotency-Key) is not the one the loop sends.
+// "optional" or "required" (remedy lint and the conformance kit read both signals the same
+// way). Otherwise it is KeysUnknown: a header of another name (X-Idempotency-Key) is not the
+// one the loop sends.
 //
 // For a model (see Toolset), Description is the summary, else the description; Parameters is
 // one object schema of the arguments: the path and query parameters' schemas and the JSON
@@ -53,14 +88,19 @@ const oaMaxRefHops = 16
 // the status of the response that lists it. A schema the document gets wrong is left out,
 // never a reason to refuse the document.
 //
-// The document is refused, with an error saying why, when it is not a JSON object, its
-// openapi member is missing or not 3.x (a Swagger 2.0 document included), a path does not
-// start with "/" or has a malformed {parameter}, two operations share a name, a path item is
-// a $ref, or a parameter's $ref points anywhere but to an existing #/components/parameters
-// entry (or the references go round in a cycle). Other members, extensions included, are
-// ignored.
+// A path item that is a $ref is read where it points: #/components/pathItems/<name> (OpenAPI
+// 3.1) or anywhere else in the same document.
+//
+// The document is refused, with an error saying why, when it is neither JSON nor YAML (an
+// *OpenAPISyntaxError naming the line, and the column where the reader gives one), it is not
+// an object, its openapi member is missing or not 3.x (a Swagger 2.0 document included), a
+// path does not start with "/" or has a malformed {parameter}, two operations share a name,
+// a path item's $ref does not resolve in the document, or a parameter's $ref points anywhere
+// but to an existing #/components/parameters entry (or the references go round in a cycle).
+// A $ref to another document, a file or a URL, is not followed: the error wraps
+// ErrExternalRef. Other members, extensions included, are ignored.
 func OperationsFromOpenAPI(doc []byte) ([]Operation, error) {
-	ops, err := parseOpenAPI(doc)
+	ops, err := parseOpenAPI(doc, "")
 	if err != nil {
 		return nil, fmt.Errorf("remedy: OpenAPI: %w", err)
 	}
@@ -68,9 +108,10 @@ func OperationsFromOpenAPI(doc []byte) ([]Operation, error) {
 }
 
 // LoadOpenAPI fetches the OpenAPI document at docURL with the client's http.Client (GET,
-// Accept: application/json), reads its operations as OperationsFromOpenAPI does, registers
-// each (replacing an operation already registered under the same name) and returns how many
-// it registered.
+// Accept: JSON first, then YAML), reads its operations as OperationsFromOpenAPI does (JSON or
+// YAML, told by the content; a Content-Type naming YAML only decides which error is reported
+// for a document that neither reads), registers each (replacing an operation already
+// registered under the same name) and returns how many it registered.
 //
 // A relative docURL is resolved against the client's base URL by RFC 3986: "/openapi.json"
 // is at the root of the base URL's host, "openapi.json" under the base URL's path when that
@@ -101,7 +142,7 @@ func (c *Client) LoadOpenAPI(ctx context.Context, docURL string) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("remedy: OpenAPI document %s: %w", where, err)
 	}
-	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Accept", openAPIAccept)
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		return 0, fmt.Errorf("remedy: fetching the OpenAPI document: %w", err)
@@ -123,7 +164,7 @@ func (c *Client) LoadOpenAPI(ctx context.Context, docURL string) (int, error) {
 	if len(doc) > maxOpenAPIDocument {
 		return 0, tooLarge
 	}
-	ops, err := parseOpenAPI(doc)
+	ops, err := parseOpenAPI(doc, resp.Header.Get("Content-Type"))
 	if err != nil {
 		return 0, fmt.Errorf("remedy: OpenAPI document %s: %w", where, err)
 	}
@@ -154,10 +195,19 @@ type oaDoc struct {
 	work   int            // what is left of the inlining budget of the operation being read
 }
 
-func parseOpenAPI(doc []byte) ([]Operation, error) {
-	doc = bytes.TrimPrefix(doc, []byte("\xef\xbb\xbf"))
+// parseOpenAPI reads a document in JSON or YAML; contentType is the media type it was served
+// with, or "".
+func parseOpenAPI(doc []byte, contentType string) ([]Operation, error) {
+	doc, format, err := oadoc.ToJSON(doc, contentType)
+	if err != nil {
+		var syn *oadoc.SyntaxError
+		if errors.As(err, &syn) {
+			return nil, &OpenAPISyntaxError{Format: syn.Format, Line: syn.Line, Column: syn.Column, Msg: syn.Msg}
+		}
+		return nil, err
+	}
 	if t := bytes.TrimLeft(doc, " \t\r\n"); len(t) == 0 || t[0] != '{' {
-		return nil, errors.New("the document must be JSON, a single object (YAML is not read)")
+		return nil, fmt.Errorf("the document must be one object (a JSON object or a YAML mapping), and this %s document is not", format)
 	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(doc, &top); err != nil {
@@ -181,12 +231,9 @@ func parseOpenAPI(doc []byte) ([]Operation, error) {
 		if err != nil {
 			return nil, err
 		}
-		item, err := oaMembers(paths[path], fmt.Sprintf("path item %q", path))
+		item, err := d.pathItem(paths[path], path)
 		if err != nil {
 			return nil, err
-		}
-		if _, ok := item["$ref"]; ok {
-			return nil, fmt.Errorf("path item %q is a $ref, which is not read", path)
 		}
 		for _, method := range openAPIMethods {
 			raw, ok := item[method]
@@ -211,14 +258,18 @@ func parseOpenAPI(doc []byte) ([]Operation, error) {
 				return nil, fmt.Errorf("operation %q (%s): %w", name, where, err)
 			}
 			var query []string
-			keys := oaKeyExtension(obj["x-idempotency-key"])
+			var keyHeader, keyRequired bool
 			for _, p := range params {
 				if p.in == "query" && p.name != "" && !slices.Contains(tmpl, p.name) && !slices.Contains(query, p.name) {
 					query = append(query, p.name)
 				}
-				if p.in == "header" && strings.EqualFold(p.name, HeaderIdempotencyKey) {
-					keys = KeysHonoured
+				if oadoc.KeyHeader(p.in, p.name) {
+					keyHeader, keyRequired = true, keyRequired || p.required
 				}
+			}
+			keys := KeysUnknown
+			if oadoc.KeyMode(decodeAny(obj["x-idempotency-key"]), keyHeader, keyRequired) != oadoc.KeyNone {
+				keys = KeysHonoured
 			}
 			ops = append(ops, Operation{Name: name, Method: strings.ToUpper(method), Path: path, Query: query,
 				Description: oaDescription(obj), Parameters: d.arguments(params, tmpl, obj["requestBody"]),
@@ -228,22 +279,92 @@ func parseOpenAPI(doc []byte) ([]Operation, error) {
 	return ops, nil
 }
 
-// oaKeyExtension reads an operation's x-idempotency-key: true, or "optional" or "required"
-// (what the reference server writes: a key is replayed when sent, or must be sent) declare
-// that the operation honours Idempotency-Key; anything else declares nothing.
-func oaKeyExtension(raw json.RawMessage) KeySupport {
-	var b bool
-	if json.Unmarshal(raw, &b) == nil && b {
-		return KeysHonoured
+// pathItem reads the path item of path, following its $ref: a Path Item Object may be a
+// reference, to #/components/pathItems/<name> (OpenAPI 3.1) or anywhere else in the same
+// document. Members written beside the $ref (a summary, parameters) add to the item
+// referred to, which wins where both have one.
+func (d *oaDoc) pathItem(raw json.RawMessage, path string) (map[string]json.RawMessage, error) {
+	what := fmt.Sprintf("path item %q", path)
+	item, err := oaMembers(raw, what)
+	if err != nil {
+		return nil, err
 	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		switch strings.ToLower(strings.TrimSpace(s)) {
-		case "optional", "required", "true":
-			return KeysHonoured
+	var seen []string
+	for {
+		refRaw, ok := item["$ref"]
+		if !ok {
+			return item, nil
+		}
+		var ref string
+		if json.Unmarshal(refRaw, &ref) != nil {
+			return nil, fmt.Errorf("%s: $ref is not a string", what)
+		}
+		if slices.Contains(seen, ref) || len(seen) >= oaMaxRefHops {
+			return nil, fmt.Errorf("%s: $ref %q: the references go round in a cycle or too deep", what, ref)
+		}
+		seen = append(seen, ref)
+		targetRaw, err := d.lookup(ref)
+		if err != nil {
+			return nil, fmt.Errorf("%s: $ref %q: %w", what, ref, err)
+		}
+		target, err := oaMembers(targetRaw, fmt.Sprintf("%s: $ref %q", what, ref))
+		if err != nil {
+			return nil, err
+		}
+		if target == nil {
+			return nil, fmt.Errorf("%s: $ref %q names null, not a path item", what, ref)
+		}
+		merged := maps.Clone(target)
+		for k, v := range item {
+			if _, has := merged[k]; !has && k != "$ref" {
+				merged[k] = v
+			}
+		}
+		item = merged
+	}
+}
+
+// lookup finds what a local reference names: "#" then a JSON Pointer (RFC 6901) into the
+// document, percent-encoding allowed as in any URI fragment. A reference to another document
+// wraps ErrExternalRef.
+func (d *oaDoc) lookup(ref string) (json.RawMessage, error) {
+	frag, ok := strings.CutPrefix(ref, "#")
+	if !ok {
+		return nil, ErrExternalRef
+	}
+	if u, err := url.PathUnescape(frag); err == nil {
+		frag = u
+	}
+	if !strings.HasPrefix(frag, "/") {
+		return nil, errors.New("not a JSON Pointer into the document (#/...)")
+	}
+	var cur json.RawMessage
+	obj := d.top
+	for i, tok := range strings.Split(frag[1:], "/") {
+		name, err := oaUnescape(tok)
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			if t := bytes.TrimSpace(cur); len(t) > 0 && t[0] == '[' {
+				var elems []json.RawMessage
+				n, err := strconv.Atoi(name)
+				if json.Unmarshal(cur, &elems) != nil || err != nil || n < 0 || n >= len(elems) {
+					return nil, errors.New("the document has nothing there")
+				}
+				cur = elems[n]
+				continue
+			}
+			if obj, err = oaMembers(cur, "a step of the reference"); err != nil {
+				return nil, errors.New("the document has nothing there")
+			}
+		}
+		var ok bool
+		if cur, ok = obj[name]; !ok {
+			return nil, errors.New("the document has nothing there")
 		}
 	}
-	return KeysUnknown
+	return cur, nil
 }
 
 func checkOpenAPIVersion(top map[string]json.RawMessage) error {
@@ -318,7 +439,7 @@ func (d *oaDoc) params(raw json.RawMessage, what string) ([]oaParam, error) {
 	}
 	var elems []json.RawMessage
 	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '[' {
-		return nil, fmt.Errorf("%s is not a JSON array", what)
+		return nil, fmt.Errorf("%s is not an array", what)
 	}
 	if err := json.Unmarshal(raw, &elems); err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
@@ -388,6 +509,9 @@ func oaString(obj map[string]json.RawMessage, name string) (string, error) {
 // a JSON Pointer token (RFC 6901: ~1 for "/", ~0 for "~").
 func (d *oaDoc) resolve(ref string) (json.RawMessage, error) {
 	const prefix = "#/components/parameters/"
+	if !strings.HasPrefix(ref, "#") {
+		return nil, ErrExternalRef
+	}
 	tok, ok := strings.CutPrefix(ref, prefix)
 	if !ok || strings.Contains(tok, "/") {
 		return nil, errors.New("only references to " + prefix + "<name> in the same document are read")
@@ -443,7 +567,7 @@ func oaMembers(raw json.RawMessage, what string) (map[string]json.RawMessage, er
 		return nil, nil
 	}
 	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' {
-		return nil, fmt.Errorf("%s is not a JSON object", what)
+		return nil, fmt.Errorf("%s is not an object", what)
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil {

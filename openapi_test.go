@@ -178,34 +178,44 @@ func TestOperationsFromOpenAPIRefuses(t *testing.T) {
 		doc  string
 		want []string // each in the message
 	}{
-		{"empty", ``, []string{"must be JSON"}},
-		{"not JSON", `{openapi: 3}`, []string{"not valid JSON"}},
+		{"empty", ``, []string{"the document is empty"}},
+		{"not JSON", "{\"openapi\":\"3.1.0\",\n \"paths\": {]}", []string{"not valid JSON", "line 2, column 12"}},
 		{"trailing garbage", `{"openapi":"3.1.0"} x`, []string{"not valid JSON"}},
-		{"YAML", "openapi: 3.1.0\ninfo:\n  title: Orders\npaths: {}\n", []string{"must be JSON", "YAML"}},
-		{"a JSON array", `[{"openapi":"3.1.0"}]`, []string{"must be JSON"}},
+		{"a YAML flow mapping", `{openapi: 3}`, []string{"openapi member is \"3\"", "not a version string"}},
+		{"not YAML", "openapi: 3.1.0\npaths:\n  /a: {get: {}\n", []string{"not valid YAML", "line "}},
+		{"a JSON array", `[{"openapi":"3.1.0"}]`, []string{"must be one object", "YAML"}},
+		{"a YAML string", "just words\n", []string{"must be one object", "YAML"}},
 		{"Swagger 2.0", `{"swagger":"2.0","info":{},"paths":{}}`, []string{`Swagger "2.0"`, "only OpenAPI 3.x"}},
 		{"no openapi member", `{"info":{},"paths":{}}`, []string{"no openapi member", "only OpenAPI 3.x"}},
 		{"openapi 2", `{"openapi":"2.0.0","paths":{}}`, []string{`OpenAPI "2.0.0"`, "only OpenAPI 3.x"}},
 		{"openapi 30", `{"openapi":"30.1","paths":{}}`, []string{`OpenAPI "30.1"`}},
 		{"openapi a number", `{"openapi":3.1,"paths":{}}`, []string{`"3.1"`, "not a version string"}},
-		{"paths an array", doc(`[]`), []string{"paths is not a JSON object"}},
+		{"paths an array", doc(`[]`), []string{"paths is not an object"}},
 		{"path without a slash", doc(`{"orders":{"get":{}}}`), []string{`path "orders" must start with /`}},
 		{"unbalanced braces", doc(`{"/a/{id":{"get":{}}}`), []string{`"/a/{id"`, "unclosed {"}},
-		{"path item $ref", doc(`{"/a":{"$ref":"#/components/pathItems/A"}}`), []string{`path item "/a" is a $ref`}},
-		{"operation not an object", doc(`{"/a":{"get":[]}}`), []string{"operation GET /a is not a JSON object"}},
+		{"path item $ref to nothing", doc(`{"/a":{"$ref":"#/components/pathItems/A"}}`),
+			[]string{`path item "/a"`, `$ref "#/components/pathItems/A"`, "nothing there"}},
+		{"path item $ref to another document", doc(`{"/a":{"$ref":"paths.yaml#/a"}}`),
+			[]string{`path item "/a"`, `"paths.yaml#/a"`, "another document", "bundle"}},
+		{"path item $ref cycle", `{"openapi":"3.1.0","paths":{"/a":{"$ref":"#/components/pathItems/A"}},
+			"components":{"pathItems":{"A":{"$ref":"#/components/pathItems/B"},"B":{"$ref":"#/components/pathItems/A"}}}}`,
+			[]string{`path item "/a"`, "cycle"}},
+		{"path item $ref to a string", `{"openapi":"3.1.0","paths":{"/a":{"$ref":"#/info/title"}},"info":{"title":"t"}}`,
+			[]string{`path item "/a"`, "not an object"}},
+		{"operation not an object", doc(`{"/a":{"get":[]}}`), []string{"operation GET /a is not an object"}},
 		{"operationId a number", doc(`{"/a":{"get":{"operationId":7}}}`), []string{"GET /a", "operationId is not a string"}},
 		{"duplicate operationId", doc(`{"/b":{"post":{"operationId":"x"}},"/a":{"get":{"operationId":"x"}}}`),
 			[]string{`operationId "x" is used by both GET /a and POST /b`}},
 		{"operationId taken by a derived name", doc(`{"/a":{"get":{}},"/b":{"get":{"operationId":"get_a"}}}`),
 			[]string{`operationId "get_a" is used by both GET /a and GET /b`}},
 		{"parameters not an array", doc(`{"/a":{"get":{"operationId":"getA","parameters":{}}}}`),
-			[]string{`operation "getA" (GET /a)`, "parameters is not a JSON array"}},
+			[]string{`operation "getA" (GET /a)`, "parameters is not an array"}},
 		{"bad path-item parameter", doc(`{"/a":{"parameters":[7],"get":{"operationId":"getA"}}}`),
-			[]string{`operation "getA" (GET /a)`, "the path item's parameters[0]", "not a JSON object"}},
+			[]string{`operation "getA" (GET /a)`, "the path item's parameters[0]", "not an object"}},
 		{"parameter name a number", withParam(`{"name":1,"in":"query"}`), []string{`operation "getA"`, "name is not a string"}},
 		{"$ref a number", withParam(`{"$ref":1}`), []string{`operation "getA"`, "$ref is not a string"}},
 		{"$ref to another document", withParam(`{"$ref":"common.json#/components/parameters/ok"}`),
-			[]string{`operation "getA" (GET /a)`, `"common.json#/components/parameters/ok"`, "#/components/parameters/<name>"}},
+			[]string{`operation "getA" (GET /a)`, `"common.json#/components/parameters/ok"`, "another document", "bundle"}},
 		{"$ref to a schema", withParam(`{"$ref":"#/components/schemas/S"}`), []string{`operation "getA"`, "#/components/parameters/<name>"}},
 		{"$ref below a parameter", withParam(`{"$ref":"#/components/parameters/ok/name"}`), []string{`operation "getA"`, "#/components/parameters/<name>"}},
 		{"$ref to nothing", withParam(`{"$ref":"#/components/parameters/Nope"}`), []string{`operation "getA"`, `has no "Nope"`}},
@@ -214,7 +224,7 @@ func TestOperationsFromOpenAPIRefuses(t *testing.T) {
 		{"$ref without components", `{"openapi":"3.1.0","paths":{"/a":{"get":{"operationId":"getA","parameters":[{"$ref":"#/components/parameters/ok"}]}}}}`,
 			[]string{`operation "getA"`, `has no "ok"`}},
 		{"components not an object", `{"openapi":"3.1.0","components":[],"paths":{"/a":{"get":{"operationId":"getA","parameters":[{"$ref":"#/components/parameters/ok"}]}}}}`,
-			[]string{`operation "getA"`, "components is not a JSON object"}},
+			[]string{`operation "getA"`, "components is not an object"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -287,7 +297,9 @@ func TestClientLoadOpenAPI(t *testing.T) {
 	docReq := srv.documentRequest()
 	require.NotNil(t, docReq)
 	assert.Equal(t, "GET", docReq.Method)
-	assert.Equal(t, "application/json", docReq.Header.Get("Accept"))
+	accept := docReq.Header.Get("Accept")
+	assert.True(t, strings.HasPrefix(accept, "application/json,"), accept)
+	assert.Contains(t, accept, "application/yaml")
 
 	for _, call := range []struct {
 		op   string
@@ -369,9 +381,16 @@ func TestClientLoadOpenAPIRefuses(t *testing.T) {
 		{"a Swagger 2.0 document", func(w http.ResponseWriter, r *http.Request) {
 			io.WriteString(w, `{"swagger":"2.0","paths":{}}`)
 		}, []string{"/openapi.json", "only OpenAPI 3.x"}},
-		{"YAML", func(w http.ResponseWriter, r *http.Request) {
-			io.WriteString(w, "openapi: 3.1.0\n")
-		}, []string{"must be JSON"}},
+		{"YAML that is not valid", func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, "openapi: 3.1.0\npaths:\n  /a:\n    get: {operationId: [getA}\n")
+		}, []string{"/openapi.json", "not valid YAML", "line 4"}},
+		{"neither, served as YAML", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/yaml")
+			io.WriteString(w, `{"openapi": "3.1.0", paths: {`)
+		}, []string{"not valid YAML"}},
+		{"neither, served as JSON", func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, `{"openapi": "3.1.0", paths: {`)
+		}, []string{"not valid JSON", "line 1, column 22"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -430,6 +449,8 @@ func FuzzOperationsFromOpenAPI(f *testing.F) {
 	f.Add([]byte(`{"openapi":"3.0.0","paths":{"/a":{"parameters":[{"$ref":"#/components/parameters/A"}],"get":{}}},"components":{"parameters":{"A":{"$ref":"#/components/parameters/A"}}}}`))
 	f.Add([]byte(`{"swagger":"2.0"}`))
 	f.Add([]byte("openapi: 3.1.0\n"))
+	f.Add([]byte("openapi: 3.1.0\npaths:\n  /a: &a\n    get: {operationId: a}\n  /b:\n    <<: *a\n    post: {}\n  /c: {$ref: '#/components/pathItems/C'}\ncomponents:\n  pathItems:\n    C: {delete: {}}\n"))
+	f.Add([]byte("openapi: 3.1.0\npaths:\n  /a: {$ref: '#/paths/~1b'}\n  /b: {$ref: '#/paths/~1a'}\n  /c: &c [*c]\n"))
 	f.Add([]byte(`{"openapi":"3.1.0","paths":{"/{":{"get":{}},"x":{}}}`))
 	valid := []string{"GET", "PUT", "POST", "DELETE", "OPTIONS", "HEAD", "PATCH", "TRACE"}
 	f.Fuzz(func(t *testing.T, doc []byte) {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/remedy-go/remedy/internal/httpop"
+	"github.com/remedy-go/remedy/internal/oadoc"
 )
 
 // operation is what the probe knows of one operation from the document.
@@ -57,11 +58,17 @@ var methods = []string{"get", "put", "post", "delete", "options", "head", "patch
 // maxRefDepth bounds the nesting of allOf, anyOf and oneOf followed to a field.
 const maxRefDepth = 32
 
-// readDocument reads an OpenAPI 3.x document in JSON.
-func readDocument(b []byte) (*document, error) {
+// readDocument reads an OpenAPI 3.x document in JSON or YAML (told by its content;
+// contentType, the media type it was served with or "", only decides which error is
+// reported for a document neither reads).
+func readDocument(b []byte, contentType string) (*document, error) {
+	b, format, err := oadoc.ToJSON(b, contentType)
+	if err != nil {
+		return nil, err
+	}
 	var root map[string]any
 	if err := json.Unmarshal(b, &root); err != nil {
-		return nil, fmt.Errorf("the document is not a JSON object: %v", err)
+		return nil, fmt.Errorf("the document is not an object (a JSON object or a YAML mapping): this %s document is %v", format, err)
 	}
 	v, _ := root["openapi"].(string)
 	if !strings.HasPrefix(v, "3.") {
@@ -78,7 +85,13 @@ func readDocument(b []byte) (*document, error) {
 	}
 	sort.Strings(keys)
 	for _, p := range keys {
-		item, _ := d.resolve(paths[p]).(map[string]any)
+		resolved, err := resolveRef(root, paths[p])
+		if err != nil {
+			// A path item elsewhere (another file) cannot be probed: say so rather than
+			// leave its operations out unseen.
+			return nil, fmt.Errorf("path %s: %v", p, err)
+		}
+		item, _ := resolved.(map[string]any)
 		if item == nil {
 			continue
 		}
@@ -121,15 +134,13 @@ func (d *document) operation(method, path string, raw map[string]any, shared []p
 		}
 	}
 	op.Confirm, _ = raw["x-confirmation-required"].(bool)
-	op.KeyMode, _ = raw["x-idempotency-key"].(string)
+	var keyHeader, keyRequired bool
 	for _, p := range op.Params {
-		if p.In == "header" && strings.EqualFold(p.Name, "Idempotency-Key") && op.KeyMode == "" {
-			op.KeyMode = "optional"
-			if p.Required {
-				op.KeyMode = "required"
-			}
+		if oadoc.KeyHeader(p.In, p.Name) {
+			keyHeader, keyRequired = true, keyRequired || p.Required
 		}
 	}
+	op.KeyMode = oadoc.KeyMode(raw["x-idempotency-key"], keyHeader, keyRequired)
 	if body, ok := d.resolve(raw["requestBody"]).(map[string]any); ok {
 		content, _ := body["content"].(map[string]any)
 		for ct, media := range content {

@@ -32,8 +32,11 @@ func FuzzPlan(f *testing.F) {
 		`"requestBody":{"content":{"application/json":{"schema":{"$ref":"#/components/schemas/A"}}}}}}},` +
 		`"components":{"schemas":{"A":{"$ref":"#/components/schemas/A"}}}}`))
 	f.Add([]byte(`{"openapi":"3.1.0","paths":{"/p":{"get":{"parameters":[{"name":"q","in":"query","required":true,"schema":{"type":"string","pattern":"(a|b)*[[:alpha:]]{3,}\\d+"}}]}}}}`))
+	f.Add([]byte("openapi: 3.1.0\npaths:\n  /a/{id}: {$ref: '#/components/pathItems/A'}\ncomponents:\n  pathItems:\n    A:\n      post: &op\n" +
+		"        parameters: [{name: id, in: path, required: true, schema: {type: integer}}, {name: Idempotency-Key, in: header, required: true}]\n" +
+		"        requestBody: {content: {application/json: {schema: {type: object, properties: {n: {type: integer, maximum: 0x10}}}}}}\n      put: *op\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		d, err := readDocument(b)
+		d, err := readDocument(b, "")
 		if err != nil {
 			return
 		}

@@ -49,7 +49,7 @@ func ExampleLint() {
 	fmt.Println("failed:", report.Failed())
 	// Output:
 	// fail lint-error-responses: POST /notes (create_note): response 500: no JSON content, only text/html
-	// skip lint-idempotency-key: no POST or PATCH operation says x-ax-idempotent: true, and none requires a key
+	// skip lint-idempotency-key: no operation accepts an Idempotency-Key (header parameter or x-idempotency-key), and no POST or PATCH says x-ax-idempotent: true
 	// fail lint-confirmation: DELETE /notes/{id} (delete_note): a DELETE that does not state x-confirmation-required
 	// skip lint-retry-after: no 429 or 503 response is documented
 	// failed: [lint-error-responses lint-confirmation]

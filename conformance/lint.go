@@ -12,17 +12,19 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/remedy-go/remedy/internal/oadoc"
 )
 
 // The rules Lint checks, in the order it reports them. Their IDs are stable, like Run's: CI
 // configurations refer to them.
 var lintRules = []Rule{
-	{ID: "lint-openapi", Statement: "The document is JSON, OpenAPI 3.x, and describes at least one operation."},
+	{ID: "lint-openapi", Statement: "The document is JSON or YAML, OpenAPI 3.x, and describes at least one operation."},
 	{ID: "lint-operation-ids", Statement: "Every operation has a unique operationId: agents call operations by name."},
 	{ID: "lint-error-responses", Statement: "Every operation documents its errors: a 4xx, and a 5xx or default, each with a JSON schema."},
 	{ID: "lint-error-codes", Statement: "Every operation lists its error codes (x-agent-error-codes), each described in x-agent-errors and agreeing with its responses."},
 	{ID: "lint-retry-markers", Statement: "Every POST, PUT, PATCH and DELETE states x-ax-retryable and x-ax-idempotent as booleans."},
-	{ID: "lint-idempotency-key", Statement: "Every idempotent POST or PATCH accepts an Idempotency-Key header, marked required where x-idempotency-key is required."},
+	{ID: "lint-idempotency-key", Statement: "Every idempotent POST or PATCH accepts an Idempotency-Key (a header parameter, or x-idempotency-key), the header marked required where x-idempotency-key is required."},
 	{ID: "lint-confirmation", Statement: "Operations that require confirmation document the 409 confirmation_required and accept X-Confirmation-Token; every DELETE says whether it does."},
 	{ID: "lint-retry-after", Statement: "Every 429 and 503 response documents the Retry-After header."},
 }
@@ -41,9 +43,10 @@ var lintChecks = map[string]func(*linter) lintVerdict{
 // LintRules lists the rules Lint checks, in the order of its report.
 func LintRules() []Rule { return append([]Rule(nil), lintRules...) }
 
-// Lint checks an OpenAPI document (JSON) against the contract statically, without calling
-// the server it describes: one Result per rule of LintRules(). When the document cannot be
-// read as OpenAPI 3.x, lint-openapi fails and every other rule is skipped. Only local
+// Lint checks an OpenAPI document (JSON or YAML, told by its content) against the contract
+// statically, without calling the server it describes: one Result per rule of LintRules().
+// When the document cannot be read as OpenAPI 3.x, lint-openapi fails and every other rule
+// is skipped. Only local
 // references ("#/components/...") are followed, so a document split over several files
 // must be bundled first. Lint never panics, whatever the input; the caller sets the
 // report's Target (the file name).
@@ -119,15 +122,23 @@ func lintParse(doc []byte) (*linter, string) {
 		return nil, "the document is empty"
 	}
 	if !utf8.Valid(doc) {
-		return nil, fmt.Sprintf("the document is not UTF-8 text (invalid byte at %s), and JSON must be", lintPosition(doc, lintBadUTF8(doc)))
+		return nil, fmt.Sprintf("the document is not UTF-8 text (invalid byte at %s), and JSON and YAML must be", lintPosition(doc, lintBadUTF8(doc)))
+	}
+	if !json.Valid(doc) {
+		// YAML, or JSON with a mistake: text that starts as JSON does is told what is wrong
+		// as JSON, unless it reads as YAML (a flow mapping such as {openapi: 3.1.0}).
+		converted, format, err := oadoc.ToJSON(doc, "")
+		switch {
+		case err == nil && format == oadoc.YAML:
+			doc = converted
+		case trimmed[0] != '{' && trimmed[0] != '[':
+			return nil, err.Error()
+		}
 	}
 	dec := json.NewDecoder(bytes.NewReader(doc))
 	dec.UseNumber() // a number too large for a float64 is still JSON
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		if lintLooksYAML(trimmed) {
-			return nil, "the document is not JSON; it looks like YAML: convert it to JSON first"
-		}
 		return nil, "the document is not JSON: " + lintJSONError(doc, err)
 	}
 	end := dec.InputOffset()
@@ -198,20 +209,6 @@ func lintParse(doc []byte) (*linter, string) {
 	}
 	l.summary = fmt.Sprintf("OpenAPI %s, %s in %s", version, plural(len(l.ops), "operation"), plural(npaths, "path"))
 	return l, ""
-}
-
-// lintLooksYAML reports whether a document that is not JSON reads as YAML: a directive, a
-// document marker, a comment, or a first line that is a "key: value" mapping.
-func lintLooksYAML(b []byte) bool {
-	if bytes.HasPrefix(b, []byte("---")) || bytes.HasPrefix(b, []byte("%YAML")) || b[0] == '#' {
-		return true
-	}
-	if b[0] == '{' || b[0] == '[' || b[0] == '"' {
-		return false
-	}
-	line, _, _ := bytes.Cut(b, []byte("\n"))
-	line = bytes.TrimRight(line, " \r\t")
-	return bytes.Contains(line, []byte(": ")) || bytes.HasSuffix(line, []byte(":"))
 }
 
 func lintJSONError(doc []byte, err error) string {
@@ -285,7 +282,7 @@ func resolveRef(root map[string]any, v any) (any, error) {
 func lookupRef(root map[string]any, ref string) (any, error) {
 	frag, ok := strings.CutPrefix(ref, "#")
 	if !ok {
-		return nil, fmt.Errorf("$ref %q points outside the document, which Lint does not follow: bundle the document into one file", ref)
+		return nil, fmt.Errorf("$ref %q points outside the document, which is not followed: bundle the document into one file", ref)
 	}
 	if u, err := url.PathUnescape(frag); err == nil {
 		frag = u
@@ -760,42 +757,43 @@ func (l *linter) checkRetryMarkers() lintVerdict {
 	return v
 }
 
+// checkIdempotencyKey reads how each operation takes a key as the client and the probe do
+// (oadoc.KeyMode): an Idempotency-Key header parameter says it as well as x-idempotency-key.
 func (l *linter) checkIdempotencyKey() lintVerdict {
 	var v lintVerdict
 	n, required := 0, 0
 	for _, op := range l.ops {
-		mode := ""
-		if raw, ok := op.obj["x-idempotency-key"]; ok {
-			if s, _ := raw.(string); s == "optional" || s == "required" {
-				mode = s
-			} else {
-				v.add(op, fmt.Sprintf("x-idempotency-key is %s, not \"optional\" or \"required\"", lintExcerpt(raw)))
-			}
+		ext, stated := op.obj["x-idempotency-key"]
+		extMode, ok := oadoc.KeyExtension(ext)
+		if stated && !ok {
+			v.add(op, fmt.Sprintf("x-idempotency-key is %s, not \"optional\", \"required\" or a boolean", lintExcerpt(ext)))
 		}
-		key, unread := l.header(op, "Idempotency-Key")
+		key, unread := l.header(op, oadoc.KeyHeaderName)
 		why := ""
 		if len(unread) > 0 {
 			why = " (unresolved: " + strings.Join(unread, "; ") + ")"
 		}
+		keyRequired := key != nil && key["required"] == true
+		mode := oadoc.KeyMode(ext, key != nil, keyRequired)
 		switch {
-		case mode == "required":
-			required++
-			if key == nil {
-				v.add(op, "x-idempotency-key is required but no Idempotency-Key header parameter is declared"+why)
-			} else if key["required"] != true {
-				v.add(op, "x-idempotency-key is required but the Idempotency-Key header parameter is not marked required")
-			}
-		case (op.method == "POST" || op.method == "PATCH") && op.obj["x-ax-idempotent"] == true:
-			if key == nil && mode == "" {
-				v.add(op, "x-ax-idempotent is true but neither an Idempotency-Key header parameter nor x-idempotency-key is declared"+why)
-			}
-		default:
+		case extMode == oadoc.KeyRequired && key == nil:
+			v.add(op, "x-idempotency-key is required but no Idempotency-Key header parameter is declared"+why)
+		case extMode == oadoc.KeyRequired && !keyRequired:
+			v.add(op, "x-idempotency-key is required but the Idempotency-Key header parameter is not marked required")
+		case mode == oadoc.KeyNone && (op.method == "POST" || op.method == "PATCH") && op.obj["x-ax-idempotent"] == true:
+			v.add(op, "x-ax-idempotent is true but neither an Idempotency-Key header parameter nor x-idempotency-key is declared"+why)
+			n++
 			continue
 		}
-		n++
+		if mode != oadoc.KeyNone {
+			n++
+			if mode == oadoc.KeyRequired {
+				required++
+			}
+		}
 	}
 	if n == 0 {
-		v.skip = "no POST or PATCH operation says x-ax-idempotent: true, and none requires a key"
+		v.skip = "no operation accepts an Idempotency-Key (header parameter or x-idempotency-key), and no POST or PATCH says x-ax-idempotent: true"
 	}
 	v.covered = fmt.Sprintf("%s accepting a key (%d requiring it)", plural(n, "operation"), required)
 	return v

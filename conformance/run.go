@@ -425,7 +425,7 @@ func (p *prober) fetchDocument() {
 		p.fail("openapi", r.ex, "no OpenAPI document at "+target+": "+why)
 		return
 	}
-	doc, err := readDocument(r.body)
+	doc, err := readDocument(r.body, r.header.Get("Content-Type"))
 	if err != nil {
 		r.ex.Response = excerpt(r.body, 120)
 		p.fail("openapi", r.ex, err.Error())
