@@ -38,3 +38,33 @@ func TestCallNilArguments(t *testing.T) {
 		}
 	}
 }
+
+// A call without arguments is repaired as a call with an empty object: the rewriter can add
+// the member the server names, which it cannot do to nothing.
+func TestCallNilArgumentsRepaired(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Query().Get("currency") != "usd" {
+			w.WriteHeader(http.StatusBadRequest)
+			w.Write([]byte(`{"error":{"statusCode":400,"code":"invalid_parameter","message":"currency is required",
+				"issues":[{"path":["currency"],"code":"required","suggested_value":"usd"}]}}`))
+			return
+		}
+		w.Write([]byte(`{"total":1}`))
+	}))
+	t.Cleanup(srv.Close)
+	c, err := remedy.NewClient(remedy.WithBaseURL(srv.URL),
+		remedy.WithOperations(remedy.Operation{Name: "report", Method: "GET", Path: "/v1/report"}),
+		remedy.WithRewriter(remedy.DefaultRewriter))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.Call(context.Background(), "report", nil)
+	if err != nil {
+		t.Fatalf("not repaired: %v", err)
+	}
+	if len(resp.Attempts) != 2 || string(resp.Body) != `{"total":1}` {
+		t.Fatalf("got %d attempts, body %s", len(resp.Attempts), resp.Body)
+	}
+}

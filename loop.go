@@ -1,6 +1,7 @@
 package remedy
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -672,6 +673,9 @@ func (r *run) call(ctx context.Context, t Transport, c Call, depth int) (*Respon
 // and the error to keep.
 func (r *run) rewrite(ctx context.Context, op string, args json.RawMessage, env *Envelope, n int, d Decision) (json.RawMessage, []Change, *Proposal, Decision, error) {
 	l := r.loop
+	if len(bytes.TrimSpace(args)) == 0 {
+		args = json.RawMessage("{}") // no arguments: an empty object the repair can add to
+	}
 	rw := &Rewrite{Operation: op, Args: args, Envelope: env, Attempt: n}
 	next, err := l.Rewriter.Rewrite(ctx, rw)
 	why := ""
