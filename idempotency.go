@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/base32"
 	"encoding/json"
 	"strconv"
 
@@ -71,11 +72,27 @@ func (k *keyring) key(args json.RawMessage) string {
 	fp := fingerprint(args)
 	key, ok := k.seen[fp]
 	if !ok {
-		key = newKey()
+		key = k.derive(fp)
 		k.seen[fp] = key
 	}
 	k.args, k.current = args, key
 	return key
+}
+
+// derive is the key of a payload other than the caller's, whose fingerprint is fp: with a
+// caller's key, one derived from it and the payload, so that the caller running the same call
+// again with the same key sends the same repaired payload under the same key, and the server
+// replays it rather than executing it twice; without one, a fresh key.
+func (k *keyring) derive(fp [32]byte) string {
+	if k.caller == "" {
+		return newKey()
+	}
+	h := sha256.New()
+	h.Write([]byte("remedy repaired payload\x00"))
+	h.Write([]byte(k.caller))
+	h.Write([]byte{0})
+	h.Write(fp[:])
+	return "r-" + base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(h.Sum(nil)[:16])
 }
 
 // newKey is 128 random bits as 26 base32 characters: printable ASCII well under the 255

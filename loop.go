@@ -365,8 +365,10 @@ type Call struct {
 	// it is then sent without an idempotency key, unless the caller gave one.
 	Idempotent bool
 	// IdempotencyKey is the caller's key, sent as is for these arguments; a rewritten payload
-	// gets a key of its own (idempotent operations included). Empty: the loop mints one for
-	// each distinct payload of a non-idempotent operation.
+	// gets a key of its own (idempotent operations included), derived from the caller's key
+	// and the payload, so that running the call again with the same key replays rather than
+	// repeats a repaired request. Empty: the loop mints one for each distinct payload of a
+	// non-idempotent operation.
 	IdempotencyKey string
 	// ConfirmationToken is a token the caller approved (from a CallError's Challenge), sent
 	// with the first attempt only.
