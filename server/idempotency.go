@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/remedy-go/remedy"
@@ -29,10 +30,10 @@ func idempotency(next handler) handler {
 		if x.op.Idempotency == IdempotencyOff {
 			return next(x)
 		}
-		key, present, err := idempotencyKey(x.r.Header.Values(remedy.HeaderIdempotencyKey))
+		key, present, why := idempotencyKey(x.r.Header.Values(remedy.HeaderIdempotencyKey))
 		switch {
-		case err != nil:
-			return err
+		case why != "":
+			return x.invalidKey(why)
 		case !present && x.op.Idempotency == IdempotencyRequired:
 			return Error(CodeIdempotencyKeyRequired, x.op.ID+" requires "+x.keyAt()+": mint one unique value per logical call and reuse it for its retries")
 		case !present:
@@ -230,38 +231,52 @@ func (x *exchange) fingerprint() []byte {
 }
 
 // idempotencyKey reads the Idempotency-Key header: one value, bare or an RFC 8941 string, of
-// 1 to 255 printable ASCII characters. present is false when there is none.
-func idempotencyKey(values []string) (key string, present bool, err error) {
+// 1 to 255 printable ASCII characters. present is false when there is none; why says what is
+// wrong with one that is not a key.
+func idempotencyKey(values []string) (key string, present bool, why string) {
 	if len(values) == 0 {
-		return "", false, nil
-	}
-	invalid := func(why string) (string, bool, error) {
-		return "", true, Error(CodeIdempotencyKeyInvalid, "the Idempotency-Key header "+why)
+		return "", false, ""
 	}
 	if len(values) > 1 {
-		return invalid("is sent more than once")
+		return "", true, "is sent more than once"
 	}
 	v := trimOWS(values[0])
 	if len(v) > 0 && v[0] == '"' {
 		s, ok := sfString(v)
 		if !ok {
-			return invalid("is not a valid quoted string (RFC 8941)")
+			return "", true, "is not a valid quoted string (RFC 8941)"
 		}
 		v = s
 	} else {
 		for i := 0; i < len(v); i++ {
 			if v[i] <= ' ' || v[i] > '~' {
-				return invalid("holds a character outside printable ASCII (quote a key with spaces)")
+				return "", true, "holds a character outside printable ASCII" + quoteAdvice
 			}
 		}
 	}
 	switch {
 	case v == "":
-		return invalid("is empty")
+		return "", true, "is empty"
 	case len(v) > 255:
-		return invalid("is longer than 255 characters")
+		return "", true, "is longer than 255 characters"
 	}
-	return v, true, nil
+	return v, true, ""
+}
+
+// quoteAdvice ends what is said of a header key holding a space: it may be quoted.
+const quoteAdvice = " (quote a key with spaces)"
+
+// invalidKey is the answer to a key that is not one, in the words of the surface it came by:
+// the Idempotency-Key header over REST, the idempotencyKey argument of a tool (whose issue
+// points at it, and where quoting is the server's business, not the caller's).
+func (x *exchange) invalidKey(why string) *Problem {
+	if !x.tool {
+		return Error(CodeIdempotencyKeyInvalid, "the "+remedy.HeaderIdempotencyKey+" header "+why)
+	}
+	why = strings.TrimSuffix(why, quoteAdvice)
+	msg := "the " + remedy.ArgIdempotencyKey + " argument " + why
+	return Error(CodeIdempotencyKeyInvalid, msg).with(remedy.Issue{
+		Path: "/" + remedy.ArgIdempotencyKey, Code: "invalid", Message: msg})
 }
 
 func trimOWS(s string) string {

@@ -291,6 +291,21 @@ func TestMCPIdempotencyAcrossSurfaces(t *testing.T) {
 
 	env = toolEnvelope(t, call(t, cs, "charge", map[string]any{"customer_id": "cus_ada", "amount": 500, "currency": "usd", "idempotencyKey": 7}))
 	assert.Equal(t, "invalid_parameter", env.Code, "a key must be a string")
+
+	// A key that is not one is described as the argument it came in, and pointed at.
+	for _, key := range []string{"", "clé-7", "tab\there"} {
+		env = toolEnvelope(t, call(t, cs, "charge", map[string]any{"customer_id": "cus_ada", "amount": 500, "currency": "usd", "idempotencyKey": key}))
+		assert.Equal(t, "idempotency_key_invalid", env.Code, "%q", key)
+		assert.Contains(t, env.Message, "idempotencyKey argument", "%q", key)
+		assert.NotContains(t, env.Message, "header", "%q", key)
+		assert.NotContains(t, env.Message, "quote", "%q: quoting is not the caller's business over MCP", key)
+		require.Len(t, env.Issues, 1, "%q", key)
+		assert.Equal(t, "/idempotencyKey", env.Issues[0].Path, "%q", key)
+	}
+	status, h, body = do(t, "POST", srv.URL+"/v1/charges", "application/json", `{"currency":"usd","amount":500,"customer_id":"cus_ada"}`, "Idempotency-Key", "clé")
+	env = envelope(t, status, h, body)
+	assert.Equal(t, "idempotency_key_invalid", env.Code)
+	assert.Contains(t, env.Message, "Idempotency-Key header", "REST speaks of the header")
 }
 
 func TestMCPStateless(t *testing.T) {
