@@ -136,12 +136,17 @@ func (a *API) tool(op *Operation) *mcp.Tool {
 	if !readOnly {
 		ann.DestructiveHint = ptr(op.Confirm || op.Method == http.MethodDelete)
 	}
-	return &mcp.Tool{
+	t := &mcp.Tool{
 		Name:        op.ID,
+		Title:       op.Summary,
 		Description: a.toolDescription(op),
 		InputSchema: &s,
 		Annotations: ann,
 	}
+	// No outputSchema: a failure's structuredContent is the envelope, and the TypeScript SDK's
+	// client (v1) checks every result's structuredContent against the output schema, failures
+	// included, and refuses the call. The result's schema is in the OpenAPI document.
+	return t
 }
 
 // toolDescription is the summary, the protocol the tool follows, and its error catalog.

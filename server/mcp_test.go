@@ -101,6 +101,8 @@ func TestMCPToolsList(t *testing.T) {
 	for _, op := range api.Operations() {
 		tool := tools[op.ID]
 		require.NotNil(t, tool, op.ID)
+		assert.Equal(t, op.Summary, tool.Title, "%s: the tool's title is the operation's summary", op.ID)
+		require.NotEmpty(t, op.Summary, op.ID)
 		schema := tool.InputSchema.(map[string]any)
 		props := schema["properties"].(map[string]any)
 		_, hasToken := props["confirmationToken"]
