@@ -197,6 +197,7 @@ func (p *parser) issues(v val) {
 		var (
 			is                           Issue
 			pointer, path, location, ctx val
+			loc                          bool // path is FastAPI's loc, led by where the value travelled
 		)
 		for f := it.val().iter(); f.next(); {
 			x := f.val()
@@ -204,7 +205,7 @@ func (p *parser) issues(v val) {
 			case "pointer":
 				pointer = x
 			case "path", "field", "loc", "name", "target", "param":
-				path = x
+				path, loc = x, k == "loc"
 			case "location":
 				location = x
 			case "ctx":
@@ -242,7 +243,7 @@ func (p *parser) issues(v val) {
 		switch {
 		case pointer.Exists(): // the RFC 6901 form, when the server gave both
 			is.Path = toPointer(pointer.Text())
-		case path.IsArray(): // FastAPI's loc: ["query", "limit"], ["body", "items", 3]
+		case loc && path.IsArray(): // FastAPI's loc: ["query", "limit"], ["body", "items", 3]
 			is.Path, in, name = locPath(path)
 		case path.Exists():
 			is.Path = pathPointer(path)

@@ -246,6 +246,9 @@ func (p *parser) readGenericJSON() Dialect {
 		found = true
 		if pydanticList(d) {
 			e.Category = CategoryValidation // FastAPI's RequestValidationError, whatever the status
+			if p.status < 400 {
+				e.Code = "validation_error" // carried without the 422 (an MCP tool's result)
+			}
 		}
 	}
 	if errs := t.errors; errs.IsObject() { // Rails / Laravel: {"field": ["message", ...]}

@@ -168,6 +168,9 @@ func (p *parser) humaEnum(is *Issue, list string) {
 // pydanticFacts reads a pydantic v2 error's ctx into the issue: bounds and patterns as a schema
 // fragment, an enum's or literal's expected values as the allowed values.
 func (p *parser) pydanticFacts(is *Issue, ctx val) {
+	if is.Code == "missing" {
+		is.Received = nil // pydantic's input is then the object that lacks the member
+	}
 	if !p.full || !ctx.IsObject() {
 		return
 	}
@@ -243,4 +246,95 @@ func pydanticChoices(s string) []json.RawMessage {
 		}
 	}
 	return out
+}
+
+// zodMarker starts the part of the TypeScript MCP SDK's validation error that names the tool;
+// after the tool's name and ": " come zod's issues: a JSON array (SDK 1.17 to 1.2x, zod 3's
+// message) or one "message at path" line each (later SDKs).
+const zodMarker = "Invalid arguments for tool "
+
+// zodIssues reads the zod issues of such a message into issues; it reports whether msg was
+// one.
+func (p *parser) zodIssues(msg string) bool {
+	i := strings.Index(msg, zodMarker)
+	if i < 0 {
+		return false
+	}
+	rest := msg[i+len(zodMarker):]
+	j := strings.Index(rest, ": ")
+	if j < 0 {
+		return false
+	}
+	rest = strings.TrimSpace(rest[j+2:])
+	if !p.full {
+		return true
+	}
+	if strings.HasPrefix(rest, "[") {
+		t := getTape()
+		if t.parse(rest) {
+			p.zodList(t.root())
+		}
+		putTape(t)
+		return true
+	}
+	for _, line := range strings.Split(rest, "\n") {
+		is := Issue{Message: line}
+		if k := strings.LastIndex(line, " at "); k >= 0 {
+			is.Message = line[:k]
+			if path := line[k+len(" at "):]; path != "object root" {
+				is.Path = toPointer(path)
+			}
+		}
+		p.addIssue(is)
+	}
+	return true
+}
+
+// zodList reads zod 3's issues: {code, message, path, expected, received, options, minimum,
+// maximum, type}. An invalid_type's received is a type name, not the value, so it is not kept.
+func (p *parser) zodList(v val) {
+	for it := v.iter(); it.next(); {
+		x := it.val()
+		if !x.IsObject() {
+			continue
+		}
+		is := Issue{Path: arrayPointer(x.member("path")), Code: x.member("code").Str(), Message: x.member("message").Str()}
+		switch is.Code {
+		case "invalid_type":
+			is.Expected = p.raw(x.member("expected"))
+		case "invalid_enum_value", "invalid_literal":
+			is.Received = p.raw(x.member("received"))
+			is.AllowedValues = p.rawList(x.member("options"))
+		case "too_small", "too_big":
+			is.Expected = p.zodBound(x, is.Code == "too_small")
+		}
+		p.addIssue(is)
+	}
+}
+
+// zodBound is zod's bound as a schema fragment: minimum or maximum (exclusive when not
+// inclusive) for numbers, minLength/maxLength for strings, minItems/maxItems for arrays.
+func (p *parser) zodBound(x val, small bool) json.RawMessage {
+	bound := x.member("maximum")
+	if small {
+		bound = x.member("minimum")
+	}
+	if !bound.IsNumber() {
+		return nil
+	}
+	var keyword string
+	switch x.member("type").Str() {
+	case "number", "bigint":
+		keyword = map[bool]string{true: "minimum", false: "maximum"}[small]
+		if x.member("inclusive").kind() == kFalse {
+			keyword = map[bool]string{true: "exclusiveMinimum", false: "exclusiveMaximum"}[small]
+		}
+	case "string":
+		keyword = map[bool]string{true: "minLength", false: "maxLength"}[small]
+	case "array":
+		keyword = map[bool]string{true: "minItems", false: "maxItems"}[small]
+	default:
+		return nil
+	}
+	return p.fragment(keyword, p.raw(bound))
 }
