@@ -195,16 +195,21 @@ func (p *parser) issues(v val) {
 			continue
 		}
 		var (
-			is            Issue
-			pointer, path val
+			is                           Issue
+			pointer, path, location, ctx val
+			loc                          bool // path is FastAPI's loc, led by where the value travelled
 		)
 		for f := it.val().iter(); f.next(); {
 			x := f.val()
 			switch k := f.Key(); k {
 			case "pointer":
 				pointer = x
-			case "path", "field", "loc", "location", "name", "target", "param":
-				path = x
+			case "path", "field", "loc", "name", "target", "param":
+				path, loc = x, k == "loc"
+			case "location":
+				location = x
+			case "ctx":
+				ctx = x
 			case "code", "keyword", "type", "rule":
 				if is.Code == "" {
 					is.Code = x.Text()
@@ -234,11 +239,22 @@ func (p *parser) issues(v val) {
 				is.SuggestedValue = p.raw(x)
 			}
 		}
-		if pointer.Exists() { // the RFC 6901 form, when the server gave both
+		var in, name string
+		switch {
+		case pointer.Exists(): // the RFC 6901 form, when the server gave both
 			is.Path = toPointer(pointer.Text())
-		} else {
+		case loc && path.IsArray(): // FastAPI's loc: ["query", "limit"], ["body", "items", 3]
+			is.Path, in, name = locPath(path)
+		case path.Exists():
 			is.Path = pathPointer(path)
+			if l := location.Str(); paramIn(l) { // express-validator: {path, location}
+				in, name = l, path.Text()
+			}
+		case location.IsString(): // Huma's form: "body.items[3].tags", "query.limit"
+			is.Path, in, name = locationPath(location.Str())
 		}
+		p.pydanticFacts(&is, ctx)
+		is.Message = paramMessage(in, name, is.Message)
 		p.addIssue(is)
 	}
 }

@@ -22,8 +22,13 @@ func (p *parser) readProblem() Dialect {
 // agent extensions through agentField.
 func (c *parser) readProblemObject(obj val) {
 	e := &c.e
+	var location, value val
 	for it := obj.iter(); it.next(); {
 		switch k := it.Key(); k {
+		case "location":
+			location = it.val() // an item of Huma's errors list: {message, location, value}
+		case "value":
+			value = it.val()
 		case "type":
 			if s := it.val().Str(); s != "about:blank" { // absent and about:blank mean the same
 				e.Type = s
@@ -44,7 +49,19 @@ func (c *parser) readProblemObject(obj val) {
 	if e.Code == "" && e.Type != "" {
 		e.Code = lastSegment(e.Type)
 	}
+	if location.IsString() && c.full {
+		c.humaIssue(location.Str(), value)
+	}
 	c.flushField()
+}
+
+// humaIssue reads the issue of an item of Huma's errors list, whose message is its own.
+func (c *parser) humaIssue(location string, value val) {
+	path, in, name := locationPath(location)
+	is := Issue{Path: path, Message: c.e.Message, Received: c.raw(value)}
+	c.humaFacts(&is)
+	is.Message = paramMessage(in, name, is.Message)
+	c.addIssue(is)
 }
 
 func lastSegment(uri string) string {
@@ -197,10 +214,11 @@ func (p *parser) awsValidationIssues(msg string) {
 }
 
 func (p *parser) readGenericJSON() Dialect {
-	if p.status < 400 {
+	t := &p.top
+	if p.status < 400 && !(p.status == 0 && pydanticList(t.detail)) {
+		// Without a status (an MCP tool's structuredContent), only a shape no success has.
 		return ""
 	}
-	t := &p.top
 	e := &p.e
 	found := false
 	if m := t.message; m.IsString() {
@@ -226,6 +244,12 @@ func (p *parser) readGenericJSON() Dialect {
 		p.issues(d)
 		e.Message = d.member("0").member("msg").Str()
 		found = true
+		if pydanticList(d) {
+			e.Category = CategoryValidation // FastAPI's RequestValidationError, whatever the status
+			if p.status < 400 {
+				e.Code = "validation_error" // carried without the 422 (an MCP tool's result)
+			}
+		}
 	}
 	if errs := t.errors; errs.IsObject() { // Rails / Laravel: {"field": ["message", ...]}
 		for it := errs.iter(); it.next(); {
@@ -251,6 +275,12 @@ func (p *parser) readGenericJSON() Dialect {
 		return ""
 	}
 	return DialectGenericJSON
+}
+
+// pydanticList reports whether v is a list of pydantic validation errors: [{loc, msg, type}].
+func pydanticList(v val) bool {
+	x := v.member("0")
+	return v.IsArray() && x.member("loc").IsArray() && x.member("msg").IsString() && x.member("type").IsString()
 }
 
 // --- XML ---

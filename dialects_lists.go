@@ -39,6 +39,9 @@ func (p *parser) readMCP() Dialect {
 	}
 	p.e.Code = "tool_error"
 	p.e.Message = clip(t, 500)
+	if p.zodIssues(t) { // the TypeScript SDK's input validation failure
+		p.e.Code, p.e.Category = "invalid_arguments", CategoryValidation
+	}
 	return DialectMCP
 }
 
@@ -83,7 +86,10 @@ func (p *parser) readJSONRPC() Dialect {
 	e.Message = errObj.member("message").Str()
 	e.Title = jsonrpcName(e.Code)
 	switch e.Code {
-	case "-32700", "-32600", "-32601", "-32602":
+	case "-32602":
+		e.Category = CategoryValidation
+		p.zodIssues(e.Message) // the TypeScript SDK's tool input validation failure
+	case "-32700", "-32600", "-32601":
 		e.Category = CategoryValidation
 	case "-32603":
 		e.Category = CategoryInternal

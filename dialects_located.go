@@ -1,0 +1,340 @@
+package remedy
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// Issues whose path starts with where in the request the value travelled: Huma's location
+// ("body.items[3].tags", "query.limit", "header.X-Foo") and FastAPI's loc (["body", "items",
+// 3], ["query", "limit"]). A body location becomes a pointer into the body; a parameter
+// becomes a pointer to the argument of that name (the client sends arguments as path and
+// query parameters by name), and the issue's message says which kind of parameter it is, since
+// Issue has no field for it.
+
+// paramIn reports whether a location's first segment names a request parameter's place.
+func paramIn(s string) bool {
+	switch s {
+	case "query", "path", "header", "cookie":
+		return true
+	}
+	return false
+}
+
+// locationPath reads a Huma location. in is the parameter's place ("" for the body) and name
+// its name.
+func locationPath(loc string) (path, in, name string) {
+	head, rest, _ := strings.Cut(loc, ".")
+	switch {
+	case head == "body":
+		return dottedPointer(rest, false), "", ""
+	case paramIn(head) && rest != "":
+		return paramPointer(rest), head, rest
+	}
+	return toPointer(loc), "", ""
+}
+
+// locPath reads a FastAPI loc array the same way.
+func locPath(loc val) (path, in, name string) {
+	head := loc.member("0")
+	if h := head.Str(); head.IsString() && paramIn(h) && loc.len() > 1 {
+		b := pointerBuilder{}
+		it := loc.iter()
+		it.next()
+		for it.next() {
+			seg := it.val().Text()
+			if name == "" {
+				name = seg
+			}
+			b.add(seg, false)
+		}
+		return b.String(), h, name
+	}
+	if head.Str() == "body" && loc.len() == 1 {
+		return "", "", "" // the whole body
+	}
+	return arrayPointer(loc), "", ""
+}
+
+func paramPointer(name string) string {
+	var b strings.Builder
+	b.Grow(len(name) + 1)
+	b.WriteByte('/')
+	writeEscaped(&b, name)
+	return b.String()
+}
+
+// paramMessage says which parameter a message is about.
+func paramMessage(in, name, msg string) string {
+	if in == "" {
+		return msg
+	}
+	return in + " parameter " + name + ": " + msg
+}
+
+// humaFacts reads what Huma's validation messages state (the formats of huma/v2/validation)
+// into the issue: a code, and the bound, pattern, type or allowed values the field must meet.
+// A required property's name extends the path to the member that is missing.
+func (p *parser) humaFacts(is *Issue) {
+	msg := is.Message
+	if !strings.HasPrefix(msg, "expected ") {
+		switch msg {
+		case "invalid integer", "invalid number", "invalid boolean":
+			is.Code, is.Expected = "type", quoteJSON(msg[len("invalid "):])
+		case "unexpected property":
+			is.Code = "additionalProperties"
+		}
+		return
+	}
+	rest := msg[len("expected "):]
+	if s, ok := strings.CutPrefix(rest, `value to be one of "`); ok && strings.HasSuffix(s, `"`) {
+		is.Code = "enum"
+		p.humaEnum(is, s[:len(s)-1])
+		return
+	}
+	if s, ok := strings.CutPrefix(rest, "string to match pattern "); ok {
+		is.Code, is.Expected = "pattern", p.fragment("pattern", quoteJSON(s))
+		return
+	}
+	if s, ok := strings.CutPrefix(rest, "required property "); ok {
+		if name, ok := strings.CutSuffix(s, " to be present"); ok {
+			is.Code = "required"
+			is.Path += paramPointer(name)
+			is.Received = nil // the object that lacks it, not the member's value
+		}
+		return
+	}
+	switch rest {
+	case "integer", "number", "string", "boolean", "array", "object":
+		is.Code, is.Expected = "type", quoteJSON(rest)
+		return
+	}
+	for _, b := range humaBounds {
+		if s, ok := strings.CutPrefix(rest, b.prefix); ok && isJSONNumber(s) {
+			is.Code, is.Expected = b.keyword, p.fragment(b.keyword, json.RawMessage(s))
+			return
+		}
+	}
+}
+
+// humaBounds are Huma's messages for bounds, longest prefix first where two share a start.
+var humaBounds = [...]struct{ prefix, keyword string }{
+	{"number >= ", "minimum"},
+	{"number > ", "exclusiveMinimum"},
+	{"number <= ", "maximum"},
+	{"number < ", "exclusiveMaximum"},
+	{"number to be a multiple of ", "multipleOf"},
+	{"array length >= ", "minItems"},
+	{"array length <= ", "maxItems"},
+	{"length >= ", "minLength"},
+	{"length <= ", "maxLength"},
+}
+
+// fragment is the schema fragment {"keyword": value}, value being valid JSON.
+func (p *parser) fragment(keyword string, value json.RawMessage) json.RawMessage {
+	if !p.full {
+		return nil
+	}
+	b := make([]byte, 0, len(keyword)+len(value)+5)
+	b = append(b, `{"`...)
+	b = append(b, keyword...)
+	b = append(b, `":`...)
+	b = append(b, value...)
+	b = append(b, '}')
+	return b
+}
+
+// humaEnum reads the list of an enum message ("usd, eur, gbp"): numbers when the value that
+// arrived is a number and every listed value is one, strings otherwise.
+func (p *parser) humaEnum(is *Issue, list string) {
+	if !p.full || list == "" {
+		return
+	}
+	parts := strings.Split(list, ", ")
+	numeric := len(is.Received) > 0 && isJSONNumber(string(is.Received))
+	for _, s := range parts {
+		numeric = numeric && isJSONNumber(s)
+	}
+	is.AllowedValues = make([]json.RawMessage, len(parts))
+	for i, s := range parts {
+		if numeric {
+			is.AllowedValues[i] = json.RawMessage(s)
+		} else {
+			is.AllowedValues[i] = quoteJSON(s)
+		}
+	}
+}
+
+// pydanticFacts reads a pydantic v2 error's ctx into the issue: bounds and patterns as a schema
+// fragment, an enum's or literal's expected values as the allowed values.
+func (p *parser) pydanticFacts(is *Issue, ctx val) {
+	if is.Code == "missing" {
+		is.Received = nil // pydantic's input is then the object that lacks the member
+	}
+	if !p.full || !ctx.IsObject() {
+		return
+	}
+	for it := ctx.iter(); it.next(); {
+		v := it.val()
+		keyword := ""
+		switch it.Key() {
+		case "gt":
+			keyword = "exclusiveMinimum"
+		case "ge":
+			keyword = "minimum"
+		case "lt":
+			keyword = "exclusiveMaximum"
+		case "le":
+			keyword = "maximum"
+		case "multiple_of":
+			keyword = "multipleOf"
+		case "pattern":
+			keyword = "pattern"
+		case "min_length":
+			keyword = "minLength"
+			if !strings.HasPrefix(is.Code, "string_") {
+				keyword = "minItems"
+			}
+		case "max_length":
+			keyword = "maxLength"
+			if !strings.HasPrefix(is.Code, "string_") {
+				keyword = "maxItems"
+			}
+		case "expected":
+			if is.Code == "enum" || is.Code == "literal_error" {
+				is.AllowedValues = pydanticChoices(v.Str())
+			}
+		}
+		if keyword != "" && is.Expected == nil && (v.IsNumber() || v.IsString()) {
+			is.Expected = p.fragment(keyword, p.raw(v))
+		}
+	}
+}
+
+// pydanticChoices reads pydantic's list of expected values: "'asc' or 'desc'", "'a', 'b' or
+// 'c'", "1, 2 or 3". A quoted item is a string, an unquoted number a number; anything else
+// makes the list unreadable (nil).
+func pydanticChoices(s string) []json.RawMessage {
+	var out []json.RawMessage
+	for s != "" {
+		var item string
+		if s[0] == '\'' {
+			end := strings.IndexByte(s[1:], '\'')
+			if end < 0 {
+				return nil
+			}
+			item, s = s[1:1+end], s[2+end:]
+			out = append(out, quoteJSON(item))
+		} else {
+			end := strings.IndexAny(s, ", ")
+			if end < 0 {
+				end = len(s)
+			}
+			item, s = s[:end], s[end:]
+			if !isJSONNumber(item) {
+				return nil
+			}
+			out = append(out, json.RawMessage(item))
+		}
+		switch {
+		case strings.HasPrefix(s, ", "):
+			s = s[2:]
+		case strings.HasPrefix(s, " or "):
+			s = s[4:]
+		case s != "":
+			return nil
+		}
+	}
+	return out
+}
+
+// zodMarker starts the part of the TypeScript MCP SDK's validation error that names the tool;
+// after the tool's name and ": " come zod's issues: a JSON array (SDK 1.17 to 1.2x, zod 3's
+// message) or one "message at path" line each (later SDKs).
+const zodMarker = "Invalid arguments for tool "
+
+// zodIssues reads the zod issues of such a message into issues; it reports whether msg was
+// one.
+func (p *parser) zodIssues(msg string) bool {
+	i := strings.Index(msg, zodMarker)
+	if i < 0 {
+		return false
+	}
+	rest := msg[i+len(zodMarker):]
+	j := strings.Index(rest, ": ")
+	if j < 0 {
+		return false
+	}
+	rest = strings.TrimSpace(rest[j+2:])
+	if !p.full {
+		return true
+	}
+	if strings.HasPrefix(rest, "[") {
+		t := getTape()
+		if t.parse(rest) {
+			p.zodList(t.root())
+		}
+		putTape(t)
+		return true
+	}
+	for _, line := range strings.Split(rest, "\n") {
+		is := Issue{Message: line}
+		if k := strings.LastIndex(line, " at "); k >= 0 {
+			is.Message = line[:k]
+			if path := line[k+len(" at "):]; path != "object root" {
+				is.Path = toPointer(path)
+			}
+		}
+		p.addIssue(is)
+	}
+	return true
+}
+
+// zodList reads zod 3's issues: {code, message, path, expected, received, options, minimum,
+// maximum, type}. An invalid_type's received is a type name, not the value, so it is not kept.
+func (p *parser) zodList(v val) {
+	for it := v.iter(); it.next(); {
+		x := it.val()
+		if !x.IsObject() {
+			continue
+		}
+		is := Issue{Path: arrayPointer(x.member("path")), Code: x.member("code").Str(), Message: x.member("message").Str()}
+		switch is.Code {
+		case "invalid_type":
+			is.Expected = p.raw(x.member("expected"))
+		case "invalid_enum_value", "invalid_literal":
+			is.Received = p.raw(x.member("received"))
+			is.AllowedValues = p.rawList(x.member("options"))
+		case "too_small", "too_big":
+			is.Expected = p.zodBound(x, is.Code == "too_small")
+		}
+		p.addIssue(is)
+	}
+}
+
+// zodBound is zod's bound as a schema fragment: minimum or maximum (exclusive when not
+// inclusive) for numbers, minLength/maxLength for strings, minItems/maxItems for arrays.
+func (p *parser) zodBound(x val, small bool) json.RawMessage {
+	bound := x.member("maximum")
+	if small {
+		bound = x.member("minimum")
+	}
+	if !bound.IsNumber() {
+		return nil
+	}
+	var keyword string
+	switch x.member("type").Str() {
+	case "number", "bigint":
+		keyword = map[bool]string{true: "minimum", false: "maximum"}[small]
+		if x.member("inclusive").kind() == kFalse {
+			keyword = map[bool]string{true: "exclusiveMinimum", false: "exclusiveMaximum"}[small]
+		}
+	case "string":
+		keyword = map[bool]string{true: "minLength", false: "maxLength"}[small]
+	case "array":
+		keyword = map[bool]string{true: "minItems", false: "maxItems"}[small]
+	default:
+		return nil
+	}
+	return p.fragment(keyword, p.raw(bound))
+}
