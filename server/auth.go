@@ -129,7 +129,7 @@ func (a *API) identify(x *exchange, op *Operation) error {
 		if key == "" {
 			l = nil
 		} else if ok, wait := l.check(key); !ok {
-			return limited("too many failed authentications from this client", wait)
+			return l.limited("too many failed authentications from this client", wait)
 		}
 	}
 	p, err := au.Authenticate(x.r, op)

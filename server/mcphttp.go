@@ -99,7 +99,7 @@ func (a *API) serveMCP(w http.ResponseWriter, r *http.Request) {
 	}
 	if l := a.limiter; l != nil && !isToolCall(body) {
 		if ok, wait := l.take(string(x.principal)); !ok {
-			x.fail(limited("too many requests", wait))
+			x.fail(l.limited("too many requests", wait))
 			return
 		}
 	}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"math"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -93,10 +94,17 @@ func (l *rateLimiter) sweep(now time.Time) {
 	}
 }
 
-// limited is the 429 for a bucket that is empty for wait more.
-func limited(what string, wait time.Duration) *Problem {
+// limited is the 429 for a bucket of l's that is empty for wait more. Besides Retry-After it
+// carries the RateLimit headers of the IETF draft (as AgentBack and many gateways send them):
+// the bucket's size, nothing remaining, and the seconds until a token is back.
+func (l *rateLimiter) limited(what string, wait time.Duration) *Problem {
 	p := Error(CodeRateLimited, what+"; retry after "+wait.String())
 	p.RetryAfter = wait
+	p.Header = map[string]string{
+		"RateLimit-Limit":     strconv.Itoa(int(l.burst)),
+		"RateLimit-Remaining": "0",
+		"RateLimit-Reset":     strconv.FormatInt(int64(math.Ceil(wait.Seconds())), 10),
+	}
 	return p
 }
 
@@ -105,7 +113,7 @@ func rateLimit(next handler) handler {
 	return func(x *exchange) error {
 		if l := x.api.limiter; l != nil {
 			if ok, wait := l.take(string(x.principal)); !ok {
-				return limited("too many requests", wait)
+				return l.limited("too many requests", wait)
 			}
 		}
 		return next(x)

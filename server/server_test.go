@@ -448,6 +448,14 @@ func TestRateLimitPerPrincipal(t *testing.T) {
 	assert.True(t, env.Retryable)
 	assert.Equal(t, 2*time.Second, env.RetryAfter, "one token at 0.5 a second")
 	assert.Equal(t, "2", h.Get("Retry-After"))
+	// The RateLimit headers AgentBack and gateways send, which a client without our envelope
+	// reads: the bucket, nothing left, and when a token is back.
+	assert.Equal(t, "2", h.Get("RateLimit-Limit"))
+	assert.Equal(t, "0", h.Get("RateLimit-Remaining"))
+	assert.Equal(t, "2", h.Get("RateLimit-Reset"))
+	bare, ok := remedy.Parse(429, h, nil)
+	require.True(t, ok)
+	assert.Equal(t, 2*time.Second, bare.RetryAfter, "the headers alone say when to come back")
 	// Another principal has its own bucket.
 	status, _, _ = get("bob")
 	assert.Equal(t, 200, status)
