@@ -84,16 +84,26 @@ func tsEnvelope(t *testing.T, res tsResult) *remedy.Envelope {
 	return env
 }
 
-// TestTypeScriptMCPClient runs the official TypeScript SDK's client (a client that is not
-// ours, and that validates every result against its own schemas) against the billing API.
+// TestTypeScriptMCPClient runs the official TypeScript SDK's clients (clients that are not
+// ours, and that validate every result against their own schemas) against the billing API:
+// v1 (@modelcontextprotocol/sdk) and v2 (@modelcontextprotocol/client), with one script.
 func TestTypeScriptMCPClient(t *testing.T) {
 	requireNode(t)
 	t.Parallel()
+	for _, sdk := range []string{"v1", "v2"} {
+		t.Run(sdk, func(t *testing.T) {
+			t.Parallel()
+			testTypeScriptMCPClient(t, sdk)
+		})
+	}
+}
+
+func testTypeScriptMCPClient(t *testing.T, sdk string) {
 	api, store, srv := billingServer(t)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", "client.mjs", srv.URL+server.DefaultMCPPath)
+	cmd := exec.CommandContext(ctx, "node", "client.mjs", srv.URL+server.DefaultMCPPath, sdk)
 	cmd.Dir = tsClientDir
 	cmd.WaitDelay = 5 * time.Second
 	var stdout, stderr bytes.Buffer

@@ -4,16 +4,24 @@
 // refuses (a result that fails its schema validation, a transport error) is an exception,
 // reported on stderr with a non-zero exit.
 //
-// Usage: node client.mjs http://127.0.0.1:PORT/mcp
-
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+// Usage: node client.mjs http://127.0.0.1:PORT/mcp [v1|v2]
+//
+// v1 (the default) is @modelcontextprotocol/sdk, v2 the split @modelcontextprotocol/client.
 
 const endpoint = process.argv[2];
-if (!endpoint) {
-  console.error("usage: node client.mjs <MCP endpoint URL>");
+const sdk = process.argv[3] ?? "v1";
+if (!endpoint || !["v1", "v2"].includes(sdk)) {
+  console.error("usage: node client.mjs <MCP endpoint URL> [v1|v2]");
   process.exit(2);
 }
+const { Client, StreamableHTTPClientTransport } =
+  sdk === "v2"
+    ? await import("@modelcontextprotocol/client")
+    : {
+        Client: (await import("@modelcontextprotocol/sdk/client/index.js")).Client,
+        StreamableHTTPClientTransport: (await import("@modelcontextprotocol/sdk/client/streamableHttp.js"))
+          .StreamableHTTPClientTransport,
+      };
 
 // record keeps what the test asserts on of a tool result; text is the parsed JSON of the single
 // text content when it is JSON (the raw text when it is not).
