@@ -51,6 +51,7 @@ type OpenAPISyntaxError struct {
 	Msg string
 }
 
+// Error says what is wrong and where: "the document is not valid YAML: line 3: ...".
 func (e *OpenAPISyntaxError) Error() string {
 	return (&oadoc.SyntaxError{Format: e.Format, Line: e.Line, Column: e.Column, Msg: e.Msg}).Error()
 }

@@ -33,6 +33,7 @@ type SyntaxError struct {
 	Msg          string
 }
 
+// Error says what is wrong, and where when the reader knows.
 func (e *SyntaxError) Error() string {
 	switch {
 	case e.Line > 0 && e.Column > 0:
