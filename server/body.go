@@ -54,12 +54,16 @@ func readBody(next handler) handler {
 
 var errTooLarge = errors.New("body too large")
 
-// readAll reads at most limit bytes, into one buffer sized by the declared length when there
-// is one.
+// readFirst is the most readAll allocates before the body's bytes arrive.
+const readFirst = 64 << 10
+
+// readAll reads at most limit bytes. A declared length sizes the first buffer up to
+// readFirst only: a client declaring the limit and sending one byte gets no limit-sized
+// buffer; an honest large body grows to its length by doubling.
 func readAll(r io.Reader, declared, limit int64) ([]byte, error) {
 	size := int64(512)
 	if declared > 0 {
-		size = declared
+		size = min(declared, readFirst)
 	}
 	buf := make([]byte, 0, min(size, limit)+1) // one byte more, to see the end without growing
 	for {
