@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"log"
 	"log/slog"
 	"net"
@@ -16,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/remedy-go/remedy/internal/billing"
@@ -42,7 +45,7 @@ var serveLimits = struct {
 var serveCommand = &command{
 	name:     "serve",
 	summary:  "serve the example billing API: REST, /openapi.json and MCP at /mcp",
-	synopsis: "remedy serve [--addr HOST:PORT] [--redis ADDR] [--rate N] [--allow-host HOST]...",
+	synopsis: "remedy serve [--addr HOST:PORT] [--redis ADDR] [--rate N] [--allow-host HOST]... [--stateless] | --stdio",
 	about: `Serve runs the example billing API on the reference server until it is
 interrupted (SIGINT, SIGTERM), then shuts down gracefully. The same operations are
 served over REST, described at /openapi.json, and as MCP tools at /mcp. Once it
@@ -58,7 +61,13 @@ with no --example.
 
 With --redis, confirmation tokens and idempotency records are kept in that
 Redis, so that several instances serve one API (MCP sessions are then stateless,
-for the same reason).
+for the same reason). --stateless makes them stateless without Redis: every MCP
+request is a session of its own, and the server sends the client no requests.
+
+With --stdio, serve speaks MCP on its standard input and output instead of
+listening (the way a desktop agent or an MCP client launches a local server): the
+same tools, one session, until the input ends or serve is interrupted. Nothing but
+protocol messages goes to standard output; logs go to standard error.
 
 A request must name the host it is for in its Host header: one that arrived on a
 loopback address must name a loopback host (localhost, 127.0.0.1, [::1]), on REST
@@ -74,6 +83,7 @@ idle between requests, and 64 KiB of header.`,
 		"remedy serve --addr 127.0.0.1:8080",
 		"remedy serve --addr :8080 --redis 127.0.0.1:6379 --rate 20",
 		"remedy serve --addr :8080 --allow-host api.example.com",
+		"remedy serve --stdio",
 	},
 	exits: `0 stopped by a signal, after a graceful shutdown
 2 usage error
@@ -93,8 +103,13 @@ func serve(ctx context.Context, in *invocation) error {
 		hosts = append(hosts, h)
 		return nil
 	})
+	stateless := in.fs.Bool("stateless", false, "serve MCP without sessions: every request stands alone")
+	stdio := in.fs.Bool("stdio", false, "speak MCP on standard input and output instead of listening on --addr")
 	if _, err := in.parse(0, 0); err != nil {
 		return err
+	}
+	if *stdio && (*stateless || *redisAddr != "" || len(hosts) > 0 || flagSet(in, "addr")) {
+		return usagef("serve: --stdio serves no HTTP: it takes none of --addr, --allow-host, --redis, --stateless")
 	}
 	if *rate < 0 {
 		return usagef("serve: --rate must be 0 or more, got %d", *rate)
@@ -115,10 +130,15 @@ func serve(ctx context.Context, in *invocation) error {
 			server.WithConfirmation(server.ConfirmConfig{Store: store}),
 			server.WithIdempotency(server.IdempotencyConfig{Store: store}),
 			server.WithMCP(server.MCPConfig{Stateless: true}))
+	} else if *stateless {
+		opts = append(opts, server.WithMCP(server.MCPConfig{Stateless: true}))
 	}
 	api, _, err := billing.NewDemo(opts...)
 	if err != nil {
 		return cannotRunf("serve: %v", err)
+	}
+	if *stdio {
+		return serveStdio(ctx, api, in)
 	}
 
 	ln, err := net.Listen("tcp", *addr)
@@ -153,6 +173,30 @@ func serve(ctx context.Context, in *invocation) error {
 		return cannotRunf("serve: %v", err)
 	}
 	return nil
+}
+
+// serveStdio speaks MCP on the invocation's standard input and output until the input ends or
+// ctx is done (an interrupt).
+func serveStdio(ctx context.Context, api *server.API, in *invocation) error {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	t := &mcp.IOTransport{Reader: io.NopCloser(in.stdin), Writer: nopWriteCloser{in.stdout}}
+	err := api.MCPServer().Run(ctx, t)
+	if err == nil || errors.Is(err, io.EOF) || ctx.Err() != nil {
+		return nil
+	}
+	return cannotRunf("serve: %v", err)
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// flagSet reports whether the command line set the flag called name.
+func flagSet(in *invocation, name string) bool {
+	set := false
+	in.fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // newHTTPServer serves h within serveLimits, MCP event streams ending with streams.

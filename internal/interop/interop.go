@@ -1,0 +1,200 @@
+// Package interop records which peers the interoperability tests ran against and what passed,
+// so that the README's interoperability table is generated from what CI ran, not written by
+// hand. A test declares its row with Record; when REMEDY_INTEROP_OUT names a directory, every
+// row whose test finished is appended to rows.jsonl there, with the number of its checks
+// (subtests included) that passed and failed. cmd/interoptable turns the file into the table.
+package interop
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// OutEnv names the directory rows are written to; unset, Record writes nothing.
+const OutEnv = "REMEDY_INTEROP_OUT"
+
+// Row is one line of the interoperability table: one peer, one transport, one direction.
+type Row struct {
+	// Peer is the software we did not write, as its users know it ("AgentBack").
+	Peer string `json:"peer"`
+	// Package is where it comes from: an npm package or Go module path.
+	Package string `json:"package"`
+	// Version is the exact version the test ran, read from a lockfile or go.mod (NPMVersion,
+	// GoModVersion), never typed in.
+	Version string `json:"version"`
+	// Role says which side the peer plays: "server" (remedy's client and CLI against it) or
+	// "client" (it against remedy's reference server).
+	Role string `json:"role"`
+	// Transport is "REST", "MCP streamable HTTP (stateful)", "MCP streamable HTTP
+	// (stateless)" or "MCP stdio"; with the protocol version where it matters.
+	Transport string `json:"transport"`
+	// Tested lists what the test checks, in a few words each.
+	Tested []string `json:"tested"`
+
+	// Passed and Failed count the test's checks: the test and each of its subtests.
+	Passed int `json:"passed"`
+	Failed int `json:"failed"`
+}
+
+// Key is what identifies a row across runs: the same test run three times is one row.
+func (r Row) Key() string {
+	return strings.Join([]string{r.Peer, r.Package, r.Version, r.Role, r.Transport}, "\x00")
+}
+
+var mu sync.Mutex // serialises appends from parallel tests
+
+// Record declares that t tests row. When t finishes and OutEnv is set, the row is appended to
+// OutEnv/rows.jsonl with t's outcome and the count of its subtests that passed and failed
+// (subtests must be run with Run on the t given here, or counted with Check).
+func Record(t *testing.T, row Row) *Counter {
+	t.Helper()
+	c := &Counter{}
+	dir := os.Getenv(OutEnv)
+	t.Cleanup(func() {
+		if dir == "" || t.Skipped() {
+			return
+		}
+		row.Passed, row.Failed = c.counts()
+		if t.Failed() {
+			row.Failed++
+		} else {
+			row.Passed++
+		}
+		if err := appendRow(dir, row); err != nil {
+			t.Errorf("interop: %v", err)
+		}
+	})
+	return c
+}
+
+// Counter counts a recorded test's checks.
+type Counter struct {
+	mu             sync.Mutex
+	passed, failed int
+}
+
+// Run runs f as a subtest of t and counts its outcome.
+func (c *Counter) Run(t *testing.T, name string, f func(t *testing.T)) bool {
+	t.Helper()
+	ok := t.Run(name, f)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ok {
+		c.passed++
+	} else {
+		c.failed++
+	}
+	return ok
+}
+
+func (c *Counter) counts() (int, int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.passed, c.failed
+}
+
+func appendRow(dir string, row Row) error {
+	b, err := json.Marshal(row)
+	if err != nil {
+		return err
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "rows.jsonl"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	// One write of a whole line: appends from test binaries running at once do not interleave.
+	_, err = f.Write(append(b, '\n'))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// NPMVersion returns the version of pkg that the package-lock.json in dir installs.
+func NPMVersion(dir, pkg string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "package-lock.json"))
+	if err != nil {
+		return "", err
+	}
+	var lock struct {
+		Packages map[string]struct {
+			Version string `json:"version"`
+		} `json:"packages"`
+	}
+	if err := json.Unmarshal(b, &lock); err != nil {
+		return "", fmt.Errorf("%s/package-lock.json: %w", dir, err)
+	}
+	p, ok := lock.Packages["node_modules/"+pkg]
+	if !ok || p.Version == "" {
+		return "", fmt.Errorf("%s/package-lock.json does not install %s", dir, pkg)
+	}
+	return p.Version, nil
+}
+
+// GoModVersion returns the version of module that the go.mod file at path requires (in a
+// require line or block; a replace is not followed).
+func GoModVersion(path, module string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(strings.TrimPrefix(strings.TrimSpace(line), "require "))
+		if len(f) >= 2 && f[0] == module {
+			return f[1], nil
+		}
+	}
+	return "", fmt.Errorf("%s does not require %s", path, module)
+}
+
+// ReadRows reads the rows written to dir, merging runs of the same row: counts add up.
+func ReadRows(dir string) ([]Row, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "rows.jsonl"))
+	if err != nil {
+		return nil, err
+	}
+	var rows []Row
+	at := map[string]int{}
+	for i, line := range bytes.Split(b, []byte("\n")) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var r Row
+		if err := json.Unmarshal(line, &r); err != nil {
+			return nil, fmt.Errorf("rows.jsonl:%d: %w", i+1, err)
+		}
+		if j, ok := at[r.Key()]; ok {
+			rows[j].Passed += r.Passed
+			rows[j].Failed += r.Failed
+			for _, s := range r.Tested {
+				if !contains(rows[j].Tested, s) {
+					rows[j].Tested = append(rows[j].Tested, s)
+				}
+			}
+			continue
+		}
+		at[r.Key()] = len(rows)
+		rows = append(rows, r)
+	}
+	return rows, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
