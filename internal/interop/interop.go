@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -37,7 +38,10 @@ type Row struct {
 	// Tested lists what the test checks, in a few words each.
 	Tested []string `json:"tested"`
 
-	// Passed and Failed count the test's checks: the test and each of its subtests.
+	// Test is the name of the test that ran the row (several tests may run one row).
+	Test string `json:"test"`
+	// Passed and Failed count the test's checks: the test and each of its subtests counted
+	// with Counter.Run.
 	Passed int `json:"passed"`
 	Failed int `json:"failed"`
 }
@@ -48,6 +52,9 @@ func (r Row) Key() string {
 }
 
 var mu sync.Mutex // serialises appends from parallel tests
+
+// runSuffix is what testing appends to the name of a subtest run again under the same name.
+var runSuffix = regexp.MustCompile(`#[0-9]+(/|$)`)
 
 // Record declares that t tests row. When t finishes and OutEnv is set, the row is appended to
 // OutEnv/rows.jsonl with t's outcome and the count of its subtests that passed and failed
@@ -60,6 +67,7 @@ func Record(t *testing.T, row Row) *Counter {
 		if dir == "" || t.Skipped() {
 			return
 		}
+		row.Test = runSuffix.ReplaceAllString(t.Name(), "$1") // a test run again is the same test
 		row.Passed, row.Failed = c.counts()
 		if t.Failed() {
 			row.Failed++
@@ -158,14 +166,18 @@ func GoModVersion(path, module string) (string, error) {
 	return "", fmt.Errorf("%s does not require %s", path, module)
 }
 
-// ReadRows reads the rows written to dir, merging runs of the same row: counts add up.
+// ReadRows reads the rows written to dir, one per Key in the order first written. A test run
+// several times (go test -count=3) counts once, with the most checks it ran; the counts of
+// different tests of one row add up, and their Tested lists are merged.
 func ReadRows(dir string) ([]Row, error) {
 	b, err := os.ReadFile(filepath.Join(dir, "rows.jsonl"))
 	if err != nil {
 		return nil, err
 	}
+	type run struct{ passed, failed int }
 	var rows []Row
 	at := map[string]int{}
+	runs := map[string]map[string]run{} // row key → test → its largest run
 	for i, line := range bytes.Split(b, []byte("\n")) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
@@ -174,18 +186,25 @@ func ReadRows(dir string) ([]Row, error) {
 		if err := json.Unmarshal(line, &r); err != nil {
 			return nil, fmt.Errorf("rows.jsonl:%d: %w", i+1, err)
 		}
-		if j, ok := at[r.Key()]; ok {
-			rows[j].Passed += r.Passed
-			rows[j].Failed += r.Failed
-			for _, s := range r.Tested {
-				if !contains(rows[j].Tested, s) {
-					rows[j].Tested = append(rows[j].Tested, s)
-				}
-			}
-			continue
+		k := r.Key()
+		j, ok := at[k]
+		if !ok {
+			j, at[k], runs[k] = len(rows), len(rows), map[string]run{}
+			rows = append(rows, Row{Peer: r.Peer, Package: r.Package, Version: r.Version, Role: r.Role, Transport: r.Transport})
 		}
-		at[r.Key()] = len(rows)
-		rows = append(rows, r)
+		for _, s := range r.Tested {
+			if !contains(rows[j].Tested, s) {
+				rows[j].Tested = append(rows[j].Tested, s)
+			}
+		}
+		prev := runs[k][r.Test]
+		runs[k][r.Test] = run{max(prev.passed, r.Passed), max(prev.failed, r.Failed)}
+	}
+	for k, j := range at {
+		for _, n := range runs[k] {
+			rows[j].Passed += n.passed
+			rows[j].Failed += n.failed
+		}
 	}
 	return rows, nil
 }
