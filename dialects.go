@@ -233,7 +233,7 @@ func (p *parser) issues(v val) {
 				is.Expected = p.raw(x)
 			case "received", "input", "value", "rejected_value", "rejectedValue":
 				is.Received = p.raw(x)
-			case "allowed_values", "valid_values", "allowedValues", "enum", "options":
+			case "allowed_values", "valid_values", "allowedValues", "enum", "options", "values": // values: zod 4
 				is.AllowedValues = p.rawList(x)
 			case "suggested_value", "suggestedValue", "suggestion":
 				is.SuggestedValue = p.raw(x)
@@ -310,6 +310,7 @@ func (p *parser) readErrorObj() Dialect {
 		google, stripe, agent, spec, openai, odata bool
 		vendorType, param, status                  string
 		details                                    val
+		sawIssues                                  bool
 	)
 	if p.h.stripeShouldRetry != "" {
 		stripe = true
@@ -370,6 +371,7 @@ func (p *parser) readErrorObj() Dialect {
 			continue
 		case "statusCode", "issues", "schema", "confirmationToken", "next_operation", "suggestions", "trace_id":
 			agent = true
+			sawIssues = sawIssues || k == "issues"
 		case "field", "allowed_values", "suggested_value", "retryable", "retry_after_ms", "severity",
 			"category", "hint", "request_id", "docs_url", "related_codes", "example_request":
 			spec = true
@@ -414,6 +416,10 @@ func (p *parser) readErrorObj() Dialect {
 		}
 		if param != "" {
 			p.field.Path, p.pending = toPointer(param), true
+		}
+	case DialectAgent, DialectAgentSpec:
+		if !sawIssues && details.IsArray() {
+			p.issues(details) // AgentBack's historical key for the issues, which it sends beside them
 		}
 	case DialectOData:
 		if details.IsArray() && p.full {
