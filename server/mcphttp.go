@@ -87,7 +87,8 @@ func (a *API) serveMCP(w http.ResponseWriter, r *http.Request) {
 		// The SDK reads the whole body anyway; it is read here first, within the same bound,
 		// to learn whether it is a tool call.
 		var err error
-		body, err = io.ReadAll(io.LimitReader(r.Body, a.maxBody+mcpBodySlack+1))
+		lim := a.maxBody + mcpBodySlack + 1 // one byte over: the SDK refuses what is too large
+		body, err = readAll(io.LimitReader(r.Body, lim), r.ContentLength, lim)
 		if err != nil {
 			x.fail(Error(CodeInvalidJSON, "the request body could not be read").with(
 				remedy.Issue{Code: "syntax", Message: "the request body could not be read"}))
