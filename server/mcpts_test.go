@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/remedy-go/remedy"
 	"github.com/remedy-go/remedy/internal/billing"
+	"github.com/remedy-go/remedy/internal/interop"
 	"github.com/remedy-go/remedy/server"
 )
 
@@ -35,7 +37,13 @@ type tsResult struct {
 
 // tsReport is what client.mjs prints.
 type tsReport struct {
-	Tools []struct {
+	Server struct {
+		Name string `json:"name"`
+	} `json:"server"`
+	ProtocolVersion string `json:"protocolVersion"`
+	SessionID       string `json:"sessionId"`
+	Terminated      bool   `json:"terminated"`
+	Tools           []struct {
 		Name                 string         `json:"name"`
 		HasConfirmationToken bool           `json:"hasConfirmationToken"`
 		HasIdempotencyKey    bool           `json:"hasIdempotencyKey"`
@@ -49,7 +57,9 @@ type tsReport struct {
 		Confirmed tsResult `json:"confirmed"`
 		Replay    tsResult `json:"replay"`
 	} `json:"confirmation"`
-	Charges []tsResult `json:"charges"`
+	Charges       []tsResult `json:"charges"`
+	Reports       []tsResult `json:"reports"`
+	ChargeDeleted tsResult   `json:"chargeDeleted"`
 }
 
 // requireNode skips the test when node or the client's packages are missing, or fails it when
@@ -84,26 +94,129 @@ func tsEnvelope(t *testing.T, res tsResult) *remedy.Envelope {
 	return env
 }
 
+// tsMode is how the TypeScript client reaches the reference server.
+type tsMode string
+
+const (
+	tsStateful  tsMode = "stateful"  // streamable HTTP, the default /mcp: a session per client
+	tsStateless tsMode = "stateless" // streamable HTTP, MCPConfig.Stateless: no sessions
+	tsStdio     tsMode = "stdio"     // `remedy serve --stdio`, launched by the SDK's stdio transport
+)
+
+// tsRun is one row of the matrix: an SDK, how it reaches the server, the protocol it is told to
+// speak (client.mjs's argument) and the one it must end up speaking.
+type tsRun struct {
+	sdk, protocol, want string
+	mode                tsMode
+}
+
+// tsRuns is the matrix. v1 (@modelcontextprotocol/sdk 1.x) offers 2025-11-25 in initialize
+// and nothing else: it cannot be told to speak 2026-07-28. v2 speaks 2026-07-28 when pinned
+// to it (server/discover instead of initialize), which the go-sdk's streamable HTTP handler
+// accepts only when it is stateless: the stateful /mcp answers the probe -32022 with the
+// legacy versions it supports, so there v2 is run in its auto mode, which must fall back to
+// the initialize handshake on the same endpoint.
+var tsRuns = []tsRun{
+	{sdk: "v1", mode: tsStateful, protocol: "2025-11-25", want: "2025-11-25"},
+	{sdk: "v1", mode: tsStateless, protocol: "2025-11-25", want: "2025-11-25"},
+	{sdk: "v1", mode: tsStdio, protocol: "2025-11-25", want: "2025-11-25"},
+	{sdk: "v2", mode: tsStateful, protocol: "2025-11-25", want: "2025-11-25"},
+	{sdk: "v2", mode: tsStateful, protocol: "auto", want: "2025-11-25"},
+	{sdk: "v2", mode: tsStateless, protocol: "2025-11-25", want: "2025-11-25"},
+	{sdk: "v2", mode: tsStateless, protocol: "2026-07-28", want: "2026-07-28"},
+	{sdk: "v2", mode: tsStdio, protocol: "2025-11-25", want: "2025-11-25"},
+	{sdk: "v2", mode: tsStdio, protocol: "2026-07-28", want: "2026-07-28"},
+}
+
+// row is the run's line in the README's interoperability table.
+func (r tsRun) row(t *testing.T) interop.Row {
+	t.Helper()
+	row := interop.Row{Peer: "TypeScript MCP SDK v1", Package: "@modelcontextprotocol/sdk", Role: "client",
+		Tested: []string{"tools/list: schemas, annotations, error docs", "invalid arguments as an envelope with issues",
+			"idempotency key: one execution, replay in _meta", "confirmation token: confirmed once, then refused",
+			"503 with retry_after_ms, then success"}}
+	if r.sdk == "v2" {
+		row.Peer, row.Package = "TypeScript MCP SDK v2", "@modelcontextprotocol/client"
+	}
+	v, err := interop.NPMVersion(tsClientDir, row.Package)
+	require.NoError(t, err)
+	row.Version = v
+	switch r.mode {
+	case tsStdio:
+		row.Transport = "MCP stdio"
+	default:
+		row.Transport = "MCP streamable HTTP (" + string(r.mode) + ")"
+	}
+	row.Transport += ", " + r.want
+	if r.protocol == "auto" {
+		row.Transport += " (after a server/discover probe for 2026-07-28)"
+		row.Tested = append(row.Tested, "server/discover refused, initialize fallback")
+	}
+	if r.mode == tsStateful {
+		row.Tested = append(row.Tested, "session id, DELETE ends the session")
+	}
+	return row
+}
+
 // TestTypeScriptMCPClient runs the official TypeScript SDK's clients (clients that are not
 // ours, and that validate every result against their own schemas) against the billing API:
-// v1 (@modelcontextprotocol/sdk) and v2 (@modelcontextprotocol/client), with one script.
+// v1 (@modelcontextprotocol/sdk) and v2 (@modelcontextprotocol/client), with one script, over
+// stateful and stateless streamable HTTP and over stdio, in each protocol version the SDK can
+// be told to speak (tsRuns).
 func TestTypeScriptMCPClient(t *testing.T) {
 	requireNode(t)
 	t.Parallel()
-	for _, sdk := range []string{"v1", "v2"} {
-		t.Run(sdk, func(t *testing.T) {
+	remedyBin := buildRemedy(t)
+	for _, run := range tsRuns {
+		t.Run(run.sdk+"/"+string(run.mode)+"/"+run.protocol, func(t *testing.T) {
 			t.Parallel()
-			testTypeScriptMCPClient(t, sdk)
+			testTypeScriptMCPClient(t, run, remedyBin)
 		})
 	}
 }
 
-func testTypeScriptMCPClient(t *testing.T, sdk string) {
-	api, store, srv := billingServer(t)
-
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+// buildRemedy builds the remedy command into a directory of t's, for the SDK's stdio transport
+// to launch (the binary the test runs in has no serve command).
+func buildRemedy(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "remedy")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // a hang guard
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", "client.mjs", srv.URL+server.DefaultMCPPath, sdk)
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/remedy-go/remedy/cmd/remedy")
+	cmd.WaitDelay = 5 * time.Second
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "go build ./cmd/remedy:\n%s", out)
+	return bin
+}
+
+func testTypeScriptMCPClient(t *testing.T, run tsRun, remedyBin string) {
+	c := interop.Record(t, run.row(t))
+
+	// The server: in this process for HTTP, so that its store can be asked how many times each
+	// operation ran; `remedy serve --stdio` (the demo API) in a process of the SDK's for stdio,
+	// whose store is seen only through tool results. Either way the revenue report is rebuilding
+	// at first (NewDemo's, at start and after each change; here by Busy): its first answer is 503.
+	var api *server.API
+	var store *billing.Store // nil over stdio
+	target := remedyBin
+	if run.mode == tsStdio {
+		var err error
+		api, _, err = billing.NewDemo() // the tools remedy serve offers, to compare the list with
+		require.NoError(t, err)
+	} else {
+		var opts []server.Option
+		if run.mode == tsStateless {
+			opts = append(opts, server.WithMCP(server.MCPConfig{Stateless: true}))
+		}
+		var srv *httptest.Server
+		api, store, srv = billingServer(t, opts...)
+		store.Busy(1)
+		target = srv.URL + server.DefaultMCPPath
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // a hang guard
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", "client.mjs", run.sdk, run.protocol, target)
 	cmd.Dir = tsClientDir
 	cmd.WaitDelay = 5 * time.Second
 	var stdout, stderr bytes.Buffer
@@ -113,7 +226,21 @@ func testTypeScriptMCPClient(t *testing.T, sdk string) {
 	var rep tsReport
 	require.NoError(t, json.Unmarshal(stdout.Bytes(), &rep), "%s", stdout.String())
 
-	t.Run("tools", func(t *testing.T) {
+	c.Run(t, "connect", func(t *testing.T) {
+		assert.Equal(t, "billing", rep.Server.Name)
+		assert.Equal(t, run.want, rep.ProtocolVersion, "the protocol version negotiated")
+		switch run.mode {
+		case tsStateful:
+			assert.NotEmpty(t, rep.SessionID, "the stateful endpoint gives a session id")
+			assert.True(t, rep.Terminated, "DELETE ends the session")
+		case tsStateless:
+			assert.Empty(t, rep.SessionID, "a stateless endpoint gives no session id")
+		case tsStdio:
+			// One process is one session: there is no session id to check.
+		}
+	})
+
+	c.Run(t, "tools", func(t *testing.T) {
 		require.Len(t, rep.Tools, len(api.Operations()))
 		tools := map[string]int{}
 		for i, tool := range rep.Tools {
@@ -135,7 +262,7 @@ func testTypeScriptMCPClient(t *testing.T, sdk string) {
 		}
 	})
 
-	t.Run("invalid arguments", func(t *testing.T) {
+	c.Run(t, "invalid arguments", func(t *testing.T) {
 		env := tsEnvelope(t, rep.BadCreate)
 		assert.Equal(t, "invalid_body", env.Code)
 		assert.Equal(t, remedy.DialectAgent, env.Dialect, "the canonical envelope")
@@ -147,7 +274,41 @@ func testTypeScriptMCPClient(t *testing.T, sdk string) {
 		assert.True(t, paths["/amount"], "an issue at /amount: %s", rep.BadCreate.Text)
 	})
 
-	t.Run("confirmation", func(t *testing.T) {
+	c.Run(t, "transient failure", func(t *testing.T) {
+		require.GreaterOrEqual(t, len(rep.Reports), 2, "a 503, then the report")
+		env := tsEnvelope(t, rep.Reports[0])
+		assert.Equal(t, "unavailable", env.Code)
+		assert.True(t, env.Retryable, "%s", rep.Reports[0].Text)
+		assert.Equal(t, billing.RetryWait, env.RetryAfter, "the wait to retry after")
+		last := rep.Reports[len(rep.Reports)-1]
+		require.False(t, last.IsError, "the report, once rebuilt: %s", last.Text)
+	})
+
+	c.Run(t, "idempotency", func(t *testing.T) {
+		require.Len(t, rep.Charges, 2)
+		var charges [2]billing.Charge
+		for i, res := range rep.Charges {
+			require.False(t, res.IsError, "charge %d: %s", i, res.Text)
+			require.NoError(t, json.Unmarshal(res.StructuredContent, &charges[i]), "%s", res.StructuredContent)
+		}
+		assert.NotEmpty(t, charges[0].ID)
+		assert.Equal(t, charges[0], charges[1], "the same charge")
+		assert.Nil(t, rep.Charges[0].Meta[remedy.MetaReplayed], "the first call is not a replay")
+		assert.Equal(t, true, rep.Charges[1].Meta[remedy.MetaReplayed], "the second is, in _meta")
+
+		// What the server's store says, seen from outside: the report sums the charges taken.
+		require.NotEmpty(t, rep.Reports)
+		last := rep.Reports[len(rep.Reports)-1]
+		require.False(t, last.IsError, "%s", last.Text)
+		var report billing.Report
+		require.NoError(t, json.Unmarshal(last.StructuredContent, &report), "%s", last.StructuredContent)
+		assert.Equal(t, 500, report.Charged, "one charge of 500 for two calls")
+		if store != nil {
+			assert.Equal(t, 1, store.Effects("charge"), "one execution for two calls")
+		}
+	})
+
+	c.Run(t, "confirmation", func(t *testing.T) {
 		env := tsEnvelope(t, rep.Confirmation.Required)
 		assert.Equal(t, "confirmation_required", env.Code)
 		assert.NotEmpty(t, env.ConfirmationToken)
@@ -159,22 +320,15 @@ func testTypeScriptMCPClient(t *testing.T, sdk string) {
 		assert.Equal(t, billing.Deleted{ID: "cus_ada", Deleted: true}, del)
 		assert.JSONEq(t, ok.Text, string(ok.StructuredContent))
 
+		// The spent token is refused by the confirmation gate, before the handler: the
+		// deletion did not run again (over stdio, that refusal is all there is to see of it).
 		env = tsEnvelope(t, rep.Confirmation.Replay)
 		assert.Equal(t, "confirmation_invalid", env.Code, "a token confirms one call")
-		assert.Equal(t, 1, store.Effects("delete_customer"))
-	})
-
-	t.Run("idempotency", func(t *testing.T) {
-		require.Len(t, rep.Charges, 2)
-		var charges [2]billing.Charge
-		for i, res := range rep.Charges {
-			require.False(t, res.IsError, "charge %d: %s", i, res.Text)
-			require.NoError(t, json.Unmarshal(res.StructuredContent, &charges[i]), "%s", res.StructuredContent)
+		if store != nil {
+			assert.Equal(t, 1, store.Effects("delete_customer"))
 		}
-		assert.NotEmpty(t, charges[0].ID)
-		assert.Equal(t, charges[0], charges[1], "the same charge")
-		assert.Nil(t, rep.Charges[0].Meta[remedy.MetaReplayed], "the first call is not a replay")
-		assert.Equal(t, true, rep.Charges[1].Meta[remedy.MetaReplayed], "the second is, in _meta")
-		assert.Equal(t, 1, store.Effects("charge"), "one execution for two calls")
+
+		env = tsEnvelope(t, rep.ChargeDeleted)
+		assert.Equal(t, "not_found", env.Code, "the customer is gone: %s", rep.ChargeDeleted.Text)
 	})
 }
