@@ -83,8 +83,8 @@ func refuseSessionlessDiscover(w http.ResponseWriter, r *http.Request, body []by
 	}
 	msg := gjson.ParseBytes(t)
 	id := msg.Get("id")
-	if msg.Get("method").String() != "server/discover" || !id.Exists() {
-		return false
+	if msg.Get("method").String() != "server/discover" || (id.Type != gjson.String && id.Type != gjson.Number) {
+		return false // a notification, or not JSON-RPC: the SDK's to refuse
 	}
 	requested := msg.Get(`params._meta.io\.modelcontextprotocol/protocolVersion`).String()
 	if requested == "" {

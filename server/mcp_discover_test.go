@@ -68,6 +68,13 @@ func TestMCPStatefulDiscoverRefusesSessionlessVersion(t *testing.T) {
 	assert.Equal(t, 400, status, "%s", body)
 	assert.Contains(t, string(body), `"code":-32022`)
 
+	// A discover without an id, or with one that is not JSON-RPC's, is the SDK's to refuse.
+	for _, id := range []string{``, `"id":{"a":1},`, `"id":null,`} {
+		status, _, body = mcpPost(t, nil, srv.URL, `{"jsonrpc":"2.0",`+id+`"method":"server/discover"}`,
+			"Mcp-Protocol-Version", "2026-07-28")
+		assert.NotContains(t, string(body), `"code":-32022`, "status %d", status)
+	}
+
 	// A discover at a version with sessions is the SDK's to answer.
 	status, _, body = mcpPost(t, nil, srv.URL, `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25"}}}`)
 	assert.NotContains(t, string(body), `"code":-32022`, "status %d", status)
