@@ -57,6 +57,7 @@ func TestMCPGoClientAgainstReferenceServer(t *testing.T) {
 		// The default /mcp keeps sessions, which 2026-07-28 has none of: mcp-go's default
 		// client asks for it, is told the versions the endpoint speaks, and initializes.
 		{"stateful, default client", stateful, "2025-11-25", "", true, httpStart()},
+		{"stateful, asks 2026-07-28", stateful, "2025-11-25", "2026-07-28", true, httpStart()},
 		{"stateful, 2025-11-25", stateful, "2025-11-25", "2025-11-25", true, httpStart()},
 		{"stateless, default client", statelessHTTP, "2026-07-28", "", false, httpStart(stateless)},
 		{"stateless, 2025-11-25", statelessHTTP, "2025-11-25", "2025-11-25", false, httpStart(stateless)},
