@@ -2,6 +2,7 @@ package remedy
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -174,7 +175,7 @@ func (p *parser) schemaMessage(at, v string) {
 		}
 	}
 	if list, ok := strings.CutPrefix(v, "value must be one of "); ok {
-		p.enumIssue(at, "", displayedList(list), true)
+		p.enumIssue(at, "", strings.Split(list, ", "), true)
 		return
 	}
 	if rest, ok := strings.CutPrefix(v, "got "); ok {
@@ -276,7 +277,7 @@ func (p *parser) enumIssue(at, got string, wants []string, quoted bool) {
 		} else {
 			is.Received = quoteJSON(got)
 		}
-		if containsString(wants, got) {
+		if slices.Contains(wants, got) {
 			// A value printed as one of the allowed ones was refused for its type: the
 			// print does not say which type the allowed values have.
 			vals, is.Received = nil, nil
@@ -441,9 +442,6 @@ func jsQuotedList(s string) []string {
 	return out
 }
 
-// displayedList splits the validator's list of displayed values ("'usd', 'eur', 1").
-func displayedList(s string) []string { return strings.Split(s, ", ") }
-
 // ratText is a big.Rat as Go prints it ("3/2") in decimal ("1.5"); "" when s is not one.
 func ratText(s string) string {
 	num, den, ok := strings.Cut(s, "/")
@@ -472,13 +470,4 @@ func isCount(s string) bool {
 		}
 	}
 	return true
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
