@@ -39,7 +39,7 @@ func (p *parser) readMCP() Dialect {
 	}
 	p.e.Code = "tool_error"
 	p.e.Message = clip(t, 500)
-	if p.zodIssues(t) { // the TypeScript SDK's input validation failure
+	if p.zodIssues(t) || p.mcpgoIssues(t) { // the TypeScript SDK's or mcp-go's argument failure
 		p.e.Code, p.e.Category = "invalid_arguments", CategoryValidation
 	}
 	return DialectMCP

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/remedy-go/remedy"
 	"github.com/remedy-go/remedy/internal/httpop"
+	"github.com/tidwall/gjson"
 )
 
 // DefaultMCPPath is where an API serves MCP unless WithMCP says otherwise.
@@ -28,6 +31,12 @@ type MCPConfig struct {
 	// Stateless gives every HTTP request a session of its own, so that instances behind a load
 	// balancer need not share sessions (with shared stores for confirmation and idempotency,
 	// any instance can answer any call). The server can then send no requests to the client.
+	//
+	// A stateful endpoint (the default) speaks the protocol versions that have sessions,
+	// 2025-11-25 and before: a client that asks for 2026-07-28, which has none, is answered
+	// unsupported protocol version with that list, and initializes a session at one of them
+	// (the go-sdk's, mcp-go's and the TypeScript SDKs' clients do so by themselves). A
+	// stateless endpoint speaks 2026-07-28 as well.
 	Stateless bool
 	// JSONResponse answers calls with application/json instead of an event stream.
 	JSONResponse bool
@@ -50,6 +59,62 @@ type MCPConfig struct {
 	// of WithHostCheck; without them too, the endpoint refuses only a request that arrived on
 	// a loopback address under a name that is not loopback, as the MCP SDK does by default.
 	AllowedHosts []string
+}
+
+// sessionlessVersion is the first MCP protocol version without sessions (SEP-2575, no
+// initialize either): only a stateless endpoint speaks it.
+const sessionlessVersion = "2026-07-28"
+
+// refuseSessionlessDiscover answers a server/discover that asks a stateful endpoint for a
+// protocol version without sessions, as the MCP SDK answers every other request of such a
+// version there: 400 with the JSON-RPC error unsupported protocol version (-32022), whose data
+// lists the versions the endpoint speaks, all of them with sessions. It reports whether it
+// answered.
+//
+// The SDK answers such a discover itself with a result listing those versions, which leaves
+// the choice to the client. Clients that read the list fall back to initialize (the go-sdk's,
+// the TypeScript SDK v2's); mcp-go's (v1.2.1) takes any discover result as agreement, stays
+// on 2026-07-28, and every request it sends after is refused. The error is understood by
+// all three, and is what mcp-go's own server sends when it does not serve the version.
+func refuseSessionlessDiscover(w http.ResponseWriter, r *http.Request, body []byte) bool {
+	t := bytes.TrimSpace(body)
+	if len(t) == 0 || t[0] != '{' {
+		return false
+	}
+	msg := gjson.ParseBytes(t)
+	id := msg.Get("id")
+	if msg.Get("method").String() != "server/discover" || (id.Type != gjson.String && id.Type != gjson.Number) {
+		return false // a notification, or not JSON-RPC: the SDK's to refuse
+	}
+	requested := msg.Get(`params._meta.io\.modelcontextprotocol/protocolVersion`).String()
+	if requested == "" {
+		requested = r.Header.Get("Mcp-Protocol-Version")
+	}
+	if requested < sessionlessVersion || len(requested) > 32 {
+		return false // a version with sessions, or not a version: the SDK's to answer
+	}
+	supported := slices.DeleteFunc(mcp.SupportedProtocolVersions(), func(v string) bool { return v >= sessionlessVersion })
+	data, err := json.Marshal(mcp.UnsupportedProtocolVersionData{Supported: supported, Requested: requested})
+	if err != nil {
+		return false
+	}
+	answer, err := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   any             `json:"error"`
+	}{"2.0", json.RawMessage(id.Raw), struct {
+		Code    int             `json:"code"`
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data"`
+	}{mcp.CodeUnsupportedProtocolVersion, "protocol version " + strconv.Quote(requested) +
+		" has no sessions, and this endpoint keeps them: initialize with one of the supported versions", data}})
+	if err != nil {
+		return false
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	w.Write(answer)
+	return true
 }
 
 // WithMCP configures the MCP surface (default: stateful streamable HTTP at DefaultMCPPath).

@@ -62,9 +62,10 @@ func (a *API) newMCPGate() *mcpGate {
 // serveMCP answers a request of the MCP path. Before the MCP SDK reads anything of it, the
 // request goes through the same first stages as a REST request: the Host check, then
 // authentication (every JSON-RPC method included, with op nil), then the principal's rate
-// limit; a request that would open a session beyond MCPConfig.MaxSessions is refused. Only
-// then does the SDK see it, and only once the SDK has opened an event stream are the
-// http.Server's read and write limits lifted for it.
+// limit; on a stateful endpoint, a server/discover for a protocol version without sessions is
+// refused (refuseSessionlessDiscover), and a request that would open a session beyond
+// MCPConfig.MaxSessions is refused. Only then does the SDK see it, and only once the SDK has
+// opened an event stream are the http.Server's read and write limits lifted for it.
 //
 // A tools/call is not charged to the rate limit here: the pipeline charges it as the REST
 // request it maps to, and answers an empty bucket with a tool result the client can act on.
@@ -103,6 +104,9 @@ func (a *API) serveMCP(w http.ResponseWriter, r *http.Request) {
 			x.fail(l.limited("too many requests", wait))
 			return
 		}
+	}
+	if !a.mcpConf.Stateless && refuseSessionlessDiscover(w, r, body) {
+		return
 	}
 	if !a.mcpConf.Stateless && r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
 		s := a.gate.sessions
