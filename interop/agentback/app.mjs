@@ -2,7 +2,10 @@
 // (agentback_test.go): a shop whose operations fail the way AgentBack makes them fail, served
 // over REST (with its generated OpenAPI document) and as MCP tools over streamable HTTP.
 //
-// Usage: node app.mjs [port]   (port 0 or none: any free port)
+// Usage: node app.mjs [port [window]]
+//
+// port 0 or none: any free port; window: the seconds of the rate limits' window (default 1:
+// one quote a second on each surface).
 //
 // It listens on 127.0.0.1 and prints its base URL as the first line of stdout. It exits when
 // its standard input closes, so that it never outlives the test that started it.
@@ -13,7 +16,7 @@
 //   - idempotency: `idempotency: {required: true}` on the route (AgentBack's MCP tools have
 //     no idempotency support);
 //   - rate limits: @agentback/extension-rate-limit on REST, mcp-http's per-tool `rateLimit`
-//     on MCP, one call a second;
+//     on MCP, one quote per window;
 //   - a report that is being rebuilt: AgentError with status 503 (AgentBack has no notion of
 //     a wait in its envelope, so the REST route sets Retry-After itself; over MCP the wait
 //     cannot be said at all).
@@ -32,8 +35,9 @@ import {installMcpHttp} from '@agentback/mcp-http';
 import {installRateLimit} from '@agentback/extension-rate-limit';
 
 const port = Number(process.argv[2] ?? 0);
-if (!Number.isInteger(port) || port < 0 || port > 65535) {
-  console.error('usage: node app.mjs [port]');
+const windowSecs = Number(process.argv[3] ?? 1);
+if (!Number.isInteger(port) || port < 0 || port > 65535 || !Number.isInteger(windowSecs) || windowSecs < 1) {
+  console.error('usage: node app.mjs [port [window]]');
   process.exit(2);
 }
 
@@ -135,7 +139,7 @@ __decorate(
     summary: 'Charge a customer (needs an idempotency key)'})],
   Shop.prototype, 'charge', null);
 __decorate(
-  [get('/quotes', {query: QuoteQuery, response: Quote, summary: 'Quote a currency (one call a second)'})],
+  [get('/quotes', {query: QuoteQuery, response: Quote, summary: 'Quote a currency (rate limited)'})],
   Shop.prototype, 'quote', null);
 __decorate(
   [get('/reports/daily', {response: Report, summary: 'The daily report (sometimes being rebuilt)'}),
@@ -168,7 +172,7 @@ __decorate([tool('close_account', {input: CloseAccount, output: Closed, confirm:
   ShopTools.prototype, 'closeAccount', null);
 __decorate([tool('charge', {input: NewCharge, output: Charge, description: 'Charge a customer'})],
   ShopTools.prototype, 'charge', null);
-__decorate([tool('get_quote', {input: QuoteQuery, output: Quote, description: 'Quote a currency (one call a second)'})],
+__decorate([tool('get_quote', {input: QuoteQuery, output: Quote, description: 'Quote a currency (rate limited)'})],
   ShopTools.prototype, 'quote', null);
 __decorate([tool('daily_report', {output: Report, description: 'The daily report (sometimes being rebuilt)'})],
   ShopTools.prototype, 'report', null);
@@ -181,9 +185,9 @@ app.configure(MCPBindings.SERVER).to({name: 'agentback-shop', version: '1.0.0', 
 app.component(MCPComponent);
 app.service(ShopMCP);
 await installMcpHttp(app, {
-  rateLimit: {points: 10000, durationSecs: 60, perTool: {get_quote: {points: 1, durationSecs: 1}}},
+  rateLimit: {points: 10000, durationSecs: 60, perTool: {get_quote: {points: 1, durationSecs: windowSecs}}},
 });
-await installRateLimit(app, {path: '/v1/quotes', points: 1, durationSecs: 1});
+await installRateLimit(app, {path: '/v1/quotes', points: 1, durationSecs: windowSecs});
 
 const server = await app.restServer;
 server.expressApp.get('/__interop/counts', (_req, res) => res.json(executed));

@@ -35,7 +35,7 @@ func connect(t *testing.T, a *app) *sdk.ClientSession {
 func TestClientMCP(t *testing.T) {
 	requireNode(t)
 	t.Parallel()
-	a := startApp(t)
+	a := startApp(t, 1)
 	c := interop.Record(t, row(t, "@agentback/mcp", "server", transportMCP,
 		"tools and their arguments", "validation repair", "lossy repair refused", "confirmation",
 		"no idempotency keys", "429 (mcp-http) retried", "503 (isError) retried"))

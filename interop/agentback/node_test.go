@@ -105,13 +105,14 @@ type app struct {
 	url string
 }
 
-// startApp starts app.mjs on a free loopback port and returns once it printed its URL. The
-// process ends with the test: its standard input is closed and it is killed.
-func startApp(t *testing.T) *app {
+// startApp starts app.mjs on a free loopback port, its rate limits' window window seconds long,
+// and returns once it printed its URL. The process ends with the test: its standard input is
+// closed and it is killed.
+func startApp(t *testing.T, window int) *app {
 	t.Helper()
 	node := requireNode(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, node, "app.mjs", "0")
+	cmd := exec.CommandContext(ctx, node, "app.mjs", "0", strconv.Itoa(window))
 	cmd.WaitDelay = 5 * time.Second
 	// app.mjs exits when its stdin closes: if this test binary dies, so does the app.
 	stdin, err := cmd.StdinPipe()

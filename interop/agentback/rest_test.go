@@ -78,7 +78,7 @@ func delta(before, after map[string]int) map[string]int {
 func TestClientREST(t *testing.T) {
 	requireNode(t)
 	t.Parallel()
-	a := startApp(t)
+	a := startApp(t, 1)
 	c := interop.Record(t, row(t, "@agentback/rest", "server", transportREST,
 		"operations from OpenAPI", "validation repair", "lossy repair refused", "confirmation",
 		"idempotent retry after a lost response", "429 wait", "503 wait"))
