@@ -38,7 +38,7 @@ func TestClientMCP(t *testing.T) {
 	a := startApp(t, 1)
 	c := interop.Record(t, row(t, "@agentback/mcp", "server", transportMCP,
 		"tools and their arguments", "validation repair", "lossy repair refused", "confirmation",
-		"no idempotency keys", "429 (mcp-http) retried", "503 (isError) retried"))
+		"no idempotency keys", "429 (mcp-http) retried", "unknown tool", "503 (isError) retried"))
 	cs := connect(t, a)
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
@@ -161,6 +161,20 @@ func TestClientMCP(t *testing.T) {
 			return
 		}
 		t.Fatal("no call was rate limited in 5 rounds")
+	})
+
+	c.Run(t, "unknown tool", func(t *testing.T) {
+		// AgentBack answers with an isError result whose envelope has the JSON-RPC code as a
+		// number and a 500's message: read as a failure that says it is not retryable.
+		_, err := client(t, remedy.Loop{}).Call(ctx, "no_such_tool", map[string]any{})
+		require.ErrorIs(t, err, remedy.ErrNotRetryable)
+		var ce *remedy.CallError
+		require.ErrorAs(t, err, &ce)
+		assert.Len(t, ce.Attempts, 1)
+		require.NotNil(t, ce.Envelope)
+		assert.Equal(t, "error", ce.Envelope.Code)
+		assert.Equal(t, "Internal Server Error", ce.Envelope.Message)
+		assert.False(t, ce.Envelope.Retryable)
 	})
 
 	c.Run(t, "503 (isError) retried", func(t *testing.T) {
