@@ -80,8 +80,9 @@ func TestClientREST(t *testing.T) {
 	t.Parallel()
 	a := startApp(t, 1)
 	c := interop.Record(t, row(t, "@agentback/rest", "server", transportREST,
-		"operations from OpenAPI", "validation repair", "lossy repair refused", "confirmation",
-		"idempotent retry after a lost response", "429 wait", "503 wait"))
+		"operations from OpenAPI", "validation repair", "lossy repair refused", "unrepairable pattern",
+		"confirmation", "confirmation before validation", "idempotent retry after a lost response",
+		"429 wait", "503 wait"))
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
 
