@@ -1,6 +1,6 @@
-// app.mjs is a small AgentBack app (npm @agentback/*) for remedy's interoperability tests
-// (agentback_test.go): a shop whose operations fail the way AgentBack makes them fail, served
-// over REST (with its generated OpenAPI document) and as MCP tools over streamable HTTP.
+// app.mjs is a small AgentBack app (npm @agentback/*) for remedy's interoperability tests (the
+// _test.go files beside it): a shop whose operations fail the way AgentBack makes them fail,
+// served over REST (with its generated OpenAPI document) and as MCP tools over streamable HTTP.
 //
 // Usage: node app.mjs [port [window]]
 //
