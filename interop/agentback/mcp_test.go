@@ -1,0 +1,194 @@
+package agentback_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/internal/interop"
+	"github.com/remedy-go/remedy/mcp"
+)
+
+// connect opens an MCP session with the app's /mcp endpoint (AgentBack's mcp-http: streamable
+// HTTP, a session per client) with the go-sdk's client.
+func connect(t *testing.T, a *app) *sdk.ClientSession {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "remedy-agentback-interop", Version: "1"}, nil).Connect(ctx,
+		&sdk.StreamableClientTransport{Endpoint: a.url + "/mcp", DisableStandaloneSSE: true}, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// TestClientMCP runs remedy's MCP client (the loop over the go-sdk's client session) against
+// the same app's tools: AgentBack's MCP surface, through @agentback/mcp and mcp-http.
+func TestClientMCP(t *testing.T) {
+	requireNode(t)
+	t.Parallel()
+	a := startApp(t, 1)
+	c := interop.Record(t, row(t, "@agentback/mcp", "server", transportMCP,
+		"tools and their arguments", "validation repair", "lossy repair refused", "confirmation",
+		"no idempotency keys", "429 (mcp-http) retried", "unknown tool", "503 (isError) retried"))
+	cs := connect(t, a)
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	client := func(t *testing.T, loop remedy.Loop) *mcp.Client {
+		t.Helper()
+		loop.Rewriter = remedy.DefaultRewriter
+		cl, err := mcp.NewClient(ctx, cs, loop)
+		require.NoError(t, err)
+		return cl
+	}
+
+	c.Run(t, "tools and their arguments", func(t *testing.T) {
+		var names []string
+		for tool, err := range cs.Tools(ctx, nil) {
+			require.NoError(t, err)
+			names = append(names, tool.Name)
+			b, err := json.Marshal(tool.InputSchema)
+			require.NoError(t, err)
+			var schema struct {
+				Properties map[string]json.RawMessage `json:"properties"`
+			}
+			require.NoError(t, json.Unmarshal(b, &schema))
+			_, token := schema.Properties[remedy.ArgConfirmationToken]
+			assert.Equal(t, tool.Name == "close_account", token, "%s: confirmationToken advertised where confirmation applies", tool.Name)
+			_, key := schema.Properties[remedy.ArgIdempotencyKey]
+			assert.False(t, key, "%s: AgentBack's tools take no idempotency key", tool.Name)
+		}
+		assert.ElementsMatch(t, []string{"create_order", "close_account", "charge", "get_quote", "daily_report"}, names)
+	})
+
+	c.Run(t, "validation repair", func(t *testing.T) {
+		before := a.counts(t)
+		resp, err := client(t, remedy.Loop{}).Call(ctx, "create_order", json.RawMessage(`{"customer_id":"cus_ada","currency":"EUR","amount":"1200"}`))
+		require.NoError(t, err)
+		var order map[string]any
+		require.NoError(t, json.Unmarshal(resp.Body, &order), "the structuredContent: %s", resp.Body)
+		assert.Equal(t, "eur", order["currency"])
+		assert.Equal(t, 1200.0, order["amount"])
+		require.Len(t, resp.Attempts, 2)
+		first := resp.Attempts[0]
+		require.NotNil(t, first.Envelope)
+		assert.Equal(t, "invalid_input", first.Envelope.Code, "invalid_input over MCP, invalid_body over REST")
+		assert.Zero(t, first.Envelope.Status, "AgentBack drops statusCode from its MCP envelope")
+		assert.Equal(t, remedy.ActRewrite, first.Decision.Action)
+		rules := map[string]string{}
+		for _, ch := range first.Changes {
+			rules[ch.Path] = ch.Rule + " " + string(ch.Old) + " -> " + string(ch.New)
+		}
+		assert.Equal(t, map[string]string{"/currency": `enum_match "EUR" -> "eur"`, "/amount": `coerce "1200" -> 1200`}, rules)
+		assert.Equal(t, map[string]int{"create_order": 1}, delta(before, a.counts(t)))
+	})
+
+	c.Run(t, "lossy repair refused", func(t *testing.T) {
+		before := a.counts(t)
+		_, err := client(t, remedy.Loop{}).Call(ctx, "create_order", json.RawMessage(`{"customer_id":"cus_ada","currency":"eur","amount":99999999}`))
+		require.ErrorIs(t, err, remedy.ErrRewriteRefused)
+		var ce *remedy.CallError
+		require.ErrorAs(t, err, &ce)
+		require.NotNil(t, ce.Proposal)
+		assert.JSONEq(t, `{"customer_id":"cus_ada","currency":"eur","amount":1000000}`, string(ce.Proposal.New))
+		assert.Len(t, ce.Attempts, 1)
+		assert.Empty(t, delta(before, a.counts(t)))
+	})
+
+	c.Run(t, "confirmation", func(t *testing.T) {
+		args := json.RawMessage(`{"account_id":"acct_9","reason":"requested"}`)
+		before := a.counts(t)
+		_, err := client(t, remedy.Loop{}).Call(ctx, "close_account", args)
+		require.ErrorIs(t, err, remedy.ErrConfirmationRequired)
+		var ce *remedy.CallError
+		require.ErrorAs(t, err, &ce)
+		require.NotNil(t, ce.Challenge)
+		assert.NotEmpty(t, ce.Challenge.Token)
+		assert.Empty(t, delta(before, a.counts(t)))
+
+		policy := &approveAll{}
+		resp, err := client(t, remedy.Loop{Confirm: policy}).Call(ctx, "close_account", args)
+		require.NoError(t, err)
+		require.Len(t, resp.Attempts, 2)
+		assert.True(t, resp.Attempts[1].Confirmed)
+		assert.JSONEq(t, `{"account_id":"acct_9","reason":"requested","closed":true}`, string(resp.Body))
+		assert.Len(t, policy.challenges(), 1)
+		assert.Equal(t, map[string]int{"close_account": 1}, delta(before, a.counts(t)))
+	})
+
+	c.Run(t, "no idempotency keys", func(t *testing.T) {
+		// AgentBack's tools have no idempotency: the loop sends no key and does not count on
+		// one (a lost answer would stop with ErrOutcomeUnknown, not be retried).
+		before := a.counts(t)
+		resp, err := client(t, remedy.Loop{}).Call(ctx, "charge", json.RawMessage(`{"customer_id":"cus_ada","amount":4200,"currency":"usd"}`))
+		require.NoError(t, err)
+		require.Len(t, resp.Attempts, 1)
+		assert.Empty(t, resp.Attempts[0].IdempotencyKey)
+		assert.Equal(t, map[string]int{"charge": 1}, delta(before, a.counts(t)))
+	})
+
+	c.Run(t, "429 (mcp-http) retried", func(t *testing.T) {
+		// mcp-http answers a call over its rate with HTTP 429, Retry-After and a JSON-RPC error
+		// (-32029); the go-sdk's client keeps only the status of such an answer, so the wait
+		// is lost and the loop waits its backoff instead. A constant backoff makes the number
+		// of attempts enough to outlast the one-second window, whatever the machine's speed.
+		cl := client(t, remedy.Loop{
+			Backoff: func() backoff.BackOff { return backoff.NewConstantBackOff(300 * time.Millisecond) },
+			Limits:  remedy.Limits{MaxAttempts: 10},
+		})
+		for range 5 {
+			_, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "get_quote", Arguments: map[string]any{"currency": "eur"}})
+			_ = err // fills the window, or was itself limited: either way the window is full
+			resp, err := cl.Call(ctx, "get_quote", map[string]any{"currency": "gbp"})
+			require.NoError(t, err)
+			first := resp.Attempts[0]
+			if first.Status != http.StatusTooManyRequests {
+				continue
+			}
+			require.NotNil(t, first.Envelope)
+			assert.True(t, first.Envelope.Retryable)
+			assert.Zero(t, first.Envelope.RetryAfter, "Retry-After does not reach the loop through the go-sdk")
+			assert.Equal(t, remedy.ActRetry, first.Decision.Action)
+			assert.JSONEq(t, `{"currency":"gbp","rate":0.79}`, string(resp.Body))
+			return
+		}
+		t.Fatal("no call was rate limited in 5 rounds")
+	})
+
+	c.Run(t, "unknown tool", func(t *testing.T) {
+		// AgentBack answers with an isError result whose envelope has the JSON-RPC code as a
+		// number and a 500's message: read as a failure that says it is not retryable.
+		_, err := client(t, remedy.Loop{}).Call(ctx, "no_such_tool", map[string]any{})
+		require.ErrorIs(t, err, remedy.ErrNotRetryable)
+		var ce *remedy.CallError
+		require.ErrorAs(t, err, &ce)
+		assert.Len(t, ce.Attempts, 1)
+		require.NotNil(t, ce.Envelope)
+		assert.Equal(t, "error", ce.Envelope.Code)
+		assert.Equal(t, "Internal Server Error", ce.Envelope.Message)
+		assert.False(t, ce.Envelope.Retryable)
+	})
+
+	c.Run(t, "503 (isError) retried", func(t *testing.T) {
+		a.busy(t, 1)
+		before := a.counts(t)
+		resp, err := client(t, remedy.Loop{}).Call(ctx, "daily_report", nil)
+		require.NoError(t, err)
+		require.Len(t, resp.Attempts, 2)
+		first := resp.Attempts[0]
+		require.NotNil(t, first.Envelope)
+		assert.Equal(t, "unavailable", first.Envelope.Code)
+		assert.True(t, first.Envelope.Retryable)
+		assert.Zero(t, first.Envelope.RetryAfter, "AgentBack's envelope cannot say a wait")
+		assert.Equal(t, remedy.ActRetry, first.Decision.Action)
+		assert.Equal(t, map[string]int{"report": 1}, delta(before, a.counts(t)))
+	})
+}
