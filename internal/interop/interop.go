@@ -40,10 +40,11 @@ type Row struct {
 
 	// Test is the name of the test that ran the row (several tests may run one row).
 	Test string `json:"test"`
-	// Passed and Failed count the test's checks: the test and each of its subtests counted
-	// with Counter.Run.
-	Passed int `json:"passed"`
-	Failed int `json:"failed"`
+	// Passed, Failed and Skipped count the test's checks: the test and each of its subtests
+	// counted with Counter.Run.
+	Passed  int `json:"passed"`
+	Failed  int `json:"failed"`
+	Skipped int `json:"skipped,omitempty"`
 }
 
 // Key is what identifies a row across runs: the same test run three times is one row.
@@ -68,7 +69,7 @@ func Record(t *testing.T, row Row) *Counter {
 			return
 		}
 		row.Test = runSuffix.ReplaceAllString(t.Name(), "$1") // a test run again is the same test
-		row.Passed, row.Failed = c.counts()
+		row.Passed, row.Failed, row.Skipped = c.counts()
 		if t.Failed() {
 			row.Failed++
 		} else {
@@ -83,28 +84,36 @@ func Record(t *testing.T, row Row) *Counter {
 
 // Counter counts a recorded test's checks.
 type Counter struct {
-	mu             sync.Mutex
-	passed, failed int
+	mu                      sync.Mutex
+	passed, failed, skipped int
 }
 
-// Run runs f as a subtest of t and counts its outcome.
+// Run runs f as a subtest of t and counts its outcome: passed, failed or skipped (a skipped
+// check is not a passed one, though t.Run reports both as true).
 func (c *Counter) Run(t *testing.T, name string, f func(t *testing.T)) bool {
 	t.Helper()
-	ok := t.Run(name, f)
+	skipped := false
+	ok := t.Run(name, func(t *testing.T) {
+		defer func() { skipped = t.Skipped() }() // runs after SkipNow too
+		f(t)
+	})
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if ok {
-		c.passed++
-	} else {
+	switch {
+	case !ok:
 		c.failed++
+	case skipped:
+		c.skipped++
+	default:
+		c.passed++
 	}
 	return ok
 }
 
-func (c *Counter) counts() (int, int) {
+func (c *Counter) counts() (int, int, int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.passed, c.failed
+	return c.passed, c.failed, c.skipped
 }
 
 func appendRow(dir string, row Row) error {
@@ -174,7 +183,7 @@ func ReadRows(dir string) ([]Row, error) {
 	if err != nil {
 		return nil, err
 	}
-	type run struct{ passed, failed int }
+	type run struct{ passed, failed, skipped int }
 	var rows []Row
 	at := map[string]int{}
 	runs := map[string]map[string]run{} // row key → test → its largest run
@@ -198,12 +207,13 @@ func ReadRows(dir string) ([]Row, error) {
 			}
 		}
 		prev := runs[k][r.Test]
-		runs[k][r.Test] = run{max(prev.passed, r.Passed), max(prev.failed, r.Failed)}
+		runs[k][r.Test] = run{max(prev.passed, r.Passed), max(prev.failed, r.Failed), max(prev.skipped, r.Skipped)}
 	}
 	for k, j := range at {
 		for _, n := range runs[k] {
 			rows[j].Passed += n.passed
 			rows[j].Failed += n.failed
+			rows[j].Skipped += n.skipped
 		}
 	}
 	return rows, nil

@@ -21,6 +21,7 @@ func TestRecord(t *testing.T) {
 			c := interop.Record(t, row)
 			c.Run(t, "a", func(t *testing.T) {})
 			c.Run(t, "b", func(t *testing.T) {})
+			c.Run(t, "c", func(t *testing.T) { t.Skip("not a pass") })
 		})
 	}
 	t.Run("second", func(t *testing.T) {
@@ -42,8 +43,8 @@ func TestRecord(t *testing.T) {
 	}
 	r := rows[0]
 	// first: its two checks and itself, once; second: itself.
-	if r.Passed != 4 || r.Failed != 0 {
-		t.Errorf("passed %d failed %d: want 4 and 0", r.Passed, r.Failed)
+	if r.Passed != 4 || r.Failed != 0 || r.Skipped != 1 {
+		t.Errorf("passed %d failed %d skipped %d: want 4, 0 and 1", r.Passed, r.Failed, r.Skipped)
 	}
 	if strings.Join(r.Tested, ",") != "validation,retries" {
 		t.Errorf("tested %v", r.Tested)
@@ -64,12 +65,12 @@ func TestTableAndSplice(t *testing.T) {
 	b := row
 	b.Peer, b.Transport, b.Passed = "A|peer", "MCP stdio", 3
 	a := row
-	a.Passed, a.Failed = 1, 1
+	a.Passed, a.Failed, a.Skipped = 1, 1, 2
 	got := interop.Table([]interop.Row{a, b})
 	want := "| peer | package, version | plays | transport | what is tested | checks passed |\n" +
 		"|---|---|---|---|---|---|\n" +
 		"| A\\|peer | `@peer/rest` 1.2.3 | server | MCP stdio | validation | 3 of 3 |\n" +
-		"| Peer | `@peer/rest` 1.2.3 | server | REST | validation | 1 of 2 |\n"
+		"| Peer | `@peer/rest` 1.2.3 | server | REST | validation | 1 of 4 (2 skipped) |\n"
 	if got != want {
 		t.Errorf("table:\n%s\nwant:\n%s", got, want)
 	}

@@ -26,8 +26,12 @@ func Table(rows []Row) string {
 	b.WriteString("| peer | package, version | plays | transport | what is tested | checks passed |\n")
 	b.WriteString("|---|---|---|---|---|---|\n")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "| %s | `%s` %s | %s | %s | %s | %d of %d |\n", cell(r.Peer), cell(r.Package), cell(r.Version),
-			cell(r.Role), cell(r.Transport), cell(strings.Join(r.Tested, "; ")), r.Passed, r.Passed+r.Failed)
+		checks := fmt.Sprintf("%d of %d", r.Passed, r.Passed+r.Failed+r.Skipped)
+		if r.Skipped > 0 {
+			checks += fmt.Sprintf(" (%d skipped)", r.Skipped)
+		}
+		fmt.Fprintf(&b, "| %s | `%s` %s | %s | %s | %s | %s |\n", cell(r.Peer), cell(r.Package), cell(r.Version),
+			cell(r.Role), cell(r.Transport), cell(strings.Join(r.Tested, "; ")), checks)
 	}
 	return b.String()
 }

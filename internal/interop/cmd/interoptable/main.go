@@ -42,7 +42,7 @@ func run(dir, write, check string) error {
 	}
 	for _, r := range rows {
 		if r.Failed > 0 {
-			return fmt.Errorf("%s (%s, %s): %d of %d checks failed", r.Peer, r.Role, r.Transport, r.Failed, r.Passed+r.Failed)
+			return fmt.Errorf("%s (%s, %s): %d of %d checks failed", r.Peer, r.Role, r.Transport, r.Failed, r.Passed+r.Failed+r.Skipped)
 		}
 	}
 	table := interop.Table(rows)
