@@ -337,8 +337,8 @@ func (p *parser) finish(d Dialect) {
 
 // statusCode names a status as a code: 503 → "service_unavailable".
 func statusCode(status int) string {
-	if status == 0 {
-		return "error"
+	if status < 400 {
+		return "error" // no status, or a failure inside a success (200 "ok" names no failure)
 	}
 	t := http.StatusText(status)
 	if t == "" {

@@ -120,3 +120,16 @@ func TestGoogleRetryDelayObjectSaturates(t *testing.T) {
 		assert.Equal(t, time.Duration(1<<63-1), remedy.Classify(503, nil, []byte(body)).RetryAfter, sec)
 	}
 }
+
+// A failure inside a success status that names no code is an "error", not an "ok" (AgentBack
+// answers an unknown MCP tool with a result whose JSON-RPC code is a number, in a 200).
+func TestFailureInSuccessStatusIsNotOK(t *testing.T) {
+	t.Parallel()
+	body := []byte(`{"result":{"content":[{"type":"text","text":"{\"error\":{\"code\":-32602,\"message\":\"Internal Server Error\",\"retryable\":false}}"}],"isError":true},"jsonrpc":"2.0","id":3}`)
+	for _, status := range []int{0, 200, 202} {
+		e, ok := remedy.Parse(status, nil, body)
+		require.True(t, ok, "status %d", status)
+		assert.NotEqual(t, "ok", e.Code, "status %d", status)
+		assert.NotEqual(t, "accepted", e.Code, "status %d", status)
+	}
+}
