@@ -285,7 +285,103 @@ func (p *parser) zodIssues(msg string) bool {
 				is.Path = toPointer(path)
 			}
 		}
+		p.zod4Facts(&is)
 		p.addIssue(is)
+	}
+	return true
+}
+
+// zod4Facts reads what zod 4's English messages state (zod/v4/locales/en) into the issue: the
+// code, and the type, allowed values, bound or pattern the field must meet.
+func (p *parser) zod4Facts(is *Issue) {
+	msg := is.Message
+	switch {
+	case strings.HasPrefix(msg, "Invalid input: expected "):
+		rest := msg[len("Invalid input: expected "):]
+		if typ, _, ok := strings.Cut(rest, ", received "); ok && isWord(typ) {
+			is.Code, is.Expected = "invalid_type", quoteJSON(typ)
+		} else if v := zodLiteral(rest); v != nil {
+			is.Code = "invalid_value"
+			if p.full {
+				is.AllowedValues = []json.RawMessage{v}
+			}
+		}
+	case strings.HasPrefix(msg, "Invalid option: expected one of "):
+		is.Code = "invalid_value"
+		parts := strings.Split(msg[len("Invalid option: expected one of "):], "|")
+		values := make([]json.RawMessage, 0, len(parts))
+		for _, s := range parts {
+			v := zodLiteral(s)
+			if v == nil {
+				return // a value holding "|", say: better none than wrong ones
+			}
+			values = append(values, v)
+		}
+		if p.full {
+			is.AllowedValues = values
+		}
+	case strings.HasPrefix(msg, "Too big: expected "), strings.HasPrefix(msg, "Too small: expected "):
+		small := strings.HasPrefix(msg, "Too small")
+		is.Code = map[bool]string{true: "too_small", false: "too_big"}[small]
+		rest := msg[strings.Index(msg, "expected ")+len("expected "):]
+		origin, rest, _ := strings.Cut(rest, " ")
+		sized := strings.HasPrefix(rest, "to have ")
+		rest = strings.TrimPrefix(strings.TrimPrefix(rest, "to have "), "to be ")
+		op := strings.TrimRight(rest[:len(rest)-len(strings.TrimLeft(rest, "<>="))], " ")
+		num, _, _ := strings.Cut(rest[len(op):], " ")
+		if !isJSONNumber(num) {
+			return
+		}
+		keyword := ""
+		switch {
+		case sized && origin == "string":
+			keyword = map[bool]string{true: "minLength", false: "maxLength"}[small]
+		case sized && (origin == "array" || origin == "set"):
+			keyword = map[bool]string{true: "minItems", false: "maxItems"}[small]
+		case !sized && (origin == "number" || origin == "int" || origin == "bigint"):
+			keyword = map[bool]string{true: "minimum", false: "maximum"}[small]
+			if op == "<" || op == ">" {
+				keyword = "exclusive" + strings.ToUpper(keyword[:1]) + keyword[1:]
+			}
+		}
+		if keyword != "" && (op == "<=" || op == ">=" || op == "<" || op == ">") {
+			is.Expected = p.fragment(keyword, json.RawMessage(num))
+		}
+	case strings.HasPrefix(msg, "Invalid string: must match pattern /"):
+		is.Code = "invalid_format"
+		re := msg[len("Invalid string: must match pattern "):]
+		if len(re) >= 2 && re[len(re)-1] == '/' { // a RegExp's source, without flags
+			is.Expected = p.fragment("pattern", quoteJSON(re[1:len(re)-1]))
+		}
+	case strings.HasPrefix(msg, "Unrecognized key"):
+		is.Code = "unrecognized_keys"
+	}
+}
+
+// zodLiteral is a value as zod 4 prints it in a message (stringifyPrimitive): a string in
+// double quotes (not escaped), a number, true, false or null; nil for anything else.
+func zodLiteral(s string) json.RawMessage {
+	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
+		if inner := s[1 : len(s)-1]; !strings.ContainsAny(inner, "\"\\") {
+			return quoteJSON(inner)
+		}
+		return nil
+	}
+	if isJSONNumber(s) || s == "true" || s == "false" || s == "null" {
+		return json.RawMessage(s)
+	}
+	return nil
+}
+
+// isWord reports whether s is a lower-case type name, as zod prints one.
+func isWord(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 'a' || c > 'z' {
+			return false
+		}
 	}
 	return true
 }

@@ -80,7 +80,7 @@ func (r everythingRun) row(t *testing.T) interop.Row {
 	require.NoError(t, err)
 	row := interop.Row{Peer: "MCP server-everything", Package: everythingPackage, Version: v, Role: "server",
 		Transport: "MCP stdio, 2025-11-25",
-		Tested: []string{"tools/list", "text results (echo, get-sum)", "structuredContent kept as the server's bytes",
+		Tested: []string{"tools/list", "text results (echo, get-sum)", "a number sent as text repaired from zod's message", "structuredContent kept as the server's bytes",
 			"image and embedded resource content kept in Body", "resource links kept in Body",
 			"SDK input validation error read as an envelope with issues",
 			"readOnlyHint/idempotentHint read for retry safety", "long-running tool"}}
@@ -251,6 +251,18 @@ func testEverything(t *testing.T, run everythingRun) {
 		require.Len(t, ce.Envelope.Issues, 1, "%+v", ce.Envelope.Issues)
 		assert.Equal(t, "/a", ce.Envelope.Issues[0].Path)
 		assert.Contains(t, ce.Envelope.Issues[0].Message, "expected number")
+		assert.JSONEq(t, `"number"`, string(ce.Envelope.Issues[0].Expected), "zod 4's message states the type")
+	})
+
+	c.Run(t, "invalid arguments repaired", func(t *testing.T) {
+		// A number sent as text: zod 4's message states the type, and the default rewriter
+		// converts "2" to 2 without changing what the call means.
+		resp, err := client.Call(ctx, "get-sum", map[string]any{"a": "2", "b": 3})
+		require.NoError(t, err)
+		assert.Equal(t, "The sum of 2 and 3 is 5.", string(resp.Body))
+		require.Len(t, resp.Attempts, 2)
+		require.Len(t, resp.Attempts[0].Changes, 1)
+		assert.Equal(t, "/a", resp.Attempts[0].Changes[0].Path)
 	})
 
 	c.Run(t, "annotations", func(t *testing.T) {
