@@ -42,13 +42,7 @@ func requireEverything(t *testing.T) {
 	} else if _, err := os.Stat(everythingMain()); errors.Is(err, fs.ErrNotExist) {
 		missing = "mcp/" + everythingDir + "/node_modules does not hold " + everythingPackage
 	}
-	if missing == "" {
-		return
-	}
-	if os.Getenv("REMEDY_REQUIRE_NODE") == "1" {
-		t.Fatalf("server-everything cannot run: %s; %s", missing, fix)
-	}
-	t.Skipf("server-everything cannot run: %s; %s", missing, fix)
+	interop.Need(t, "server-everything", missing, fix)
 }
 
 // everythingMain is the package's bin (mcp-server-everything): its first argument names the

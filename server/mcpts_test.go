@@ -73,13 +73,7 @@ func requireNode(t *testing.T) {
 	} else if _, err := os.Stat(filepath.Join(tsClientDir, "node_modules")); errors.Is(err, fs.ErrNotExist) {
 		missing = "server/" + tsClientDir + "/node_modules does not exist"
 	}
-	if missing == "" {
-		return
-	}
-	if os.Getenv("REMEDY_REQUIRE_NODE") == "1" {
-		t.Fatalf("the TypeScript MCP client cannot run: %s; %s", missing, fix)
-	}
-	t.Skipf("the TypeScript MCP client cannot run: %s; %s", missing, fix)
+	interop.Need(t, "the TypeScript MCP client", missing, fix)
 }
 
 // tsEnvelope reads a failed result the way any remedy client reads a tool failure: its text is

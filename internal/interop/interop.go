@@ -227,3 +227,20 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// RequireEnv names the variable that makes a peer that cannot run a failure instead of a skip
+// (CI sets it to 1 after installing the peers).
+const RequireEnv = "REMEDY_REQUIRE_NODE"
+
+// Need skips t when missing says why peer cannot run here, or fails it when RequireEnv is 1;
+// fix says what to run. An empty missing lets the test go on.
+func Need(t testing.TB, peer, missing, fix string) {
+	t.Helper()
+	if missing == "" {
+		return
+	}
+	if os.Getenv(RequireEnv) == "1" {
+		t.Fatalf("%s cannot run: %s; %s", peer, missing, fix)
+	}
+	t.Skipf("%s cannot run: %s; %s", peer, missing, fix)
+}

@@ -50,14 +50,8 @@ func requireNode(t *testing.T) string {
 	case !exists(filepath.Join("node_modules", "@agentback", "rest")):
 		missing = "interop/agentback/node_modules/@agentback/rest does not exist"
 	}
-	if missing == "" {
-		return nodeBinary
-	}
-	if os.Getenv("REMEDY_REQUIRE_NODE") == "1" {
-		t.Fatalf("AgentBack cannot run: %s; %s", missing, fix)
-	}
-	t.Skipf("AgentBack cannot run: %s; %s", missing, fix)
-	return ""
+	interop.Need(t, "AgentBack", missing, fix)
+	return nodeBinary
 }
 
 func exists(path string) bool {
