@@ -47,9 +47,12 @@ func (r *restartable) restart(t *testing.T) *billing.Store {
 	return store
 }
 
+// connect opens a session over HTTPClient, which sees the 404 of a session that is gone: the
+// session's end still takes precedence over the answer. (TestSessionReconnectsAfterExpiry
+// runs over the go-sdk's own client.)
 func (r *restartable) connect(ctx context.Context) (*sdk.ClientSession, error) {
 	return sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx,
-		&sdk.StreamableClientTransport{Endpoint: r.url, DisableStandaloneSSE: true, MaxRetries: -1}, nil)
+		&sdk.StreamableClientTransport{Endpoint: r.url, HTTPClient: mcp.HTTPClient(nil), DisableStandaloneSSE: true, MaxRetries: -1}, nil)
 }
 
 // A session the server no longer has is gone: the call fails with ErrSessionClosed (no

@@ -8,11 +8,20 @@
 // A tool call is sent again after a lost answer only when that cannot run it twice: the tool's
 // annotations say readOnlyHint or idempotentHint, or it takes an idempotencyKey (and gets one),
 // or the request was certainly not written. What a success's Body holds when a result has
-// several content items, or images and resources, is said at Transport.RoundTrip. A session does not outlive its server's memory of it: once the server
-// answers 404 for it (it expired, the server restarted) or its connection closed, its calls fail
-// with ErrSessionClosed, unless Transport.SetReconnect says how to open a new one.
+// several content items, or images and resources, is said at Transport.RoundTrip. A session
+// does not outlive its server's memory of it: once the server answers 404 for it (it expired,
+// the server restarted) or its connection closed, its calls fail with ErrSessionClosed, unless
+// Transport.SetReconnect says how to open a new one.
 //
-//	cs, _ := sdk.NewClient(impl, nil).Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url}, nil)
+// Over streamable HTTP, give the session an HTTPClient. The go-sdk keeps only the status text
+// of an answer it refuses (a 429, a 503) and drops its headers and body, so that without it
+// the HTTP facts of a failed exchange — its Retry-After above all — are not visible: the loop
+// then retries on its own backoff where the server asked for a wait, and does not stop at once
+// when the server asks for a wait longer than MaxWait (remedy.ErrWaitTooLong), as it does
+// over REST.
+//
+//	cs, _ := sdk.NewClient(impl, nil).Connect(ctx,
+//		&sdk.StreamableClientTransport{Endpoint: url, HTTPClient: mcp.HTTPClient(nil)}, nil)
 //	c, _ := mcp.NewClient(ctx, cs, remedy.Loop{Rewriter: remedy.DefaultRewriter})
 //	resp, err := c.Call(ctx, "create_invoice", map[string]any{"customer_id": "cus_1", "amount": 1200})
 package mcp
@@ -38,6 +47,10 @@ import (
 // which tools take an idempotency key (an idempotencyKey property in their input schema) and
 // sends a key only to those, so that a tool whose schema refuses unknown arguments is not
 // sent one. It is safe for concurrent use.
+//
+// It reads a failed call's HTTP answer (status, headers, body) only when the session's HTTP
+// client is one of HTTPClient's; with any other, an answer the go-sdk refuses is known by its
+// status alone, and a wait it asked for (Retry-After, RateLimit-Reset) is not visible.
 type Transport struct {
 	dial sync.Mutex // held while a new session is opened
 
@@ -205,10 +218,15 @@ func (t *Transport) Registered(name string) (ok, idempotent bool) {
 // servers send it, in a 400 or 404 (the envelope's Status is then that status, and the
 // failure is not retried: the same call would fail the same way); a session that is gone is
 // ErrSessionClosed (see SetReconnect); any other error means no response came, and is
-// returned. A tool that takes no idempotencyKey gets none, and the attempt's IdempotencyKey is
-// cleared so that the loop does not count on it; a tool that takes one declares that it
-// honours it, and the attempt says so (Request.KeysHonoured), so that a lost answer is
-// retried with the same key.
+// returned. When the session's HTTP client is one of HTTPClient's, a call the go-sdk failed
+// because its HTTP answer was 400 or more is read from that answer instead, as remedy.Parse
+// reads one over REST: its status, its headers (Retry-After and the rate-limit reset headers
+// give the wait) and its body (a JSON-RPC error, an envelope), so that the loop waits what the
+// server asked; a session that is gone, and a context that ended, take precedence over it. A
+// tool that takes no idempotencyKey gets none, and the attempt's IdempotencyKey is cleared so
+// that the loop does not count on it; a tool that takes one declares that it honours it, and
+// the attempt says so (Request.KeysHonoured), so that a lost answer is retried with the same
+// key.
 //
 // A success's Body is, first match wins:
 //
@@ -245,18 +263,28 @@ func (t *Transport) RoundTrip(ctx context.Context, req *remedy.Request) (*remedy
 	if !info.idempotent && !req.KeysHonoured {
 		ctx, watch = sent.Start(ctx)
 	}
+	ctx, ans := withAnswer(ctx)
 	res, err := t.callTool(ctx, &sdk.CallToolParams{Name: req.Operation, Arguments: args}, info.idempotent || req.KeysHonoured)
+	answered := ans.take()
 	if err != nil {
-		return t.failed(err, watch)
+		return t.failed(err, watch, answered)
 	}
 	return readResult(res)
 }
 
 // failed reads the error of a tools/call: the server's answer when it sent one, else the
-// reason no answer came.
-func (t *Transport) failed(err error, watch *sent.Watch) (*remedy.Response, error) {
+// reason no answer came. answered is the HTTP answer HTTPClient's RoundTripper saw for the
+// call, when the session's client is one of HTTPClient's and the answer was a failure.
+func (t *Transport) failed(err error, watch *sent.Watch, answered *remedy.Response) (*remedy.Response, error) {
 	if errors.Is(err, ErrSessionClosed) {
 		return nil, err
+	}
+	if answered != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		// The go-sdk fails a call whose POST was answered 400 or more with an error made of
+		// that answer (its status text, or the JSON-RPC error in its body); the answer itself
+		// says more: the headers (Retry-After) and the body the go-sdk drops for a 429 or a
+		// 5xx. A call whose context ended stops for that, whatever came back.
+		return answered, nil
 	}
 	status := answeredStatus(err)
 	if we := serverError(err); we != nil {
@@ -393,7 +421,8 @@ func protocolFailure(we *jsonrpc.Error, status int) *remedy.Response {
 // answeredStatus is the HTTP status the MCP endpoint answered a call with, when the go-sdk
 // refused the answer for it ("...: rejected by transport: Service Unavailable"), or 0. The
 // go-sdk keeps only the status text of such an answer (and closes its body, so a
-// retry_after_ms in it is lost); the status is what tells a 503 from a 400.
+// retry_after_ms in it is lost); the status is what tells a 503 from a 400. It serves a
+// session whose HTTP client is not HTTPClient's, which sees the answer itself.
 func answeredStatus(err error) int {
 	if findRPC(err, func(we *jsonrpc.Error) bool { return we.Code == codeRejected }) == nil {
 		return 0

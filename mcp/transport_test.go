@@ -149,7 +149,8 @@ func TestForeignToolsRegisteredWhenAllowed(t *testing.T) {
 // in a 200 (protocol 2025-11-25), or in the 400 a stateless server of protocol 2026-07-28
 // answers it with — never as a transport failure. Against the reference server over loopback
 // HTTP, stateless and stateful, with the go-sdk client asking for either protocol: a stateful
-// go-sdk server refuses 2026-07-28, and the client falls back to initialize at 2025-11-25.
+// go-sdk server refuses 2026-07-28, and the client falls back to initialize at 2025-11-25. The
+// same over HTTPClient, which reads the 400 itself: the same envelope.
 func TestProtocolErrorsAreEnvelopes(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -166,39 +167,45 @@ func TestProtocolErrorsAreEnvelopes(t *testing.T) {
 		if tc.stateless {
 			mode = "stateless"
 		}
-		t.Run(mode+"/"+tc.ask, func(t *testing.T) {
-			t.Parallel()
-			api, _, err := billing.New(server.WithMCP(server.MCPConfig{Stateless: tc.stateless}))
-			require.NoError(t, err)
-			hs := httptest.NewServer(api)
-			t.Cleanup(hs.Close)
-			ctx := context.Background()
-			cs, err := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx,
-				&sdk.StreamableClientTransport{Endpoint: hs.URL + "/mcp", DisableStandaloneSSE: true, MaxRetries: -1},
-				&sdk.ClientSessionOptions{ProtocolVersion: tc.ask})
-			require.NoError(t, err)
-			t.Cleanup(func() { cs.Close() })
-			require.Equal(t, tc.got, cs.InitializeResult().ProtocolVersion)
-			c, err := mcp.NewClient(ctx, cs, remedy.Loop{Rewriter: remedy.DefaultRewriter})
-			require.NoError(t, err)
+		for _, hc := range []*http.Client{nil, mcp.HTTPClient(nil)} {
+			client := "go-sdk's HTTP client"
+			if hc != nil {
+				client = "HTTPClient" // the answer is read from the HTTP response itself
+			}
+			t.Run(mode+"/"+tc.ask+"/"+client, func(t *testing.T) {
+				t.Parallel()
+				api, _, err := billing.New(server.WithMCP(server.MCPConfig{Stateless: tc.stateless}))
+				require.NoError(t, err)
+				hs := httptest.NewServer(api)
+				t.Cleanup(hs.Close)
+				ctx := context.Background()
+				cs, err := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx,
+					&sdk.StreamableClientTransport{Endpoint: hs.URL + "/mcp", HTTPClient: hc, DisableStandaloneSSE: true, MaxRetries: -1},
+					&sdk.ClientSessionOptions{ProtocolVersion: tc.ask})
+				require.NoError(t, err)
+				t.Cleanup(func() { cs.Close() })
+				require.Equal(t, tc.got, cs.InitializeResult().ProtocolVersion)
+				c, err := mcp.NewClient(ctx, cs, remedy.Loop{Rewriter: remedy.DefaultRewriter})
+				require.NoError(t, err)
 
-			_, err = c.Call(ctx, "no_such_tool", map[string]any{})
-			var ce *remedy.CallError
-			require.ErrorAs(t, err, &ce)
-			require.NotNil(t, ce.Envelope, "a JSON-RPC error is an envelope, not a transport failure: %v", err)
-			assert.ErrorIs(t, err, remedy.ErrNotRetryable)
-			assert.Nil(t, ce.Attempts[0].Err, "a response came")
-			assert.Equal(t, remedy.DialectJSONRPC, ce.Envelope.Dialect)
-			assert.Equal(t, "-32602", ce.Envelope.Code)
-			assert.Equal(t, tc.status, ce.Envelope.Status)
-			assert.False(t, ce.Envelope.Retryable, "the same call would fail the same way")
-			assert.Contains(t, ce.Envelope.Message, "no_such_tool")
-			assert.Len(t, ce.Attempts, 1)
+				_, err = c.Call(ctx, "no_such_tool", map[string]any{})
+				var ce *remedy.CallError
+				require.ErrorAs(t, err, &ce)
+				require.NotNil(t, ce.Envelope, "a JSON-RPC error is an envelope, not a transport failure: %v", err)
+				assert.ErrorIs(t, err, remedy.ErrNotRetryable)
+				assert.Nil(t, ce.Attempts[0].Err, "a response came")
+				assert.Equal(t, remedy.DialectJSONRPC, ce.Envelope.Dialect)
+				assert.Equal(t, "-32602", ce.Envelope.Code)
+				assert.Equal(t, tc.status, ce.Envelope.Status)
+				assert.False(t, ce.Envelope.Retryable, "the same call would fail the same way")
+				assert.Contains(t, ce.Envelope.Message, "no_such_tool")
+				assert.Len(t, ce.Attempts, 1)
 
-			resp, err := c.Call(ctx, "revenue_report", map[string]any{"currency": "usd"})
-			require.NoError(t, err, "the session still works")
-			assert.JSONEq(t, `{"currency":"usd","invoiced":0,"charged":0}`, string(resp.Body))
-		})
+				resp, err := c.Call(ctx, "revenue_report", map[string]any{"currency": "usd"})
+				require.NoError(t, err, "the session still works")
+				assert.JSONEq(t, `{"currency":"usd","invoiced":0,"charged":0}`, string(resp.Body))
+			})
+		}
 	}
 
 	_, cs := connectForeign(t)

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cenkalti/backoff/v4"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -18,13 +17,14 @@ import (
 )
 
 // connect opens an MCP session with the app's /mcp endpoint (AgentBack's mcp-http: streamable
-// HTTP, a session per client) with the go-sdk's client.
+// HTTP, a session per client) with the go-sdk's client, over remedy/mcp's HTTPClient, so that
+// the loop reads mcp-http's 429 whole: its Retry-After and its JSON-RPC error.
 func connect(t *testing.T, a *app) *sdk.ClientSession {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "remedy-agentback-interop", Version: "1"}, nil).Connect(ctx,
-		&sdk.StreamableClientTransport{Endpoint: a.url + "/mcp", DisableStandaloneSSE: true}, nil)
+		&sdk.StreamableClientTransport{Endpoint: a.url + "/mcp", HTTPClient: mcp.HTTPClient(nil), DisableStandaloneSSE: true}, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { cs.Close() })
 	return cs
@@ -38,7 +38,7 @@ func TestClientMCP(t *testing.T) {
 	a := startApp(t, 1)
 	c := interop.Record(t, row(t, "@agentback/mcp", "server", transportMCP,
 		"tools and their arguments", "validation repair", "lossy repair refused", "confirmation",
-		"no idempotency keys", "429 (mcp-http) retried", "unknown tool", "503 (isError) retried"))
+		"no idempotency keys", "429 (mcp-http) waits its Retry-After", "unknown tool", "503 (isError) retried"))
 	cs := connect(t, a)
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
@@ -135,15 +135,11 @@ func TestClientMCP(t *testing.T) {
 		assert.Equal(t, map[string]int{"charge": 1}, delta(before, a.counts(t)))
 	})
 
-	c.Run(t, "429 (mcp-http) retried", func(t *testing.T) {
+	c.Run(t, "429 (mcp-http) waits its Retry-After", func(t *testing.T) {
 		// mcp-http answers a call over its rate with HTTP 429, Retry-After and a JSON-RPC error
-		// (-32029); the go-sdk's client keeps only the status of such an answer, so the wait
-		// is lost and the loop waits its backoff instead. A constant backoff makes the number
-		// of attempts enough to outlast the one-second window, whatever the machine's speed.
-		cl := client(t, remedy.Loop{
-			Backoff: func() backoff.BackOff { return backoff.NewConstantBackOff(300 * time.Millisecond) },
-			Limits:  remedy.Limits{MaxAttempts: 10},
-		})
+		// (-32029). Over HTTPClient the loop reads all three, and waits what the server asked
+		// (the rest of the one-second window, in whole seconds) before it calls again.
+		cl := client(t, remedy.Loop{})
 		for range 5 {
 			_, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "get_quote", Arguments: map[string]any{"currency": "eur"}})
 			_ = err // fills the window, or was itself limited: either way the window is full
@@ -151,12 +147,17 @@ func TestClientMCP(t *testing.T) {
 			require.NoError(t, err)
 			first := resp.Attempts[0]
 			if first.Status != http.StatusTooManyRequests {
-				continue
+				continue // a new window began between the two calls
 			}
 			require.NotNil(t, first.Envelope)
+			assert.Equal(t, remedy.DialectJSONRPC, first.Envelope.Dialect)
+			assert.Equal(t, "-32029", first.Envelope.Code)
+			assert.Equal(t, "Rate limit exceeded for tool 'get_quote'", first.Envelope.Message)
 			assert.True(t, first.Envelope.Retryable)
-			assert.Zero(t, first.Envelope.RetryAfter, "Retry-After does not reach the loop through the go-sdk")
+			assert.Equal(t, time.Second, first.Envelope.RetryAfter, "Retry-After: 1, the window's rest rounded up")
 			assert.Equal(t, remedy.ActRetry, first.Decision.Action)
+			assert.Equal(t, time.Second, first.Decision.Wait, "the server's wait, not the loop's backoff")
+			assert.Len(t, resp.Attempts, 2, "after the wait, the window is over")
 			assert.JSONEq(t, `{"currency":"gbp","rate":0.79}`, string(resp.Body))
 			return
 		}

@@ -2,7 +2,6 @@ package agentback_test
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"testing"
 	"time"
@@ -52,25 +51,19 @@ func TestLongWait(t *testing.T) {
 		cl, err := mcp.NewClient(ctx, cs, remedy.Loop{})
 		require.NoError(t, err)
 		_, err = cl.Call(ctx, "get_quote", map[string]any{"currency": "eur"})
-		require.Error(t, err)
+		// mcp-http answers 429 with Retry-After and a JSON-RPC error (-32029); the session's
+		// HTTPClient gives both to the loop, which the go-sdk alone would not.
+		require.ErrorIs(t, err, remedy.ErrWaitTooLong)
 		var ce *remedy.CallError
 		require.ErrorAs(t, err, &ce)
-		if !errors.Is(err, remedy.ErrWaitTooLong) {
-			// mcp-http answers 429 with Retry-After (and a JSON-RPC error, -32029), but the
-			// go-sdk's client keeps only the status of a 429 and closes its body: the wait
-			// never reaches remedy/mcp, and the loop spends its attempts on early retries the
-			// server said would fail.
-			assert.ErrorIs(t, err, remedy.ErrAttemptsExhausted)
-			for _, at := range ce.Attempts {
-				assert.Equal(t, http.StatusTooManyRequests, at.Status)
-				assert.Zero(t, at.Envelope.RetryAfter)
-			}
-			t.Skipf("remedy/mcp cannot see mcp-http's Retry-After through the go-sdk: %d attempts, all 429, then %v "+
-				"(over REST the same limit stops the call at once with RetryLater)", len(ce.Attempts), ce.Cause)
-		}
+		require.NotNil(t, ce.Envelope)
+		assert.Equal(t, http.StatusTooManyRequests, ce.Envelope.Status)
+		assert.Equal(t, remedy.DialectJSONRPC, ce.Envelope.Dialect)
+		assert.Equal(t, "-32029", ce.Envelope.Code)
 		assert.Len(t, ce.Attempts, 1, "no early retry")
 		var later *remedy.RetryLater
 		require.ErrorAs(t, err, &later)
 		assert.Greater(t, later.After, remedy.DefaultMaxWait)
+		assert.LessOrEqual(t, later.After, longWindow*time.Second)
 	})
 }
