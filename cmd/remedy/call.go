@@ -304,7 +304,7 @@ func callREST(ctx context.Context, cfg *callConfig, policy remedy.ConfirmPolicy,
 func callMCP(ctx context.Context, cfg *callConfig, policy remedy.ConfirmPolicy, onAttempt func(*remedy.Attempt)) (*remedy.Response, error) {
 	endpoint := cfg.base.String()
 	session, err := sdk.NewClient(&sdk.Implementation{Name: "remedy", Version: version()}, nil).Connect(ctx,
-		&sdk.StreamableClientTransport{Endpoint: endpoint, HTTPClient: httpClient(cfg.header.h, cfg.base),
+		&sdk.StreamableClientTransport{Endpoint: endpoint, HTTPClient: mcp.HTTPClient(httpClient(cfg.header.h, cfg.base)),
 			DisableStandaloneSSE: true}, nil)
 	if err != nil {
 		return nil, cannotRunf("call: cannot connect to the MCP endpoint %s: %v", cfg.base.Redacted(), err)

@@ -51,7 +51,7 @@ func run(out io.Writer, api *server.API, store *billing.Store) error {
 	defer cancel()
 
 	session, err := sdk.NewClient(&sdk.Implementation{Name: "agent", Version: "1.0.0"}, nil).
-		Connect(ctx, &sdk.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, nil)
+		Connect(ctx, &sdk.StreamableClientTransport{Endpoint: srv.URL + "/mcp", HTTPClient: mcp.HTTPClient(nil)}, nil)
 	if err != nil {
 		return fmt.Errorf("connecting to %s/mcp: %w", srv.URL, err)
 	}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -177,13 +178,17 @@ func GoModVersion(path, module string) (string, error) {
 
 // ReadRows reads the rows written to dir, one per Key in the order first written. A test run
 // several times (go test -count=3) counts once, with the most checks it ran; the counts of
-// different tests of one row add up, and their Tested lists are merged.
+// different tests of one row add up, and their Tested lists are merged in the order of the
+// tests' names (not of when they finished, which varies from run to run).
 func ReadRows(dir string) ([]Row, error) {
 	b, err := os.ReadFile(filepath.Join(dir, "rows.jsonl"))
 	if err != nil {
 		return nil, err
 	}
-	type run struct{ passed, failed, skipped int }
+	type run struct {
+		passed, failed, skipped int
+		tested                  []string
+	}
 	var rows []Row
 	at := map[string]int{}
 	runs := map[string]map[string]run{} // row key → test → its largest run
@@ -196,24 +201,32 @@ func ReadRows(dir string) ([]Row, error) {
 			return nil, fmt.Errorf("rows.jsonl:%d: %w", i+1, err)
 		}
 		k := r.Key()
-		j, ok := at[k]
-		if !ok {
-			j, at[k], runs[k] = len(rows), len(rows), map[string]run{}
+		if _, ok := at[k]; !ok {
+			at[k], runs[k] = len(rows), map[string]run{}
 			rows = append(rows, Row{Peer: r.Peer, Package: r.Package, Version: r.Version, Role: r.Role, Transport: r.Transport})
 		}
-		for _, s := range r.Tested {
-			if !contains(rows[j].Tested, s) {
-				rows[j].Tested = append(rows[j].Tested, s)
-			}
+		prev, seen := runs[k][r.Test]
+		if !seen {
+			prev.tested = r.Tested
 		}
-		prev := runs[k][r.Test]
-		runs[k][r.Test] = run{max(prev.passed, r.Passed), max(prev.failed, r.Failed), max(prev.skipped, r.Skipped)}
+		runs[k][r.Test] = run{max(prev.passed, r.Passed), max(prev.failed, r.Failed), max(prev.skipped, r.Skipped), prev.tested}
 	}
 	for k, j := range at {
-		for _, n := range runs[k] {
+		tests := make([]string, 0, len(runs[k]))
+		for name := range runs[k] {
+			tests = append(tests, name)
+		}
+		sort.Strings(tests)
+		for _, name := range tests {
+			n := runs[k][name]
 			rows[j].Passed += n.passed
 			rows[j].Failed += n.failed
 			rows[j].Skipped += n.skipped
+			for _, s := range n.tested {
+				if !contains(rows[j].Tested, s) {
+					rows[j].Tested = append(rows[j].Tested, s)
+				}
+			}
 		}
 	}
 	return rows, nil
