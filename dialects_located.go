@@ -165,11 +165,15 @@ func (p *parser) humaEnum(is *Issue, list string) {
 	}
 }
 
-// pydanticFacts reads a pydantic v2 error's ctx into the issue: bounds and patterns as a schema
-// fragment, an enum's or literal's expected values as the allowed values.
+// pydanticFacts reads a pydantic error's ctx into the issue: bounds and patterns as a schema
+// fragment, an enum's or literal's expected values as the allowed values; v2's keys, and v1's
+// (limit_value, whose keyword the code's last part names; enum_values, permitted, given).
 func (p *parser) pydanticFacts(is *Issue, ctx val) {
-	if is.Code == "missing" {
+	switch is.Code {
+	case "missing":
 		is.Received = nil // pydantic's input is then the object that lacks the member
+	case "json_invalid", "value_error.jsondecode":
+		is.Path = "" // FastAPI's loc is ["body", offset]: a place in the text, not a member
 	}
 	if !p.full || !ctx.IsObject() {
 		return
@@ -178,6 +182,17 @@ func (p *parser) pydanticFacts(is *Issue, ctx val) {
 		v := it.val()
 		keyword := ""
 		switch it.Key() {
+		case "limit_value":
+			keyword = pydanticV1Bounds[is.Code[strings.LastIndexByte(is.Code, '.')+1:]]
+			if strings.Contains(is.Code, ".list.") || strings.Contains(is.Code, ".set.") {
+				keyword = strings.Replace(keyword, "Length", "Items", 1)
+			}
+		case "enum_values", "permitted":
+			is.AllowedValues = p.rawList(v)
+		case "given":
+			if is.Received == nil {
+				is.Received = p.raw(v)
+			}
 		case "gt":
 			keyword = "exclusiveMinimum"
 		case "ge":
@@ -209,6 +224,13 @@ func (p *parser) pydanticFacts(is *Issue, ctx val) {
 			is.Expected = p.fragment(keyword, p.raw(v))
 		}
 	}
+}
+
+// pydanticV1Bounds maps the last part of a pydantic v1 code to the keyword its limit_value
+// is the bound of (for lists, Length becomes Items).
+var pydanticV1Bounds = map[string]string{
+	"not_gt": "exclusiveMinimum", "not_ge": "minimum", "not_lt": "exclusiveMaximum", "not_le": "maximum",
+	"min_length": "minLength", "max_length": "maxLength", "min_items": "minItems", "max_items": "maxItems",
 }
 
 // pydanticChoices reads pydantic's list of expected values: "'asc' or 'desc'", "'a', 'b' or
