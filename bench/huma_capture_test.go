@@ -4,17 +4,17 @@ import (
 	"bytes"
 	"context"
 	"flag"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
+
+	"github.com/remedy-go/remedy/internal/corpus"
 )
 
 var capture = flag.Bool("capture", false, "rewrite the huma responses recorded in ../testdata/envelopes/rfc9457")
@@ -129,7 +129,7 @@ func TestHumaCapture(t *testing.T) {
 			if rec.Code < 400 {
 				t.Fatalf("huma accepted the request: %d %s", rec.Code, rec.Body)
 			}
-			got := recordHTTP(rec)
+			got := corpus.FormatHTTP(rec.Code, rec.Header(), rec.Body.Bytes())
 			path := filepath.Join(humaCaptureDir, c.name+".http")
 			if *capture {
 				if err := os.WriteFile(path, got, 0o644); err != nil {
@@ -146,24 +146,4 @@ func TestHumaCapture(t *testing.T) {
 			}
 		})
 	}
-}
-
-// recordHTTP writes a response in the corpus's .http form: status line, headers in a stable
-// order, a blank line, the body as sent (huma ends it with a newline, which JSON ignores).
-func recordHTTP(rec *httptest.ResponseRecorder) []byte {
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "HTTP/1.1 %d %s\n", rec.Code, http.StatusText(rec.Code))
-	keys := make([]string, 0, len(rec.Header()))
-	for k := range rec.Header() {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		for _, v := range rec.Header()[k] {
-			fmt.Fprintf(&b, "%s: %s\n", k, v)
-		}
-	}
-	b.WriteByte('\n')
-	b.Write(rec.Body.Bytes())
-	return b.Bytes()
 }

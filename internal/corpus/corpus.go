@@ -101,3 +101,24 @@ var AgentEnvelope = []byte(`{"error":{"statusCode":422,"code":"invalid_body","me
 "schema":{"type":"object","required":["customer_id","currency"],"properties":{"currency":{"type":"string","enum":["usd","eur","gbp"]}}},
 "retryable":true,"hint":"Fix the listed fields and send the request again; nothing was created.","severity":"error","category":"validation",
 "trace_id":"4bf92f3577b34da6a3ce929d0e0e4736","docs_url":"https://docs.example.com/errors/invalid_body"}}`)
+
+// FormatHTTP writes a response in the corpus's .http form, which ParseHTTP reads: the status
+// line, the headers sorted by name (every value), a blank line, the body as sent. The
+// programs that record a peer's answers write them with it.
+func FormatHTTP(status int, header http.Header, body []byte) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "HTTP/1.1 %d %s\n", status, http.StatusText(status))
+	keys := make([]string, 0, len(header))
+	for k := range header {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		for _, v := range header[k] {
+			fmt.Fprintf(&b, "%s: %s\n", k, v)
+		}
+	}
+	b.WriteByte('\n')
+	b.Write(body)
+	return b.Bytes()
+}

@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/remedy-go/remedy/internal/corpus"
 )
 
 var capture = flag.Bool("capture", false, "rewrite the mcp-go answers recorded in ../../testdata/envelopes")
@@ -61,7 +63,7 @@ func TestMCPGoCapture(t *testing.T) {
 			if !bytes.Contains(rec.Body.Bytes(), []byte(`"isError":true`)) && !bytes.Contains(rec.Body.Bytes(), []byte(`"error":{`)) {
 				t.Fatalf("mcp-go did not refuse the call: %d %s", rec.Code, rec.Body)
 			}
-			got := recordHTTP(rec)
+			got := corpus.FormatHTTP(rec.Code, rec.Header(), rec.Body.Bytes())
 			path := filepath.Join(envelopesDir, c.dialect, c.name+".http")
 			want, err := os.ReadFile(path)
 			if *capture {
@@ -81,26 +83,6 @@ func TestMCPGoCapture(t *testing.T) {
 			}
 		})
 	}
-}
-
-// recordHTTP writes a response in the corpus's .http form: status line, headers in a stable
-// order, a blank line, the body as sent (mcp-go ends it with a newline, which JSON ignores).
-func recordHTTP(rec *httptest.ResponseRecorder) []byte {
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "HTTP/1.1 %d %s\n", rec.Code, http.StatusText(rec.Code))
-	keys := make([]string, 0, len(rec.Header()))
-	for k := range rec.Header() {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		for _, v := range rec.Header()[k] {
-			fmt.Fprintf(&b, "%s: %s\n", k, v)
-		}
-	}
-	b.WriteByte('\n')
-	b.Write(rec.Body.Bytes())
-	return b.Bytes()
 }
 
 // validationMark starts the text of mcp-go's schema validation failure.
