@@ -65,9 +65,9 @@ type MCPConfig struct {
 // initialize either): only a stateless endpoint speaks it.
 const sessionlessVersion = "2026-07-28"
 
-// refuseSessionlessDiscover answers a server/discover that asks a stateful endpoint for a
-// protocol version without sessions, as the MCP SDK answers every other request of such a
-// version there: 400 with the JSON-RPC error unsupported protocol version (-32022), whose data
+// refuseSessionlessDiscover answers a server/discover (body, whose method rpcMethod read) that
+// asks a stateful endpoint for a protocol version without sessions, as the MCP SDK answers
+// every other request of such a version there: 400 with the JSON-RPC error unsupported protocol version (-32022), whose data
 // lists the versions the endpoint speaks, all of them with sessions. It reports whether it
 // answered.
 //
@@ -77,14 +77,10 @@ const sessionlessVersion = "2026-07-28"
 // on 2026-07-28, and every request it sends after is refused. The error is understood by
 // all three, and is what mcp-go's own server sends when it does not serve the version.
 func refuseSessionlessDiscover(w http.ResponseWriter, r *http.Request, body []byte) bool {
-	t := bytes.TrimSpace(body)
-	if len(t) == 0 || t[0] != '{' {
-		return false
-	}
-	msg := gjson.ParseBytes(t)
+	msg := gjson.ParseBytes(body) // a server/discover message (rpcMethod)
 	id := msg.Get("id")
-	if msg.Get("method").String() != "server/discover" || (id.Type != gjson.String && id.Type != gjson.Number) {
-		return false // a notification, or not JSON-RPC: the SDK's to refuse
+	if id.Type != gjson.String && id.Type != gjson.Number {
+		return false // a notification: the SDK's to refuse
 	}
 	requested := msg.Get(`params._meta.io\.modelcontextprotocol/protocolVersion`).String()
 	if requested == "" {

@@ -99,13 +99,14 @@ func (a *API) serveMCP(w http.ResponseWriter, r *http.Request) {
 		r2.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), r.Body))
 		r = &r2
 	}
-	if l := a.limiter; l != nil && !isToolCall(body) {
+	method := rpcMethod(body)
+	if l := a.limiter; l != nil && method != "tools/call" {
 		if ok, wait := l.take(string(x.principal)); !ok {
 			x.fail(l.limited("too many requests", wait))
 			return
 		}
 	}
-	if !a.mcpConf.Stateless && refuseSessionlessDiscover(w, r, body) {
+	if !a.mcpConf.Stateless && method == "server/discover" && refuseSessionlessDiscover(w, r, body) {
 		return
 	}
 	if !a.mcpConf.Stateless && r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
@@ -135,10 +136,14 @@ func (a *API) serveMCP(w http.ResponseWriter, r *http.Request) {
 // envelope around a tool call's arguments.
 const mcpBodySlack = 64 << 10
 
-// isToolCall reports whether body is one JSON-RPC tools/call request.
-func isToolCall(body []byte) bool {
+// rpcMethod is the method of body when it is one JSON-RPC message (an object), or "". It is
+// read once, for every stage that asks.
+func rpcMethod(body []byte) string {
 	t := bytes.TrimSpace(body)
-	return len(t) > 0 && t[0] == '{' && gjson.GetBytes(t, "method").String() == "tools/call"
+	if len(t) == 0 || t[0] != '{' {
+		return ""
+	}
+	return gjson.GetBytes(t, "method").String()
 }
 
 // mcpSessions counts the endpoint's live sessions, and the requests that may be opening one,
