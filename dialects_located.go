@@ -344,29 +344,21 @@ func (p *parser) zod4Facts(is *Issue) {
 		}
 	case strings.HasPrefix(msg, "Too big: expected "), strings.HasPrefix(msg, "Too small: expected "):
 		small := strings.HasPrefix(msg, "Too small")
-		is.Code = map[bool]string{true: "too_small", false: "too_big"}[small]
+		is.Code = "too_big"
+		if small {
+			is.Code = "too_small"
+		}
 		rest := msg[strings.Index(msg, "expected ")+len("expected "):]
 		origin, rest, _ := strings.Cut(rest, " ")
-		sized := strings.HasPrefix(rest, "to have ")
+		sized := strings.HasPrefix(rest, "to have ") // a length: strings, arrays, sets
 		rest = strings.TrimPrefix(strings.TrimPrefix(rest, "to have "), "to be ")
 		op := strings.TrimRight(rest[:len(rest)-len(strings.TrimLeft(rest, "<>="))], " ")
 		num, _, _ := strings.Cut(rest[len(op):], " ")
-		if !isJSONNumber(num) {
+		if !isJSONNumber(num) || (op != "<=" && op != ">=" && op != "<" && op != ">") {
 			return
 		}
-		keyword := ""
-		switch {
-		case sized && origin == "string":
-			keyword = map[bool]string{true: "minLength", false: "maxLength"}[small]
-		case sized && (origin == "array" || origin == "set"):
-			keyword = map[bool]string{true: "minItems", false: "maxItems"}[small]
-		case !sized && (origin == "number" || origin == "int" || origin == "bigint"):
-			keyword = map[bool]string{true: "minimum", false: "maximum"}[small]
-			if op == "<" || op == ">" {
-				keyword = "exclusive" + strings.ToUpper(keyword[:1]) + keyword[1:]
-			}
-		}
-		if keyword != "" && (op == "<=" || op == ">=" || op == "<" || op == ">") {
+		numeric := origin == "number" || origin == "int" || origin == "bigint"
+		if keyword := zodKeyword(origin, small, op == "<" || op == ">"); keyword != "" && sized != numeric {
 			is.Expected = p.fragment(keyword, json.RawMessage(num))
 		}
 	case strings.HasPrefix(msg, "Invalid string: must match pattern /"):
@@ -430,6 +422,32 @@ func (p *parser) zodList(v val) {
 	}
 }
 
+// zodKeyword is the JSON Schema keyword of a zod bound (small: a lower one) on a value of type
+// typ, as zod names types: minimum or maximum for numbers, exclusive ones when the bound is;
+// minLength/maxLength for strings, minItems/maxItems for arrays and sets; "" otherwise (an
+// exclusive length is not one JSON Schema can state).
+func zodKeyword(typ string, small, exclusive bool) string {
+	var lo, hi string
+	switch typ {
+	case "number", "int", "bigint":
+		lo, hi = "minimum", "maximum"
+		if exclusive {
+			lo, hi = "exclusiveMinimum", "exclusiveMaximum"
+		}
+	case "string":
+		lo, hi = "minLength", "maxLength"
+	case "array", "set":
+		lo, hi = "minItems", "maxItems"
+	}
+	if exclusive && lo != "exclusiveMinimum" {
+		return ""
+	}
+	if small {
+		return lo
+	}
+	return hi
+}
+
 // zodBound is zod's bound as a schema fragment: minimum or maximum (exclusive when not
 // inclusive) for numbers, minLength/maxLength for strings, minItems/maxItems for arrays.
 func (p *parser) zodBound(x val, small bool) json.RawMessage {
@@ -440,18 +458,8 @@ func (p *parser) zodBound(x val, small bool) json.RawMessage {
 	if !bound.IsNumber() {
 		return nil
 	}
-	var keyword string
-	switch x.member("type").Str() {
-	case "number", "bigint":
-		keyword = map[bool]string{true: "minimum", false: "maximum"}[small]
-		if x.member("inclusive").kind() == kFalse {
-			keyword = map[bool]string{true: "exclusiveMinimum", false: "exclusiveMaximum"}[small]
-		}
-	case "string":
-		keyword = map[bool]string{true: "minLength", false: "maxLength"}[small]
-	case "array":
-		keyword = map[bool]string{true: "minItems", false: "maxItems"}[small]
-	default:
+	keyword := zodKeyword(x.member("type").Str(), small, x.member("inclusive").kind() == kFalse)
+	if keyword == "" {
 		return nil
 	}
 	return p.fragment(keyword, p.raw(bound))
