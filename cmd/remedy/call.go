@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -154,9 +153,7 @@ func call(ctx context.Context, in *invocation) error {
 	}
 	cfg.rewriter, cfg.rewrites = cfg.rewrite.loop()
 	if *useMCP {
-		openapiSet := false
-		fs.Visit(func(f *flag.Flag) { openapiSet = openapiSet || f.Name == "openapi" })
-		if openapiSet {
+		if in.set("openapi") {
 			return usagef("call: --openapi does not apply to an MCP endpoint (--mcp)")
 		}
 	}

@@ -251,6 +251,13 @@ func (in *invocation) parse(minArgs, maxArgs int) ([]string, error) {
 	return pos, nil
 }
 
+// set reports whether the command line set the flag called name.
+func (in *invocation) set(name string) bool {
+	set := false
+	in.fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
 func writeCommandUsage(w io.Writer, c *command, fs *flag.FlagSet) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Usage: %s\n\n%s\n", c.synopsis, strings.TrimSpace(c.about))

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log"
@@ -108,7 +107,7 @@ func serve(ctx context.Context, in *invocation) error {
 	if _, err := in.parse(0, 0); err != nil {
 		return err
 	}
-	if *stdio && (*stateless || *redisAddr != "" || len(hosts) > 0 || flagSet(in, "addr")) {
+	if *stdio && (*stateless || *redisAddr != "" || len(hosts) > 0 || in.set("addr")) {
 		return usagef("serve: --stdio serves no HTTP: it takes none of --addr, --allow-host, --redis, --stateless")
 	}
 	if *rate < 0 {
@@ -191,13 +190,6 @@ func serveStdio(ctx context.Context, api *server.API, in *invocation) error {
 type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
-
-// flagSet reports whether the command line set the flag called name.
-func flagSet(in *invocation, name string) bool {
-	set := false
-	in.fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	return set
-}
 
 // newHTTPServer serves h within serveLimits, MCP event streams ending with streams.
 func newHTTPServer(h http.Handler, streams context.Context, errorLog *log.Logger) *http.Server {
