@@ -90,25 +90,25 @@ type Counter struct {
 }
 
 // Run runs f as a subtest of t and counts its outcome: passed, failed or skipped (a skipped
-// check is not a passed one, though t.Run reports both as true).
+// check is not a passed one, though t.Run reports both as true). The outcome is counted when f
+// returns, so a subtest that calls t.Parallel is counted too.
 func (c *Counter) Run(t *testing.T, name string, f func(t *testing.T)) bool {
 	t.Helper()
-	skipped := false
-	ok := t.Run(name, func(t *testing.T) {
-		defer func() { skipped = t.Skipped() }() // runs after SkipNow too
+	return t.Run(name, func(t *testing.T) {
+		defer func() { // runs after FailNow and SkipNow too
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			switch {
+			case t.Failed():
+				c.failed++
+			case t.Skipped():
+				c.skipped++
+			default:
+				c.passed++
+			}
+		}()
 		f(t)
 	})
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	switch {
-	case !ok:
-		c.failed++
-	case skipped:
-		c.skipped++
-	default:
-		c.passed++
-	}
-	return ok
 }
 
 func (c *Counter) counts() (int, int, int) {

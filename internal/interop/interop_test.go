@@ -113,3 +113,27 @@ func TestVersions(t *testing.T) {
 		t.Error("GoModVersion of a module go.mod does not require: no error")
 	}
 }
+
+// TestCounterParallel counts checks that run in parallel, which finish after t.Run returns.
+func TestCounterParallel(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(interop.OutEnv, dir)
+	t.Run("row", func(t *testing.T) {
+		c := interop.Record(t, row)
+		for _, name := range []string{"a", "b", "c"} {
+			c.Run(t, name, func(t *testing.T) {
+				t.Parallel()
+				if name == "c" {
+					t.Skip("not a pass")
+				}
+			})
+		}
+	})
+	rows, err := interop.ReadRows(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || rows[0].Passed != 3 || rows[0].Skipped != 1 {
+		t.Errorf("rows %+v: want one, with 3 passed (a, b and the test) and 1 skipped", rows)
+	}
+}
