@@ -1,6 +1,7 @@
 package remedy
 
 import (
+	"math/bits"
 	"strconv"
 	"strings"
 	"sync"
@@ -48,22 +49,52 @@ type tok struct {
 type tape struct {
 	s     string
 	toks  []tok
-	keys  []key // the keys of the open objects (see duplicate)
 	stack [maxDepth]frame
-	seen  [maxDepth]map[string]struct{} // the keys of open objects too large for keys, by depth
-	maps  bool                          // seen holds a map (and maybe keys a failed parse left)
+	seen  [maxDepth]map[string]struct{} // the keys of open objects too large for the bloom filter, by depth
+	maps  bool                          // seen holds a map (which a failed parse may have left filled)
 }
 
-var tapes = sync.Pool{New: func() any { return &tape{toks: make([]tok, 0, 256), keys: make([]key, 0, 64)} }}
+// Tapes are pooled in size classes, so that a large body finds a tape already grown to its
+// size and the cost per byte stays flat up to the body bound: class c holds tapes with room
+// for at least minTape<<c tokens. A tape is put back in the class of its capacity, which
+// grows when a body holds more tokens than the class it was taken from.
+const (
+	minTape     = 256
+	tapeClasses = 13 // up to minTape<<12 = 2^20 tokens, more than a 1 MiB body holds (a token takes two bytes at least)
+)
 
-func getTape() *tape { return tapes.Get().(*tape) }
+var tapes [tapeClasses]sync.Pool
+
+// tapeClass is the class of a tape with room for n tokens: the largest c with minTape<<c <= n.
+func tapeClass(n int) int {
+	if n < minTape {
+		return 0
+	}
+	return min(bits.Len(uint(n/minTape))-1, tapeClasses-1)
+}
+
+// getTape is a tape for a small document.
+func getTape() *tape { return tapeFor(0) }
+
+// tapeFor is a tape for a document of size bytes. Error bodies hold about one token for every
+// ten bytes: the tape is taken from that class or the two above it, else made for it.
+func tapeFor(size int) *tape {
+	want := max(size/10, minTape)
+	c := tapeClass(want)
+	for k := c; k < min(c+3, tapeClasses); k++ {
+		if t, ok := tapes[k].Get().(*tape); ok {
+			return t
+		}
+	}
+	return &tape{toks: make([]tok, 0, minTape<<c)}
+}
 
 func putTape(t *tape) {
-	if cap(t.toks) > 1<<16 || t.maps { // do not keep what one huge body grew, nor its keys
+	if t.maps { // do not keep the keys of a huge object
 		return
 	}
-	t.s, t.toks, t.keys = "", t.toks[:0], t.keys[:0]
-	tapes.Put(t)
+	t.s, t.toks = "", t.toks[:0]
+	tapes[tapeClass(cap(t.toks))].Put(t)
 }
 
 // validJSON reports whether s is exactly one JSON value in valid UTF-8, nested at most maxDepth
@@ -76,46 +107,77 @@ func validJSON(s string) bool {
 }
 
 // parse scans s onto the tape and reports whether it is valid (see validJSON). It is one loop
-// over the text with the open containers on a stack (no recursion, no call per value), and the
-// position in a local, so that it stays in a register.
+// over the text with the open containers on a stack (no recursion, no call per value), the
+// position and the tokens in locals, so that they stay in registers, and the common cases
+// written out in place: a string of printable ASCII is passed over eight bytes at a time
+// here, a value followed at once by a comma or its container's end takes no call, and only
+// the rest (escapes, other bytes, whitespace, numbers) is handed to jsonscan.
 func (t *tape) parse(s string) bool {
-	t.s, t.toks, t.keys = s, t.toks[:0], t.keys[:0]
+	t.s = s
+	toks, ok := t.scan(s, t.toks[:0])
+	t.toks = toks
+	return ok
+}
+
+func (t *tape) scan(s string, toks []tok) ([]tok, bool) {
 	if len(s) >= 1<<31-1 {
-		return false
+		return toks, false
 	}
 	var (
 		stack = &t.stack // on the tape, which is pooled, rather than cleared for every parse
 		depth int        // open containers
 		i     = jsonscan.SkipWS(s, 0)
 		top   *frame
+		tk    *tok
+		start int
 	)
 value: // a value starts at s[i]
 	if i >= len(s) {
-		return false
+		return toks, false
 	}
 	if top != nil {
 		top.count++
 	}
+	if len(toks) == cap(toks) {
+		toks = grow(toks)
+	}
+	toks = toks[:len(toks)+1]
+	tk = &toks[len(toks)-1]
+	start = i
+	// The token's fields are stored one by one in place: a token built whole and copied in
+	// is written in parts and read back in one piece, which the processor cannot forward
+	// and stalls on, once for every token.
+	tk.start, tk.next, tk.height, tk.count, tk.esc = int32(i), int32(len(toks)), 0, 0, false
 	switch c := s[i]; {
 	case c == '"':
-		end, esc, ok := t.str(s, i)
-		if !ok {
-			return false
+		j := jsonscan.SkipPlain(s, i+1)
+		if j < len(s) && s[j] == '"' {
+			i = j + 1
+		} else {
+			var esc, ok bool
+			if i, esc, ok = jsonscan.String(s, j); !ok {
+				return toks, false
+			}
+			tk.esc = esc
 		}
-		t.leaf(kString, i, end, esc)
-		i = end
+		tk.kind, tk.end = kString, int32(i)
 	case c == '{' || c == '[':
 		if depth == maxDepth {
-			return false
+			return toks, false
 		}
-		k, closer := kObject, byte('}')
+		tk.kind = kObject
+		closer := byte('}')
 		if c == '[' {
-			k, closer = kArray, ']'
+			tk.kind, closer = kArray, ']'
 		}
 		top = &stack[depth]
 		depth++
-		*top = frame{tok: int32(t.open(k, i)), keys: int32(len(t.keys)), height: 1, obj: k == kObject}
-		if i = jsonscan.SkipWS(s, i+1); i < len(s) && s[i] == closer {
+		*top = frame{tok: int32(len(toks) - 1), height: 1, obj: c == '{'}
+		i++
+		if i < len(s) && s[i] <= ' ' {
+			i = jsonscan.SkipWS(s, i)
+		}
+		if i < len(s) && s[i] == closer {
 			i++
 			goto closed
 		}
@@ -126,47 +188,52 @@ value: // a value starts at s[i]
 	case c == '-' || (c >= '0' && c <= '9'):
 		end, ok := jsonscan.Number(s, i)
 		if !ok || end-i > maxNumberLen {
-			return false
+			return toks, false
 		}
-		t.leaf(kNumber, i, end, false)
+		tk.kind, tk.end = kNumber, int32(end)
 		i = end
 	case c == 't' && strings.HasPrefix(s[i:], "true"):
-		t.leaf(kTrue, i, i+4, false)
+		tk.kind, tk.end = kTrue, int32(i+4)
 		i += 4
 	case c == 'f' && strings.HasPrefix(s[i:], "false"):
-		t.leaf(kFalse, i, i+5, false)
+		tk.kind, tk.end = kFalse, int32(i+5)
 		i += 5
 	case c == 'n' && strings.HasPrefix(s[i:], "null"):
-		t.leaf(kNull, i, i+4, false)
+		tk.kind, tk.end = kNull, int32(i+4)
 		i += 4
 	default:
-		return false
+		return toks, false
 	}
 next: // a value ended just before s[i]: what follows it?
 	if depth == 0 {
-		return jsonscan.SkipWS(s, i) == len(s)
+		return toks, jsonscan.SkipWS(s, i) == len(s)
 	}
-	{
-		closer := byte(']')
+	if i < len(s) && s[i] <= ' ' {
+		i = jsonscan.SkipWS(s, i)
+	}
+	if i >= len(s) {
+		return toks, false
+	}
+	switch c := s[i]; {
+	case c == ',':
+		i++
+		if i < len(s) && s[i] <= ' ' {
+			i = jsonscan.SkipWS(s, i)
+		}
 		if top.obj {
-			closer = '}'
+			goto key
 		}
-		var more, ok bool
-		if i, more, ok = jsonscan.Next(s, i, closer); !ok {
-			return false
-		}
-		if more {
-			if top.obj {
-				goto key
-			}
-			goto value
-		}
+		goto value
+	case c == '}' && top.obj || c == ']' && !top.obj:
+		i++
+	default:
+		return toks, false
 	}
 closed: // the container on top of the stack ended just before s[i]
 	{
 		h := top.height
-		t.closeAt(int(top.tok), i, h, top.count)
-		t.keys = t.keys[:top.keys]
+		tk = &toks[top.tok]
+		tk.end, tk.next, tk.height, tk.count = int32(i), int32(len(toks)), h, uint8(min(top.count, 255))
 		if top.big {
 			clear(t.seen[depth-1])
 		}
@@ -181,60 +248,57 @@ closed: // the container on top of the stack ended just before s[i]
 	goto next
 key: // a member starts at s[i]
 	if i >= len(s) || s[i] != '"' {
-		return false
+		return toks, false
 	}
-	{
-		end, esc, ok := t.str(s, i)
-		if !ok {
-			return false
+	if len(toks) == cap(toks) {
+		toks = grow(toks)
+	}
+	toks = toks[:len(toks)+1]
+	tk = &toks[len(toks)-1]
+	start = i
+	tk.start, tk.next, tk.height, tk.count, tk.esc, tk.kind = int32(i), int32(len(toks)), 0, 0, false, kString
+	j := i + 1
+	for ; j+8 <= len(s); j += 8 {
+		x := jsonscan.Word(s[j : j+8])
+		if m := jsonscan.Special(x); m != 0 {
+			j += bits.TrailingZeros64(m) >> 3
+			goto keyEnd
 		}
-		t.leaf(kString, i, end, esc)
-		if t.duplicate(top, depth-1, i+1, end-1) {
-			return false
+	}
+	j = jsonscan.SkipPlain(s, j)
+keyEnd:
+	if j < len(s) && s[j] == '"' {
+		i = j + 1
+	} else {
+		var esc, ok bool
+		if i, esc, ok = jsonscan.String(s, j); !ok {
+			return toks, false
 		}
-		if i = jsonscan.SkipWS(s, end); i >= len(s) || s[i] != ':' {
-			return false
-		}
-		i = jsonscan.SkipWS(s, i+1)
+		tk.esc = esc
+	}
+	tk.end = int32(i)
+	if t.duplicate(toks, top, depth-1, start+1, i-1) {
+		return toks, false
+	}
+	if i < len(s) && s[i] == ':' {
+		i++
+	} else if i = jsonscan.SkipWS(s, i); i < len(s) && s[i] == ':' {
+		i++
+	} else {
+		return toks, false
+	}
+	if i < len(s) && s[i] <= ' ' {
+		i = jsonscan.SkipWS(s, i)
 	}
 	goto value
 }
 
-// push adds a token and returns it to be filled in. Its fields are stored one by one in place:
-// a token built whole and copied in is written to the stack in parts and read back in one
-// piece, which the processor cannot forward and stalls on, once for every token.
-func (t *tape) push() (*tok, int) {
-	n := len(t.toks)
-	if n == cap(t.toks) {
-		t.toks = append(t.toks, tok{})[:n]
-	}
-	t.toks = t.toks[:n+1]
-	return &t.toks[n], n
-}
-
-// leaf pushes a scalar's token.
-func (t *tape) leaf(k kind, start, end int, esc bool) {
-	tk, n := t.push()
-	tk.start, tk.end, tk.next = int32(start), int32(end), int32(n+1)
-	tk.kind, tk.esc, tk.height, tk.count = k, esc, 0, 0
-}
-
-// open pushes a container's token; closeAt completes it once its last member is read.
-func (t *tape) open(k kind, start int) int {
-	tk, n := t.push()
-	tk.start, tk.kind, tk.esc = int32(start), k, false
-	return n
-}
-
-func (t *tape) closeAt(idx, end int, h uint8, count int32) {
-	tk := &t.toks[idx]
-	tk.end, tk.next, tk.height, tk.count = int32(end), int32(len(t.toks)), h, uint8(min(count, 255))
-}
+// grow makes room for more tokens.
+func grow(toks []tok) []tok { return append(toks, tok{})[:len(toks)] }
 
 // frame is an open container.
 type frame struct {
 	tok    int32 // its token
-	keys   int32 // where its keys start in tape.keys
 	count  int32 // members or elements so far
 	height uint8
 	obj    bool
@@ -242,18 +306,13 @@ type frame struct {
 	bloom  uint64 // a bit for each key hash seen: most keys need no comparison
 }
 
-// key is a member name seen in an open object, for finding duplicates: where it is in the
-// text (no pointers, so that the scan stores none, and is spared the GC's write barrier).
-type key struct {
-	hash       uint32
-	start, end int32
-}
-
-// duplicate records k as a key of the object on top and reports whether it already has it.
-// Keys are compared as written; two spellings of one key through escapes are rare enough that
-// the first one read is accepted. A cheap hash, and a bit per hash, filter the comparisons in
-// small objects; large ones fall back to a map.
-func (t *tape) duplicate(top *frame, level, start, end int) bool {
+// duplicate reports whether the object on top already has the key s[start:end], whose token
+// is the last of toks. Keys are compared as written; two spellings of one key through escapes
+// are rare enough that the first one read is accepted. A bit per key hash filters the
+// comparisons: most keys are new and compared with nothing, and a key whose bit is already set
+// is compared with the object's earlier keys, which are on the tape. Objects of more than
+// smallObject members keep their keys in a map instead.
+func (t *tape) duplicate(toks []tok, top *frame, level, start, end int) bool {
 	k := t.s[start:end]
 	if top.big {
 		seen := t.seen[level]
@@ -263,32 +322,54 @@ func (t *tape) duplicate(top *frame, level, start, end int) bool {
 		seen[k] = struct{}{}
 		return false
 	}
-	h := keyHash(k)
-	own := t.keys[top.keys:]
-	if bit := uint64(1) << (h * 0x9e3779b1 >> 26); top.bloom&bit == 0 {
-		top.bloom |= bit // a key never seen: nothing to compare it with
-	} else {
-		for _, o := range own {
-			if o.hash == h && t.s[o.start:o.end] == k {
+	bit := uint64(1) << (keyHash(k) * 0x9e3779b1 >> 26)
+	if top.bloom&bit != 0 {
+		for it := t.members(toks, top); it.next(); {
+			if it.key() == k {
 				return true
 			}
 		}
 	}
-	if len(own) < smallObject {
-		t.keys = append(t.keys, key{h, int32(start), int32(end)})
+	top.bloom |= bit
+	if top.count < smallObject {
 		return false
 	}
-	t.maps = true
+	t.maps, top.big = true, true
 	if t.seen[level] == nil {
 		t.seen[level] = make(map[string]struct{}, 2*smallObject)
 	}
 	seen := t.seen[level]
-	for _, o := range own {
-		seen[t.s[o.start:o.end]] = struct{}{}
+	for it := t.members(toks, top); it.next(); {
+		seen[it.key()] = struct{}{}
 	}
 	seen[k] = struct{}{}
-	top.big = true
 	return false
+}
+
+// members walks the keys of the open object top read so far, but the last key of toks.
+func (t *tape) members(toks []tok, top *frame) keyIter {
+	return keyIter{s: t.s, toks: toks, pos: top.tok + 1, end: int32(len(toks) - 1), first: true}
+}
+
+type keyIter struct {
+	s        string
+	toks     []tok
+	pos, end int32
+	first    bool
+}
+
+func (it *keyIter) next() bool {
+	if !it.first {
+		it.pos = it.toks[it.pos+1].next // past the value of the key at pos
+	}
+	it.first = false
+	return it.pos < it.end
+}
+
+// key is the current key as written.
+func (it *keyIter) key() string {
+	kt := &it.toks[it.pos]
+	return it.s[kt.start+1 : kt.end-1]
 }
 
 // str reads the string literal at s[i] and returns the position after it: printable ASCII

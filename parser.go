@@ -238,7 +238,7 @@ func (p *parser) run() bool {
 	if s != "" && !p.truncated {
 		switch s[0] {
 		case '{':
-			t := getTape()
+			t := tapeFor(len(s))
 			if t.parse(s) {
 				d = p.readJSON(t.root())
 			}

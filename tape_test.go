@@ -235,3 +235,34 @@ func FuzzTape(f *testing.F) {
 	}
 	f.Fuzz(checkTape)
 }
+
+// push adds a token and returns it to be filled in (for the reference reader). Its fields are stored one by one in place:
+// a token built whole and copied in is written to the stack in parts and read back in one
+// piece, which the processor cannot forward and stalls on, once for every token.
+func (t *tape) push() (*tok, int) {
+	n := len(t.toks)
+	if n == cap(t.toks) {
+		t.toks = append(t.toks, tok{})[:n]
+	}
+	t.toks = t.toks[:n+1]
+	return &t.toks[n], n
+}
+
+// leaf pushes a scalar's token.
+func (t *tape) leaf(k kind, start, end int, esc bool) {
+	tk, n := t.push()
+	tk.start, tk.end, tk.next = int32(start), int32(end), int32(n+1)
+	tk.kind, tk.esc, tk.height, tk.count = k, esc, 0, 0
+}
+
+// open pushes a container's token; closeAt completes it once its last member is read.
+func (t *tape) open(k kind, start int) int {
+	tk, n := t.push()
+	tk.start, tk.kind, tk.esc = int32(start), k, false
+	return n
+}
+
+func (t *tape) closeAt(idx, end int, h uint8, count int32) {
+	tk := &t.toks[idx]
+	tk.end, tk.next, tk.height, tk.count = int32(end), int32(len(t.toks)), h, uint8(min(count, 255))
+}

@@ -126,18 +126,27 @@ func word(w string) uint64 {
 		uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
 }
 
+// Word is s[:8] as one little-endian word, for Special.
+func Word(s string) uint64 { return word(s) }
+
+// Special flags the bytes of x (eight bytes of a string, see Word) that a string holds only
+// after a second look (see SkipPlain): the high bit of each such byte is set in the result,
+// and the lowest set bit marks the first such byte exactly (a false flag can only follow a
+// true one).
+func Special(x uint64) uint64 {
+	q := x ^ ('"' * ones)
+	b := x ^ ('\\' * ones)
+	m := (q - ones) &^ q
+	m |= (b - ones) &^ b
+	m |= x - 0x20*ones // a byte below 0x20 borrows into its high bit
+	return (m | x) & highs
+}
+
 // SkipPlain returns the position of the first byte at or after i that a string holds only
 // after a second look (a control character, '"', '\\' or a byte that is not ASCII), or len(s).
 func SkipPlain(s string, i int) int {
 	for ; i+8 <= len(s); i += 8 {
-		x := word(s[i : i+8])
-		q := x ^ ('"' * ones)
-		b := x ^ ('\\' * ones)
-		m := (q - ones) &^ q
-		m |= (b - ones) &^ b
-		m |= x - 0x20*ones // a byte below 0x20 borrows into its high bit
-		m = (m | x) & highs
-		if m != 0 {
+		if m := Special(word(s[i : i+8])); m != 0 {
 			return i + bits.TrailingZeros64(m)>>3
 		}
 	}
