@@ -2,6 +2,7 @@ package remedy_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -107,5 +108,40 @@ func TestClassifyAllocatesNothing(t *testing.T) {
 		if allocs != 0 {
 			t.Errorf("%s: Classify allocated %.0f times per call, want 0", name, allocs)
 		}
+	}
+}
+
+// bigAgentBody is an agent envelope of about size bytes: the 1 KB one's shape with as many
+// issues as fit.
+func bigAgentBody(size int) []byte {
+	const issue = `{"path":["items",%d,"quantity"],"pointer":"/items/%d/quantity","code":"maximum","message":"quantity must be at most 100","expected":{"maximum":100},"received":250,"suggested_value":100}`
+	b := []byte(`{"error":{"statusCode":422,"code":"invalid_body","message":"The request body failed validation.","retryable":false,"issues":[`)
+	for i := 0; len(b) < size-300; i++ {
+		if i > 0 {
+			b = append(b, ",\n"...)
+		}
+		b = fmt.Appendf(b, issue, i, i)
+	}
+	return append(b, `],"schema":{"type":"object","required":["items"]},"hint":"Fix the listed fields.","trace_id":"4bf92f3577b34da6a3ce929d0e0e4736"}}`...)
+}
+
+// BenchmarkParseSize reads agent envelopes of 1 KB and 1 MB (under the 1 MiB bound): the cost
+// per byte (MB/s) should not fall, nor the allocations grow, with the size of the body.
+func BenchmarkParseSize(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		size int
+	}{{"1KB", 1 << 10}, {"1MB", 1000 << 10}} {
+		body := bigAgentBody(c.size)
+		if e, ok := remedy.Parse(422, nil, body); !ok || e.Dialect != remedy.DialectAgent || len(e.Issues) == 0 {
+			b.Fatalf("%s: not read as an agent envelope with issues", c.name)
+		}
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				remedy.Parse(422, nil, body)
+			}
+		})
 	}
 }

@@ -208,7 +208,9 @@ func parse(status int, header http.Header, body []byte, truncated bool) (*Envelo
 	}
 	e := new(Envelope)
 	*e = p.e
-	detach(e, s)
+	if !p.owned {
+		detach(e, s)
+	}
 	return e, true
 }
 

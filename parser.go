@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/remedy-go/remedy/internal/jsonscan"
 )
@@ -37,6 +38,9 @@ type parser struct {
 	nalt int
 	// arena holds the JSON values the envelope keeps (full parse only), shared with children.
 	arena *arena
+	// owned says that body is the parse's own copy of the caller's bytes (see ownedMax), so
+	// that the envelope may keep views of it.
+	owned bool
 	h     headerFacts
 }
 
@@ -110,6 +114,12 @@ func (h *headerFacts) read(header http.Header) {
 		}
 	}
 }
+
+// ownedMax is the largest body a full parse copies whole before reading it. The envelope of
+// such a body shares that one copy (strings and raw values are views of it); the envelope of a
+// larger body copies out only what it keeps, so that it does not keep a large body alive for a
+// few short strings.
+const ownedMax = 16 << 10
 
 // arena packs the raw JSON values of one envelope into few allocations. Each value handed out
 // is a slice whose capacity ends where it ends: appending to it reallocates, and a new chunk is
@@ -233,6 +243,11 @@ func (p *parser) run() bool {
 		return false // the common success, told apart without reading it
 	}
 	p.h.read(p.header)
+	if p.full && len(p.body) <= ownedMax {
+		// One copy of a small body, which the envelope then keeps views of, costs less than
+		// copying out each string and value it keeps.
+		p.body, p.owned = strings.Clone(p.body), true
+	}
 	s := strings.TrimSpace(strings.TrimPrefix(p.body, "\ufeff"))
 	var d Dialect
 	if s != "" && !p.truncated {
@@ -450,7 +465,11 @@ func (p *parser) child(c *parser) *parser {
 	if c == nil {
 		c = new(parser)
 	}
-	*c = parser{status: p.status, header: p.header, full: p.full, arena: p.arenaFor(), h: p.h}
+	a := p.arena
+	if a == nil && !p.owned {
+		a = p.arenaFor()
+	}
+	*c = parser{status: p.status, header: p.header, full: p.full, arena: a, owned: p.owned, h: p.h}
 	return c
 }
 
@@ -476,8 +495,14 @@ func (p *parser) raw(v val) json.RawMessage {
 	return p.keep(v.Raw())
 }
 
-// keep copies a JSON value into the envelope's arena.
-func (p *parser) keep(raw string) json.RawMessage { return p.arenaFor().compact(raw) }
+// keep copies a JSON value into the envelope's arena, or keeps a view of a compact value of
+// the parse's own copy of the body.
+func (p *parser) keep(raw string) json.RawMessage {
+	if p.owned && !hasSpace(raw) {
+		return unsafe.Slice(unsafe.StringData(raw), len(raw))[:len(raw):len(raw)]
+	}
+	return p.arenaFor().compact(raw)
+}
 
 // arenaFor is the parse's arena, created on first use and shared with nested parsers so that
 // their values pack into it too.
