@@ -2,6 +2,7 @@ package remedy_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"math"
@@ -485,4 +486,35 @@ func TestBadInputParseResponseEdges(t *testing.T) {
 	got, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
 	assert.Equal(t, `{"ok":true}`, string(got), "a success's body is replayed too")
+}
+
+// TestParseOwnsWhatItKeeps: the envelope of a small body (read from one copy of it) and of a
+// large one (whose kept strings are copied out) is unchanged when the caller reuses the body's
+// buffer, and appending to one of its raw values writes over none of the others.
+func TestParseOwnsWhatItKeeps(t *testing.T) {
+	t.Parallel()
+	small := []byte(`{"error":{"code":"invalid_body","message":"3 issues","schema":{"type":"object"},
+"issues":[{"pointer":"/currency","code":"enum","message":"currency must be one of usd, eur","received":"USD$","allowed_values":["usd","eur"],"suggested_value":"usd"},
+{"pointer":"/items/2/quantity","code":"maximum","message":"at most 100","expected":{"maximum":100},"received":250}]}}`)
+	pad := `,"padding":"` + strings.Repeat("p", 20<<10) + `"}}`
+	large := append(bytes.TrimSuffix(bytes.Clone(small), []byte("}}")), pad...)
+	for name, body := range map[string][]byte{"small": small, "large": large} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			e, ok := remedy.Parse(422, nil, body)
+			require.True(t, ok)
+			require.Len(t, e.Issues, 2)
+			want, err := json.Marshal(e)
+			require.NoError(t, err)
+			for i := range body {
+				body[i] = '?'
+			}
+			_ = append(e.Issues[0].Received, `"overwritten"`...)
+			_ = append(e.Issues[0].AllowedValues[0], `"overwritten"`...)
+			_ = append(e.Schema, `"overwritten"`...)
+			got, err := json.Marshal(e)
+			require.NoError(t, err)
+			assert.JSONEq(t, string(want), string(got), "the envelope changed with the caller's buffer or an append")
+		})
+	}
 }
