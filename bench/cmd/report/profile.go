@@ -157,14 +157,26 @@ func summarize(path HotPath, total time.Duration, rows []ProfileRow) Profile {
 		if harness(r.Func) {
 			continue
 		}
-		if len(p.Cum) < profileTop {
-			p.Cum = append(p.Cum, r)
-		}
-		if len(p.Own) < profileTop && strings.HasPrefix(r.Func, remedyModule) {
-			p.Own = append(p.Own, r)
+		p.Cum = addLevel(p.Cum, r)
+		if strings.HasPrefix(r.Func, remedyModule) {
+			p.Own = addLevel(p.Own, r)
 		}
 	}
 	return p
+}
+
+// sameLevel is how close, in points of the samples, two cumulative shares are taken to be the
+// same time said twice: a function that only wraps the next (the server's pipeline nests its
+// stages, a syscall passes through several frames) has nearly the cum of what it wraps.
+const sameLevel = 2.0
+
+// addLevel appends r, sorted after rows by cumulative time, unless rows has profileTop rows
+// already or r's share is within sameLevel of the last one's.
+func addLevel(rows []ProfileRow, r ProfileRow) []ProfileRow {
+	if len(rows) >= profileTop || (len(rows) > 0 && rows[len(rows)-1].CumPct-r.CumPct < sameLevel) {
+		return rows
+	}
+	return append(rows, r)
 }
 
 // remedyModule begins the name of every function of remedy's packages.
@@ -224,7 +236,9 @@ func writeProfiles(b *strings.Builder, m Meta, profiles []Profile) {
 	p("`-test.bench <it> -test.benchtime %s -test.cpuprofile`, read with `go tool pprof -top`. ", m.ProfileTime)
 	p("*flat* is the time spent in the function itself, *cum* the time in it and in what it calls, both as a share of the profile's samples ")
 	p("(which take in the benchmark's setup, the garbage collector, and for the client the loopback server). ")
-	p("The harness (package testing, the benchmark's own closures) is left out.\n")
+	p("The harness (package testing, the benchmark's own closures) is left out, and so is a function whose cum is within %.0f points of the one listed above it: ", sameLevel)
+	p("most often it wraps that one or is wrapped by it (the server's pipeline nests its stages, a system call passes through several frames), the same time said twice. ")
+	p("Where the top by cum is mostly other packages', remedy's own functions get two columns of their own.\n")
 	for _, pr := range profiles {
 		p("\n### %s\n\n", pr.Path.Title)
 		if pr.Err != "" {

@@ -453,6 +453,17 @@ func TestProfileSummary(t *testing.T) {
 		"github.com/remedy-go/remedy/server.(*API).validate, github.com/remedy-go/remedy/server.(*Problem).envelope" {
 		t.Errorf("remedy's own: %s", got)
 	}
+	// A chain of functions with the same cumulative time is listed once, by its outermost.
+	chain := summarize(hotPaths[2], time.Second, []ProfileRow{
+		{Func: remedyModule + "/server.(*API).ServeHTTP", Cum: 690, CumPct: 69},
+		{Func: remedyModule + "/server.(*exchange).run", Cum: 689, CumPct: 68.9},
+		{Func: remedyModule + "/server.route.func1", Cum: 460, CumPct: 46},
+		{Func: remedyModule + "/server.idempotency.func1", Cum: 442, CumPct: 44.2},
+		{Func: remedyModule + "/server.(*validator).checkPruned", Cum: 362, CumPct: 36.2},
+	})
+	if len(chain.Cum) != 3 || chain.Cum[1].Func != remedyModule+"/server.route.func1" || len(chain.Own) != 3 {
+		t.Errorf("a chain: %+v", chain.Cum)
+	}
 	if got := funcCell("slices.insertionSortCmpFunc[go.shape.struct { github.com/remedy-go/remedy.Issue; dups int }] (inline)"); got != "`slices.insertionSortCmpFunc[…] (inline)`" {
 		t.Errorf("funcCell: %s", got)
 	}
