@@ -157,11 +157,13 @@ func clientContenders(tb testing.TB, srv *httptest.Server) []contender {
 func runContender(b *testing.B, c contender) {
 	ctx := context.Background()
 	b.ReportAllocs()
+	report := measureCPU(b)
 	for b.Loop() {
 		if err := c.call(ctx); err != nil {
 			b.Fatal(err)
 		}
 	}
+	report()
 }
 
 // BenchmarkClient is one successful call, a POST with a JSON body answered 200 by a loopback

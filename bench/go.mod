@@ -6,6 +6,7 @@ require (
 	github.com/cenkalti/backoff/v4 v4.3.0
 	github.com/danielgtaylor/huma/v2 v2.37.2
 	github.com/failsafe-go/failsafe-go v0.9.8
+	github.com/goccy/go-json v0.12.0
 	github.com/hashicorp/go-retryablehttp v0.7.8
 	github.com/redis/go-redis/v9 v9.18.0
 	github.com/remedy-go/remedy v0.0.0-00010101000000-000000000000

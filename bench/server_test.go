@@ -179,11 +179,13 @@ func BenchmarkServer(b *testing.B) {
 		for _, c := range serverContenders(b) {
 			b.Run(tc.name+"/"+c.name, func(b *testing.B) {
 				b.ReportAllocs()
+				report := measureCPU(b)
 				for b.Loop() {
 					if w := serve(c.h, tc.body, ""); w.Code != tc.want {
 						b.Fatalf("status %d, want %d: %s", w.Code, tc.want, w.Body)
 					}
 				}
+				report()
 			})
 		}
 	}

@@ -111,16 +111,29 @@ func parseResult(line string) (Result, bool) {
 	return res, true
 }
 
+// The units of the metrics the report reads beyond go test's own (ns/op, B/op, allocs/op,
+// MB/s): the bench module's benchmarks report them by these names.
+const (
+	cpuUnit        = "cpu-ns/op"     // the process's CPU time per operation
+	roundTripsUnit = "roundtrips/op" // round trips to Redis per request
+)
+
 // Stat is one benchmark summarized over its samples (one per round).
 type Stat struct {
-	Name             string
-	Bench, Case      string // Name split: BenchmarkX/case/contender
-	Contender        string
-	Samples          int
-	Ns, B, Allocs    float64   // medians of ns/op, B/op, allocs/op
-	Rounds           []float64 // ns/op of each sample, in the order they ran: one per round
-	NsMin, NsMax     float64
-	HasNs, HasMemory bool // whether ns/op and B/op (with allocs/op) were reported
+	Name         string
+	Bench, Case  string // Name split: BenchmarkX/case/contender
+	Contender    string
+	Samples      int
+	Ns, B        float64   // medians of ns/op and B/op
+	Allocs       float64   // median of allocs/op
+	CPU          float64   // median of cpu-ns/op
+	Rounds       []float64 // ns/op of each sample, in the order they ran: one per round
+	CPURounds    []float64 // cpu-ns/op of each sample, when HasCPU
+	Bytes        float64   // the bytes per operation the benchmark set (b.SetBytes), from MB/s
+	NsMin, NsMax float64
+	// Metrics is the median of every unit reported, custom ones included.
+	Metrics                  map[string]float64
+	HasNs, HasMemory, HasCPU bool // whether ns/op, B/op (with allocs/op) and cpu-ns/op were reported
 }
 
 // Spread is half the range of ns/op over the samples, relative to the median: how far the
@@ -132,6 +145,15 @@ func (s *Stat) Spread() float64 {
 	return (s.NsMax - s.NsMin) / 2 / s.Ns
 }
 
+// CPUSpread is Spread for the CPU time.
+func (s *Stat) CPUSpread() float64 {
+	if len(s.CPURounds) < 2 || s.CPU == 0 {
+		return 0
+	}
+	lo, hi := minMax(s.CPURounds)
+	return (hi - lo) / 2 / s.CPU
+}
+
 // Summarize groups results by name and takes the medians, in the order the names first
 // appear.
 func Summarize(results []Result) []*Stat {
@@ -141,7 +163,7 @@ func Summarize(results []Result) []*Stat {
 	for _, r := range results {
 		s, ok := byName[r.Name]
 		if !ok {
-			s = &Stat{Name: r.Name}
+			s = &Stat{Name: r.Name, Metrics: map[string]float64{}}
 			s.Bench, s.Case, s.Contender = splitName(r.Name)
 			byName[r.Name] = s
 			samples[r.Name] = map[string][]float64{}
@@ -151,9 +173,16 @@ func Summarize(results []Result) []*Stat {
 		for unit, v := range r.Metrics {
 			samples[r.Name][unit] = append(samples[r.Name][unit], v)
 		}
+		// The bytes per operation are what MB/s was computed from.
+		if mbs, ns := r.Metrics["MB/s"], r.Metrics["ns/op"]; mbs > 0 && ns > 0 {
+			samples[r.Name]["bytes"] = append(samples[r.Name]["bytes"], mbs*ns/1e3)
+		}
 	}
 	for _, s := range order {
 		m := samples[s.Name]
+		for unit, v := range m {
+			s.Metrics[unit] = median(v)
+		}
 		if ns := m["ns/op"]; len(ns) > 0 {
 			s.HasNs = true
 			s.Ns = median(ns)
@@ -165,6 +194,13 @@ func Summarize(results []Result) []*Stat {
 			s.B = median(b)
 			s.Allocs = median(m["allocs/op"])
 		}
+		if cpu := m[cpuUnit]; len(cpu) > 0 {
+			s.HasCPU = true
+			s.CPU = median(cpu)
+			s.CPURounds = cpu
+		}
+		s.Bytes = s.Metrics["bytes"]
+		delete(s.Metrics, "bytes")
 	}
 	return order
 }

@@ -1,6 +1,8 @@
 // Command report runs the benchmarks of the bench module and writes BENCHMARKS.md and
-// benchmarks.svg at the root of the repository: medians over several rounds, the ratios of
-// remedy to each peer and baseline, and the README's goals checked against them.
+// benchmarks.svg at the root of the repository, and the table of the README's "Measured
+// against the peers": medians over several rounds, the ratios of remedy to each peer and
+// baseline by wall time and by CPU time, issue #24's goals checked against them, and a CPU
+// profile of each hot path.
 //
 // Run it from the bench directory:
 //
@@ -9,9 +11,10 @@
 //
 // It compiles the benchmarks once (go test -c) and runs the binary once per round, every
 // benchmark in each round, so that the contenders of a table meet the same machine; a ratio
-// is the median over the rounds of the two sides' times in the same round. Set
-// REMEDY_REQUIRE_REDIS=1 to fail rather than skip the Redis benchmarks when redis-server is
-// not installed.
+// is the median over the rounds of the two sides' times in the same round. After the rounds
+// it runs each hot path once more with -cpuprofile and reads the profile with go tool pprof
+// (-profile=false skips it). Set REMEDY_REQUIRE_REDIS=1 to fail rather than skip the Redis
+// benchmarks when redis-server is not installed.
 package main
 
 import (
@@ -46,11 +49,20 @@ func run(args []string, log io.Writer) error {
 	svg := fs.String("svg", "", "the chart written (default: benchmarks.svg beside -out)")
 	in := fs.String("in", "", "read `go test -bench` output from this file instead of running the benchmarks")
 	raw := fs.String("raw", "", "also save the benchmarks' raw output to this file")
+	profile := fs.Bool("profile", true, "profile each hot path once after the rounds (not with -in)")
+	profiletime := fs.String("profiletime", "2s", "-benchtime of each profile (-quick: 500ms)")
+	readme := fs.String("readme", "", "the README whose part between "+readmeStart+" and "+readmeEnd+
+		" is rewritten (default: README.md at the repository root when -out is not set; \"-\": none)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if *quick {
 		*rounds, *benchtime = 1, "100ms"
+		if !set["profiletime"] {
+			*profiletime = "500ms"
+		}
 	}
 	if *rounds < 1 {
 		return errors.New("-rounds must be at least 1")
@@ -64,6 +76,9 @@ func run(args []string, log io.Writer) error {
 	if *out == "" {
 		*out = filepath.Join(root, "BENCHMARKS.md")
 	}
+	if *readme == "" && !set["out"] {
+		*readme = filepath.Join(root, "README.md")
+	}
 	if *svg == "" {
 		*svg = filepath.Join(filepath.Dir(*out), "benchmarks.svg")
 	}
@@ -71,12 +86,24 @@ func run(args []string, log io.Writer) error {
 	// What was measured is what the tree held when the benchmarks were compiled.
 	loadBefore, remedy := loadAverage(), remedyVersion(root)
 	var text []byte
+	var profiles []Profile
 	if *in != "" {
 		if text, err = os.ReadFile(*in); err != nil {
 			return err
 		}
-	} else if text, err = runBenchmarks(benchDir, *rounds, *benchtime, *bench, log); err != nil {
-		return err
+	} else {
+		tmp, err := os.MkdirTemp("", "remedy-bench-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		bin := filepath.Join(tmp, "bench.test")
+		if text, err = runBenchmarks(benchDir, bin, *rounds, *benchtime, *bench, log); err != nil {
+			return err
+		}
+		if *profile {
+			profiles = profileHotPaths(bin, benchDir, tmp, *profiletime, log)
+		}
 	}
 	if *raw != "" {
 		if err := os.WriteFile(*raw, text, 0o644); err != nil {
@@ -128,21 +155,32 @@ func run(args []string, log io.Writer) error {
 		Redis:     redisVersion(),
 		Chart:     filepath.ToSlash(chart),
 	}
+	if len(profiles) > 0 {
+		meta.ProfileTime = *profiletime
+	}
 	if loadBefore != "" && *in == "" {
 		meta.Load = loadBefore + " before, " + loadAverage() + " after"
 	}
 
 	var md bytes.Buffer
-	if err := WriteMarkdown(&md, meta, tables, parsed.Skips); err != nil {
+	if err := WriteMarkdown(&md, meta, tables, parsed.Skips, profiles); err != nil {
 		return err
 	}
 	var ratios []Ratio
 	for _, t := range tables {
-		ratios = append(ratios, t.Ratios...)
+		ratios = append(ratios, t.ChartRatios()...)
 	}
 	var pic bytes.Buffer
 	if err := WriteSVG(&pic, "remedy against its peers and baselines", ratios); err != nil {
 		return err
+	}
+	// The README is spliced before anything is written, so that a README without its
+	// markers stops the run with every file as it was.
+	var readmeDoc []byte
+	if *readme != "-" && *readme != "" {
+		if readmeDoc, err = spliceReadmeFile(*readme, ReadmeSection(meta, tables)); err != nil {
+			return fmt.Errorf("the README's table: %w", err)
+		}
 	}
 	for _, dir := range []string{filepath.Dir(*out), filepath.Dir(*svg)} {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -156,18 +194,18 @@ func run(args []string, log io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(log, "wrote %s and %s\n", *out, *svg)
+	if readmeDoc != nil {
+		if err := os.WriteFile(*readme, readmeDoc, 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(log, "wrote the table of %s\n", *readme)
+	}
 	return nil
 }
 
-// runBenchmarks compiles the benchmarks once and runs them rounds times, returning what they
-// printed. Each result line is echoed to log as it comes.
-func runBenchmarks(dir string, rounds int, benchtime, bench string, log io.Writer) ([]byte, error) {
-	tmp, err := os.MkdirTemp("", "remedy-bench-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(tmp)
-	bin := filepath.Join(tmp, "bench.test")
+// runBenchmarks compiles the benchmarks once, to bin, and runs them rounds times, returning
+// what they printed. Each result line is echoed to log as it comes.
+func runBenchmarks(dir, bin string, rounds int, benchtime, bench string, log io.Writer) ([]byte, error) {
 	build := exec.Command("go", "test", "-c", "-o", bin, ".")
 	build.Dir = dir
 	build.Stdout, build.Stderr = log, log
@@ -257,13 +295,17 @@ func goVersion(dir string) string {
 }
 
 // remedyVersion names the commit measured, and says when the tree had changes on top of it.
+// The files the report writes are not counted: a previous run's output changes nothing that
+// is measured.
 func remedyVersion(root string) string {
 	head, err := exec.Command("git", "-C", root, "rev-parse", "--short=12", "HEAD").Output()
 	if err != nil {
 		return "the working tree (not a git checkout)"
 	}
 	s := "commit " + strings.TrimSpace(string(head))
-	if st, err := exec.Command("git", "-C", root, "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(bytes.TrimSpace(st)) > 0 {
+	status := exec.Command("git", "-C", root, "status", "--porcelain", "--untracked-files=no", "--",
+		".", ":(exclude)BENCHMARKS.md", ":(exclude)benchmarks.svg", ":(exclude)README.md")
+	if st, err := status.Output(); err == nil && len(bytes.TrimSpace(st)) > 0 {
 		s += " with uncommitted changes"
 	}
 	return s
@@ -271,7 +313,7 @@ func remedyVersion(root string) string {
 
 // peerVersions lists the peers as the bench module requires them.
 func peerVersions(dir string) []string {
-	peers := []string{"github.com/hashicorp/go-retryablehttp", "github.com/failsafe-go/failsafe-go",
+	peers := []string{"github.com/goccy/go-json", "github.com/hashicorp/go-retryablehttp", "github.com/failsafe-go/failsafe-go",
 		"github.com/danielgtaylor/huma/v2", "github.com/redis/go-redis/v9"}
 	cmd := exec.Command("go", append([]string{"list", "-m", "-f", "{{.Path}} {{.Version}}"}, peers...)...)
 	cmd.Dir = dir
