@@ -41,6 +41,7 @@ type parser struct {
 	// owned says that body is the parse's own copy of the caller's bytes (see ownedMax), so
 	// that the envelope may keep views of it.
 	owned bool
+	lists []json.RawMessage // the block the lists of raw values are cut from (see rawList)
 	h     headerFacts
 }
 
@@ -553,10 +554,17 @@ func (p *parser) rawList(v val) []json.RawMessage {
 	if v.height() > maxRawHeight {
 		return nil
 	}
-	out := make([]json.RawMessage, 0, v.len())
+	n := v.len()
+	if cap(p.lists)-len(p.lists) < n {
+		// Lists are cut from one block, which doubles when full: a body of many issues with
+		// allowed values costs a few allocations, not one per issue.
+		p.lists = make([]json.RawMessage, 0, max(n, 8, 2*cap(p.lists), len(p.body)>>9))
+	}
+	out := p.lists[len(p.lists) : len(p.lists) : len(p.lists)+n]
 	for it := v.iter(); it.next(); {
 		out = append(out, p.keep(it.val().Raw()))
 	}
+	p.lists = p.lists[:len(p.lists)+n]
 	return out
 }
 
