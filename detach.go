@@ -1,10 +1,15 @@
 package remedy
 
-import "unsafe"
+import (
+	"encoding/json"
+	"unsafe"
+)
 
-// detacher gives an envelope its own copy of every string it took from the body, packed into
-// one allocation: the parse reads the caller's bytes in place, and the envelope then neither
-// aliases a buffer the caller may reuse nor keeps the whole body alive for a few short strings.
+// detacher gives an envelope its own copy of every string and raw JSON value it took from the
+// body, packed into one allocation: the parse of a large body reads the caller's bytes in
+// place, and the envelope then neither aliases a buffer the caller may reuse nor keeps the
+// whole body alive for a few short strings. (A small body is copied whole before it is read:
+// see ownedMax.)
 type detacher struct {
 	lo, hi uintptr // the body's bytes
 	n      int     // bytes to copy (first pass)
@@ -44,7 +49,23 @@ func (d *detacher) str(s *string) {
 	*s = unsafe.String(&d.buf[start], len(*s))
 }
 
+// raw is str for a raw JSON value; the moved value's capacity ends where it ends, so that
+// appending to it copies.
+func (d *detacher) raw(b *json.RawMessage) {
+	if len(*b) == 0 {
+		return
+	}
+	s := unsafe.String(unsafe.SliceData(*b), len(*b))
+	d.str(&s)
+	if d.buf != nil {
+		*b = unsafe.Slice(unsafe.StringData(s), len(s))[:len(s):len(s)]
+	}
+}
+
 func (d *detacher) envelope(e *Envelope) {
+	d.raw(&e.Schema)
+	d.raw(&e.NextOperationArgs)
+	d.raw(&e.ExampleRequest)
 	for _, s := range []*string{&e.Code, &e.Type, &e.Title, &e.Message, &e.Hint, &e.NextOperation,
 		&e.ConfirmationToken, &e.CurrentStatus, &e.RequiredStatus, &e.TraceID, &e.RequestID,
 		&e.DocsURL, &e.Intent, &e.DeprecatedType} {
@@ -61,6 +82,12 @@ func (d *detacher) envelope(e *Envelope) {
 		d.str(&is.Path)
 		d.str(&is.Code)
 		d.str(&is.Message)
+		d.raw(&is.Expected)
+		d.raw(&is.Received)
+		d.raw(&is.SuggestedValue)
+		for j := range is.AllowedValues {
+			d.raw(&is.AllowedValues[j])
+		}
 	}
 	for i := range e.Errors {
 		d.envelope(&e.Errors[i])

@@ -466,11 +466,7 @@ func (p *parser) child(c *parser) *parser {
 	if c == nil {
 		c = new(parser)
 	}
-	a := p.arena
-	if a == nil && !p.owned {
-		a = p.arenaFor()
-	}
-	*c = parser{status: p.status, header: p.header, full: p.full, arena: a, owned: p.owned, h: p.h}
+	*c = parser{status: p.status, header: p.header, full: p.full, arena: p.arena, owned: p.owned, h: p.h}
 	return c
 }
 
@@ -496,10 +492,11 @@ func (p *parser) raw(v val) json.RawMessage {
 	return p.keep(v.Raw())
 }
 
-// keep copies a JSON value into the envelope's arena, or keeps a view of a compact value of
-// the parse's own copy of the body.
+// keep is a JSON value for the envelope: a view of it when it is compact (which the parse's
+// own copy of the body holds, or detach moves out of the caller's), else a compacted copy in
+// the envelope's arena.
 func (p *parser) keep(raw string) json.RawMessage {
-	if p.owned && !hasSpace(raw) {
+	if !hasSpace(raw) {
 		return unsafe.Slice(unsafe.StringData(raw), len(raw))[:len(raw):len(raw)]
 	}
 	return p.arenaFor().compact(raw)
