@@ -277,7 +277,10 @@ keyEnd:
 		tk.esc = esc
 	}
 	tk.end = int32(i)
-	if t.duplicate(toks, top, depth-1, start+1, i-1) {
+	// A key whose hash bit is not yet set in a small object is new: no call (see duplicate).
+	if bit := keyBit(s[start+1 : i-1]); top.bloom&bit == 0 && top.count < smallObject {
+		top.bloom |= bit
+	} else if t.duplicate(toks, top, depth-1, start+1, i-1) {
 		return toks, false
 	}
 	if i < len(s) && s[i] == ':' {
@@ -322,7 +325,7 @@ func (t *tape) duplicate(toks []tok, top *frame, level, start, end int) bool {
 		seen[k] = struct{}{}
 		return false
 	}
-	bit := uint64(1) << (keyHash(k) * 0x9e3779b1 >> 26)
+	bit := keyBit(k)
 	if top.bloom&bit != 0 {
 		for it := t.members(toks, top); it.next(); {
 			if it.key() == k {
@@ -381,6 +384,9 @@ func (t *tape) str(s string, i int) (end int, esc, ok bool) {
 	}
 	return jsonscan.String(s, j)
 }
+
+// keyBit is k's bit in a frame's bloom filter.
+func keyBit(k string) uint64 { return uint64(1) << (keyHash(k) * 0x9e3779b1 >> 26) }
 
 func keyHash(k string) uint32 {
 	if k == "" {
