@@ -283,7 +283,12 @@ func decodeFast(body []byte) (any, bool) {
 	if !utf8.Valid(body) {
 		return nil, false
 	}
-	d := fastDecoder{s: string(body)}
+	return decodeFastString(string(body))
+}
+
+// decodeFastString is decodeFast for text that is valid UTF-8.
+func decodeFastString(s string) (any, bool) {
+	d := fastDecoder{s: s}
 	v, i, ok := d.value(0, 0)
 	if !ok || jsonscan.SkipWS(d.s, i) != len(d.s) {
 		return nil, false

@@ -68,6 +68,11 @@ type Problem struct {
 	Header map[string]string
 
 	confirmationToken string // set by the confirmation gate only
+	// made marks a refusal of the validate stage whose raw JSON members are the server's own:
+	// its Schema is cut from a schema document that remedy's encoder keeps whole (see
+	// validator.plain), and its issues' values were encoded by the validator. It is written
+	// by encodeMade.
+	made bool
 }
 
 // Error returns a Problem for a registered code.
