@@ -31,7 +31,7 @@ func validate(next handler) handler {
 		op := x.op
 		if len(x.body) > 0 && op.validator.fast != nil {
 			if params, present, ok := x.fastParams(); ok {
-				body, withParams := string(x.body), len(op.params) > 0
+				body, withParams := x.text, len(op.params) > 0
 				if op.validator.fast.acceptsText(body, present, withParams) {
 					return x.bind(params, next)
 				}
@@ -57,7 +57,8 @@ func validate(next handler) handler {
 func (x *exchange) bind(params map[string]any, next handler) error {
 	op := x.op
 	in := reflect.New(op.in)
-	if len(x.body) > 0 {
+	if len(x.body) > 0 && (op.binder == nil || !op.binder.bind(x.text, in.Elem())) {
+		in = reflect.New(op.in) // what the binder left is thrown away
 		err := json.Unmarshal(x.body, in.Interface())
 		if err != nil {
 			// JSON Schema counts 1e2 and 100.0 as integers, which encoding/json will not put

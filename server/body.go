@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/remedy-go/remedy"
 	"github.com/remedy-go/remedy/internal/jsonscan"
@@ -47,6 +48,7 @@ func readBody(next handler) handler {
 		}
 		if len(body) > 0 {
 			x.body = body
+			x.text = unsafe.String(unsafe.SliceData(body), len(body))
 		}
 		return next(x)
 	}

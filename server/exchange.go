@@ -24,13 +24,16 @@ type exchange struct {
 	op        *Operation
 	pathVals  []string // the path parameters' raw values, in op.route's order
 	principal Principal
-	body      []byte          // the body as sent (nil when there is none)
-	input     any             // the validated input, a pointer to the operation's In
-	fp        []byte          // the payload's fingerprint, once computed
-	capture   *StoredResponse // where a success is recorded, for idempotency
-	traceID   string
-	wrote     bool
-	tool      bool // the request is an MCP tool call's: tokens and keys are arguments, not headers
+	body      []byte // the body as sent (nil when there is none); never written once read
+	// text is the body as a string sharing body's bytes, for the text checks and binder,
+	// which read it without a copy and keep nothing of it (what they return is copied).
+	text    string
+	input   any             // the validated input, a pointer to the operation's In
+	fp      []byte          // the payload's fingerprint, once computed
+	capture *StoredResponse // where a success is recorded, for idempotency
+	traceID string
+	wrote   bool
+	tool    bool // the request is an MCP tool call's: tokens and keys are arguments, not headers
 }
 
 // handler is a step of the pipeline: it handles the exchange, or returns the error to answer.
