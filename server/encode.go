@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/internal/jsonscan"
 )
 
 // The canonical encoding of a validation refusal, written here rather than by
@@ -128,29 +129,69 @@ func encodeMade(env *remedy.Envelope) (_ []byte, ok bool) {
 	return append(w.b, '}', '}'), true
 }
 
-// madeSize is at least what encodeMade writes for env, when its texts need no escape: each
-// member's name, quotes and value.
+// madeSize is what encodeMade writes for env when its texts need no escape (an escape makes
+// the buffer grow once).
 func madeSize(env *remedy.Envelope) int {
-	const member = 24 // a member name, its quotes, colon and comma
-	n := 64 + 14*member + len(env.Schema)
-	for _, s := range [...]string{env.Code, env.Type, env.Title, env.Message, env.Hint, env.NextOperation,
-		env.ConfirmationToken, env.CurrentStatus, env.RequiredStatus, env.TraceID, env.RequestID, env.DocsURL,
-		env.Intent, env.DeprecatedType} {
-		n += len(s)
+	n := len(`{"error":{"statusCode":000,"retryable":false}}`)
+	str := func(key, v string) {
+		if v != "" {
+			n += len(key) + len(v) + 6 // ,"key":"v"
+		}
 	}
-	for _, s := range env.Suggestions {
-		n += len(s) + 3
+	strs := func(key string, v []string) {
+		if len(v) > 0 {
+			n += len(key) + 5 // ,"key":[]
+			for _, s := range v {
+				n += len(s) + 3
+			}
+		}
 	}
-	for _, s := range env.RelatedCodes {
-		n += len(s) + 3
+	str("code", env.Code)
+	str("type", env.Type)
+	str("title", env.Title)
+	str("message", env.Message)
+	if len(env.Schema) > 0 {
+		n += len(`,"schema":`) + len(env.Schema)
+	}
+	if env.RetryAfter > 0 {
+		n += len(`,"retry_after_ms":`) + 24
+	}
+	str("hint", env.Hint)
+	strs("suggestions", env.Suggestions)
+	str("severity", string(env.Severity))
+	str("category", string(env.Category))
+	str("next_operation", env.NextOperation)
+	str("confirmationToken", env.ConfirmationToken)
+	str("current_status", env.CurrentStatus)
+	str("required_status", env.RequiredStatus)
+	str("trace_id", env.TraceID)
+	str("request_id", env.RequestID)
+	str("docs_url", env.DocsURL)
+	strs("related_codes", env.RelatedCodes)
+	str("intent", env.Intent)
+	str("deprecated_type", env.DeprecatedType)
+	if len(env.Issues) > 0 {
+		n += len(`,"issues":[]`)
 	}
 	for i := range env.Issues {
 		is := &env.Issues[i]
-		// path twice (as segments, quoted, and as a pointer), and the other members
-		n += 2*len(is.Path) + 2*strings.Count(is.Path, "/") + 7*member + len(is.Code) + len(is.Message) +
-			len(is.Expected) + len(is.Received) + len(is.SuggestedValue)
-		for _, v := range is.AllowedValues {
-			n += len(v) + 1
+		// {"path":["a",0],"pointer":"/a/0","code":"c","message":"m"}, and a comma: the path's
+		// segments are quoted at most, and its slashes become commas
+		n += len(`{"path":[],"pointer":"","code":"","message":""},`) + 2*len(is.Path) +
+			2*strings.Count(is.Path, "/") + len(is.Code) + len(is.Message)
+		for _, m := range [...]struct {
+			key string
+			v   []byte
+		}{{"expected", is.Expected}, {"received", is.Received}, {"suggested_value", is.SuggestedValue}} {
+			if len(m.v) > 0 {
+				n += len(m.key) + 4 + len(m.v) // ,"key":v
+			}
+		}
+		if len(is.AllowedValues) > 0 {
+			n += len(`,"allowed_values":[]`)
+			for _, v := range is.AllowedValues {
+				n += max(len(v), 4) + 1 // null for an empty one
+			}
 		}
 	}
 	return n
@@ -271,12 +312,10 @@ func encString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
+		if i = jsonscan.SkipPlain(s, i); i == len(s) {
+			break
 		}
-		if c < utf8.RuneSelf {
+		if c := s[i]; c < utf8.RuneSelf {
 			b = append(b, s[start:i]...)
 			switch c {
 			case '"', '\\':

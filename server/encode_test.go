@@ -147,3 +147,16 @@ func FuzzEncodeMade(f *testing.F) {
 		emCompare(t, env)
 	})
 }
+
+// The buffer is allocated once, at about the answer's size.
+func TestEncodeMadeSize(t *testing.T) {
+	t.Parallel()
+	v := xpSchemas(t)["xpOrder"]
+	env := emRefusal(t, v, `{"customer_id":"CUS-8F3K2","email":"ada@example.com","currency":"usd$",`+
+		`"items":[{"sku":"book-1","quantity":250,"price":12.5}]}`)
+	require.NotNil(t, env)
+	b, ok := encodeMade(env)
+	require.True(t, ok)
+	assert.LessOrEqual(t, len(b), madeSize(env))
+	assert.Less(t, madeSize(env), len(b)+64)
+}

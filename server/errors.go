@@ -121,5 +121,19 @@ func (p *Problem) envelope(c Code) *remedy.Envelope {
 	return env
 }
 
-func asProblem(err error, p **Problem) bool          { return errors.As(err, p) }
+// asProblem is errors.As for a *Problem, without its cost (p escapes to the heap there) when
+// err is one, as the pipeline's own errors are.
+func asProblem(err error, p **Problem) bool {
+	if direct, ok := err.(*Problem); ok && direct != nil {
+		*p = direct
+		return true
+	}
+	var wrapped *Problem
+	if errors.As(err, &wrapped) {
+		*p = wrapped
+		return true
+	}
+	return false
+}
+
 func asEnvelope(err error, e **remedy.Envelope) bool { return errors.As(err, e) }

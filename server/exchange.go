@@ -78,8 +78,8 @@ func (x *exchange) fail(err error) {
 	if env.TraceID == "" {
 		env.TraceID = x.trace()
 	}
-	var p *Problem
-	x.writeEnvelope(env, header, asProblem(err, &p) && p.made && madeEnvelope(env))
+	p, _ := err.(*Problem) // the validate stage's own, not wrapped
+	x.writeEnvelope(env, header, p != nil && p.made && madeEnvelope(env))
 }
 
 // envelope maps an error to the envelope to send, and the headers that go with it.

@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -418,4 +417,22 @@ func TestKeywordOf(t *testing.T) {
 	}
 }
 
-var _ = strconv.Itoa
+// sortIssues sorts as a stable sort by compareIssues does, few issues or many.
+func TestSortIssues(t *testing.T) {
+	t.Parallel()
+	rnd := rand.New(rand.NewPCG(1, 2))
+	toks := [][]string{nil, {"a"}, {"a", "0"}, {"a", "10"}, {"a", "2"}, {"b"}, {"a~b"}}
+	for range 3000 {
+		n := rnd.IntN(24)
+		found := make([]foundIssue, n)
+		for i := range found {
+			found[i] = foundIssue{toks: toks[rnd.IntN(len(toks))], dups: i}
+			found[i].Code = []string{"enum", "type", "pattern"}[rnd.IntN(3)]
+			found[i].Message = []string{"x", "y"}[rnd.IntN(2)]
+		}
+		want := slices.Clone(found)
+		slices.SortStableFunc(want, func(a, b foundIssue) int { return compareIssues(&a, &b) })
+		sortIssues(found)
+		require.Equal(t, want, found)
+	}
+}

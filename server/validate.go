@@ -584,10 +584,21 @@ func (c *issueCollector) keep(l loc, code string) bool {
 
 // add records an issue at toks and the subschema it concerns (nil when unknown).
 func (c *issueCollector) add(is remedy.Issue, toks []string, n *schemaNode) {
+	*c.slot(toks, n) = is
+	c.added()
+}
+
+// slot records an empty issue at toks, concerning n, to be filled in before added is called.
+func (c *issueCollector) slot(toks []string, n *schemaNode) *remedy.Issue {
 	if c.found == nil {
 		c.found = make([]foundIssue, 0, 4) // most refusals name a few issues
 	}
-	c.found = append(c.found, foundIssue{Issue: is, toks: toks, node: n})
+	c.found = append(c.found, foundIssue{toks: toks, node: n})
+	return &c.found[len(c.found)-1].Issue
+}
+
+// added trims the issues once they are many (see trim).
+func (c *issueCollector) added() {
 	if len(c.found) >= 2*MaxIssues {
 		c.trim()
 	}
@@ -596,18 +607,7 @@ func (c *issueCollector) add(is remedy.Issue, toks []string, n *schemaNode) {
 // trim sorts the issues found, merges duplicates, and keeps the MaxIssues first, counting
 // those it drops.
 func (c *issueCollector) trim() {
-	slices.SortStableFunc(c.found, func(a, b foundIssue) int {
-		if d := compareLocs(loc{toks: a.toks}, loc{toks: b.toks}); d != 0 {
-			return d
-		}
-		if d := strings.Compare(a.Code, b.Code); d != 0 {
-			return d
-		}
-		if d := strings.Compare(a.Message, b.Message); d != 0 {
-			return d
-		}
-		return bytes.Compare(a.Expected, b.Expected)
-	})
+	sortIssues(c.found)
 	out := c.found[:0]
 	for _, f := range c.found {
 		if n := len(out); n > 0 && sameIssue(&out[n-1], &f) {
@@ -626,6 +626,63 @@ func (c *issueCollector) trim() {
 		c.cut, c.cutCode, c.full = loc{toks: last.toks}, last.Code, true
 	}
 	c.found = out
+}
+
+// compareIssues orders issues by location, then code, message and expected value.
+func compareIssues(a, b *foundIssue) int {
+	if d := compareLocs(loc{toks: a.toks}, loc{toks: b.toks}); d != 0 {
+		return d
+	}
+	if d := strings.Compare(a.Code, b.Code); d != 0 {
+		return d
+	}
+	if d := strings.Compare(a.Message, b.Message); d != 0 {
+		return d
+	}
+	return bytes.Compare(a.Expected, b.Expected)
+}
+
+// sortIssues sorts issues by compareIssues, stably. A few (most refusals) are sorted by
+// their positions, and then each moved once: an issue is large to swap.
+func sortIssues(found []foundIssue) {
+	const few = 16
+	n := len(found)
+	if n > few {
+		slices.SortStableFunc(found, func(a, b foundIssue) int { return compareIssues(&a, &b) })
+		return
+	}
+	var order [few]int // order[i] is the position of the issue that goes to i
+	moved := false
+	for i := range n {
+		j := i
+		for ; j > 0 && compareIssues(&found[order[j-1]], &found[i]) > 0; j-- {
+			order[j] = order[j-1]
+			moved = true
+		}
+		order[j] = i
+	}
+	if !moved {
+		return
+	}
+	// Each cycle of the permutation is walked once, with one issue aside.
+	var done [few]bool
+	for i := range n {
+		if done[i] || order[i] == i {
+			continue
+		}
+		aside := found[i]
+		j := i
+		for {
+			done[j] = true
+			k := order[j]
+			if k == i {
+				found[j] = aside
+				break
+			}
+			found[j] = found[k]
+			j = k
+		}
+	}
 }
 
 // sameIssue reports whether two issues say the same about the same place.
@@ -896,12 +953,7 @@ func finite(n json.Number) bool {
 
 // jsonPlainString reports whether s is written in JSON as it is, between quotes.
 func jsonPlainString(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
-			return false
-		}
-	}
-	return true
+	return jsonscan.SkipPlain(s, 0) == len(s)
 }
 
 // visit turns a validation error tree into issues: groups and references are looked through,
@@ -981,7 +1033,10 @@ func (c *issueCollector) fault(n *schemaNode, toks []string, k jsv.ErrorKind, kn
 	} else {
 		val, _ = lookupInstance(c.instance, toks)
 	}
-	is := remedy.Issue{Code: code, Expected: c.fragment(n, kw), Received: issueReceived(val)}
+	// The issue is built in its place in the list: an issue is large, and copying it in
+	// cost a tenth of building it.
+	is := c.slot(toks, n)
+	is.Code, is.Expected, is.Received = code, c.fragment(n, kw), issueReceived(val)
 	switch k := k.(type) {
 	case *kind.Type:
 		want := slices.DeleteFunc(slices.Clone(k.Want), func(t string) bool { return t == "null" })
@@ -1087,7 +1142,7 @@ func (c *issueCollector) fault(n *schemaNode, toks []string, k jsv.ErrorKind, kn
 	default:
 		is.Message = say(name, " violates ", cmp.Or(kw, "the schema"))
 	}
-	c.add(is, toks, n)
+	c.added()
 }
 
 // say is a message: the label of a field, then the parts, in one allocation.
