@@ -376,15 +376,16 @@ func xpMutateOne(rnd *rand.Rand, v any, pool []string) any {
 	return xpValue(rnd, pool, 2)
 }
 
-// FuzzExplain holds the explanation to the full path on any body, for each schema.
+// FuzzExplain holds the explanation to the full path on any body, for each schema, and on a
+// mutation of a valid input that the seed picks.
 func FuzzExplain(f *testing.F) {
-	for _, s := range []string{
+	for i, s := range []string{
 		`{"customer_id":"CUS-8F3K2","email":"ada@example.com","currency":"usd$","items":[{"sku":"book-1","quantity":250,"price":12.5}]}`,
 		`{"a":"ABC","b":11,"c":1,"d":{"x":[1,2]},"e":"off","f":"X","g":null,"h":[],"k":[1,1]}`,
 		`{"name":"a","children":[{"name":"b","labels":{"x":"1"}}],"flags":["a","a"]}`,
 		vtMany,
 	} {
-		f.Add(s)
+		f.Add(s, uint64(i))
 	}
 	vs := xpSchemas(f)
 	names := slices.Sorted(func(yield func(string) bool) {
@@ -394,9 +395,22 @@ func FuzzExplain(f *testing.F) {
 			}
 		}
 	})
-	f.Fuzz(func(t *testing.T, body string) {
+	seed := `{"a":"ABC","b":3,"name":"root","customer_id":"cus_1","currency":"usd","email":"a@b.co",` +
+		`"items":[{"sku":"a","quantity":1,"price":2}],"children":[{"name":"kid"}],"flags":["p"],"k":[1]}`
+	var base any
+	if err := json.Unmarshal([]byte(seed), &base); err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, body string, n uint64) {
+		rnd := rand.New(rand.NewPCG(n, n>>7))
 		for _, name := range names {
-			xpCompare(t, vs[name], name, body, nil)
+			v := vs[name]
+			xpCompare(t, v, name, body, nil)
+			b, err := json.Marshal(xpMutate(rnd, xpCopy(base), xpKeys(v), 1+rnd.IntN(4)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			xpCompare(t, v, name, string(b), nil)
 		}
 	})
 }
