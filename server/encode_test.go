@@ -1,8 +1,12 @@
 package server
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"math/rand/v2"
+	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -159,4 +163,42 @@ func TestEncodeMadeSize(t *testing.T) {
 	require.True(t, ok)
 	assert.LessOrEqual(t, len(b), madeSize(env))
 	assert.Less(t, madeSize(env), len(b)+64)
+}
+
+// TestRefusalPipeline holds the pipeline's refusals to the envelope the validator's issues
+// make, written by remedy's encoder: the explanation, the envelope on the stack and encodeMade
+// together give the same bytes.
+func TestRefusalPipeline(t *testing.T) {
+	t.Parallel()
+	api := New()
+	require.NoError(t, Post(api, "/v1/orders", func(ctx context.Context, in xpOrder) (struct{}, error) {
+		return struct{}{}, nil
+	}, OperationID("create_order")))
+	v := api.ops[0].validator
+	const trace = "0af7651916cd43dd8448eb211c80319c"
+	rnd := rand.New(rand.NewPCG(8, 9))
+	var base any
+	require.NoError(t, json.Unmarshal([]byte(`{"customer_id":"cus_1","email":"a@b.co","currency":"usd",`+
+		`"items":[{"sku":"a","quantity":1,"price":2}],"note":"n","gift":true}`), &base))
+	refused := 0
+	for range 1500 {
+		body, err := json.Marshal(xpMutate(rnd, xpCopy(base), xpKeys(v), 1+rnd.IntN(3)))
+		require.NoError(t, err)
+		env := emRefusal(t, v, string(body))
+		if env == nil {
+			continue
+		}
+		want, err := env.MarshalJSON()
+		require.NoError(t, err)
+		req := httptest.NewRequest("POST", "/v1/orders", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Traceparent", "00-"+trace+"-b7ad6b7169203331-01")
+		w := httptest.NewRecorder()
+		api.ServeHTTP(w, req)
+		require.Equal(t, env.Status, w.Code, "%s", body)
+		require.Equal(t, string(want), w.Body.String(), "%s", body)
+		require.Equal(t, strconv.Itoa(len(want)), w.Header().Get("Content-Length"))
+		refused++
+	}
+	assert.Greater(t, refused, 500)
 }

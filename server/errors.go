@@ -104,6 +104,12 @@ func (p *Problem) Error() string {
 // envelope is the envelope for p, from its registered code.
 func (p *Problem) envelope(c Code) *remedy.Envelope {
 	env := c.Envelope(p.Message)
+	p.fill(env)
+	return env
+}
+
+// fill adds to env, made from p's code, what p says.
+func (p *Problem) fill(env *remedy.Envelope) {
 	env.Issues = p.Issues
 	env.Schema = p.Schema
 	if p.RetryAfter > 0 {
@@ -118,7 +124,6 @@ func (p *Problem) envelope(c Code) *remedy.Envelope {
 	env.CurrentStatus = p.CurrentStatus
 	env.RequiredStatus = p.RequiredStatus
 	env.ConfirmationToken = p.confirmationToken
-	return env
 }
 
 // asProblem is errors.As for a *Problem, without its cost (p escapes to the heap there) when

@@ -74,12 +74,23 @@ func (x *exchange) fail(err error) {
 		x.logInternal(err, "error after the response started")
 		return
 	}
+	if p, ok := err.(*Problem); ok && p.made {
+		// A refusal of the validate stage (a pipeline code, never wrapped) is written from an
+		// envelope on the stack, sharing the registry's related codes, which nothing changes.
+		if c, ok := x.api.reg.Lookup(p.Code); ok {
+			env := c.envelope(p.Message)
+			p.fill(&env)
+			capIssues(&env)
+			env.TraceID = x.trace()
+			x.writeEnvelope(&env, p.Header, madeEnvelope(&env))
+			return
+		}
+	}
 	env, header := x.envelope(err)
 	if env.TraceID == "" {
 		env.TraceID = x.trace()
 	}
-	p, _ := err.(*Problem) // the validate stage's own, not wrapped
-	x.writeEnvelope(env, header, p != nil && p.made && madeEnvelope(env))
+	x.writeEnvelope(env, header, false)
 }
 
 // envelope maps an error to the envelope to send, and the headers that go with it.

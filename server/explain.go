@@ -124,7 +124,7 @@ func (v *validator) explainText(s string, present uint64, withParams bool, param
 	if f == nil {
 		return nil, nil, 0, false, false
 	}
-	var pathBuf [16]string
+	var pathBuf [8]string
 	e := explainer{s: s, c: issueCollector{v: v}, path: pathBuf[:0], values: paramValues}
 	i := jsonscan.SkipWS(s, 0)
 	if withParams {
