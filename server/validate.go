@@ -15,6 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	jsv "github.com/santhosh-tekuri/jsonschema/v6"
@@ -477,6 +478,7 @@ type issueCollector struct {
 	// reports that the pruning left out values that may hold issues.
 	stand *standIn
 	lossy bool
+	text  textArena // where the messages are written
 }
 
 // foundIssue is an issue, where it is in the instance, the subschema it concerns, and how
@@ -1060,7 +1062,7 @@ func (c *issueCollector) fault(n *schemaNode, toks []string, k jsv.ErrorKind, kn
 		if num, ok := val.(json.Number); ok && k.Got == "number" && slices.Contains(want, "integer") {
 			got = string(num)
 		}
-		is.Message = say(name, " must be ", strings.Join(names, " or "), ", not ", got)
+		is.Message = c.say(name, " must be ", strings.Join(names, " or "), ", not ", got)
 		if len(want) == 1 {
 			if s, ok := issueCoerce(val, want[0]); ok {
 				is.SuggestedValue = c.check(n, s)
@@ -1069,7 +1071,7 @@ func (c *issueCollector) fault(n *schemaNode, toks []string, k jsv.ErrorKind, kn
 	case *kind.Enum:
 		is.Expected = nil
 		is.AllowedValues = schemaEnum(n)
-		is.Message = say(name, " must be one of ", n.enumText())
+		is.Message = c.say(name, " must be one of ", n.enumText())
 		is.SuggestedValue = c.check(n, n.closestEnum(val))
 	case *kind.Const:
 		is.Expected = nil
@@ -1079,85 +1081,112 @@ func (c *issueCollector) fault(n *schemaNode, toks []string, k jsv.ErrorKind, kn
 			is.SuggestedValue = c.check(n, n.get("const"))
 			list = issueValueList(is.AllowedValues)
 		}
-		is.Message = say(name, " must be ", list)
+		is.Message = c.say(name, " must be ", list)
 	case *kind.Minimum:
-		is.Message = say(name, " must be at least ", c.bound(n, kw, k.Want))
+		is.Message = c.say(name, " must be at least ", c.bound(n, kw, k.Want))
 	case *kind.Maximum:
-		is.Message = say(name, " must be at most ", c.bound(n, kw, k.Want))
+		is.Message = c.say(name, " must be at most ", c.bound(n, kw, k.Want))
 	case *kind.ExclusiveMinimum:
-		is.Message = say(name, " must be greater than ", c.bound(n, kw, k.Want))
+		is.Message = c.say(name, " must be greater than ", c.bound(n, kw, k.Want))
 	case *kind.ExclusiveMaximum:
-		is.Message = say(name, " must be less than ", c.bound(n, kw, k.Want))
+		is.Message = c.say(name, " must be less than ", c.bound(n, kw, k.Want))
 	case *kind.MultipleOf:
-		is.Message = say(name, " must be a multiple of ", c.bound(n, kw, k.Want))
+		is.Message = c.say(name, " must be a multiple of ", c.bound(n, kw, k.Want))
 	case *kind.MinLength:
-		is.Message = say(name, " must be at least ", issuePlural(k.Want, "character"), " long")
+		is.Message = c.say(name, " must be at least ", issuePlural(k.Want, "character"), " long")
 	case *kind.MaxLength:
-		is.Message = say(name, " must be at most ", issuePlural(k.Want, "character"), " long")
+		is.Message = c.say(name, " must be at most ", issuePlural(k.Want, "character"), " long")
 	case *kind.Pattern:
-		is.Message = say(name, " must match the pattern ", k.Want)
+		is.Message = c.say(name, " must match the pattern ", k.Want)
 	case *kind.Format:
-		is.Message = say(name, " must be ", issueFormatText(k.Want))
+		is.Message = c.say(name, " must be ", issueFormatText(k.Want))
 	case *kind.MinItems:
-		is.Message = say(name, " must contain at least ", issuePlural(k.Want, "item"))
+		is.Message = c.say(name, " must contain at least ", issuePlural(k.Want, "item"))
 	case *kind.MaxItems:
-		is.Message = say(name, " must contain at most ", issuePlural(k.Want, "item"))
+		is.Message = c.say(name, " must contain at most ", issuePlural(k.Want, "item"))
 	case *kind.UniqueItems:
-		is.Message = say(name, " must not contain duplicates (items ", strconv.Itoa(k.Duplicates[0]), " and ",
+		is.Message = c.say(name, " must not contain duplicates (items ", strconv.Itoa(k.Duplicates[0]), " and ",
 			strconv.Itoa(k.Duplicates[1]), " are equal)")
 	case *kind.MinProperties:
-		is.Message = say(name, " must have at least ", issuePlural(k.Want, "property"))
+		is.Message = c.say(name, " must have at least ", issuePlural(k.Want, "property"))
 	case *kind.MaxProperties:
-		is.Message = say(name, " must have at most ", issuePlural(k.Want, "property"))
+		is.Message = c.say(name, " must have at most ", issuePlural(k.Want, "property"))
 	case *kind.PropertyNames:
-		is.Message = say(name, " has a property name that is not allowed: ", clip(k.Property))
+		is.Message = c.say(name, " has a property name that is not allowed: ", clip(k.Property))
 	case *kind.Contains:
-		is.Message = say(name, " must contain an item that matches its contains schema")
+		is.Message = c.say(name, " must contain an item that matches its contains schema")
 	case *kind.MinContains:
-		is.Message = say(name, " must contain at least ", issuePlural(k.Want, "item"), " matching its contains schema")
+		is.Message = c.say(name, " must contain at least ", issuePlural(k.Want, "item"), " matching its contains schema")
 	case *kind.MaxContains:
-		is.Message = say(name, " must contain at most ", issuePlural(k.Want, "item"), " matching its contains schema")
+		is.Message = c.say(name, " must contain at most ", issuePlural(k.Want, "item"), " matching its contains schema")
 	case *kind.ContentEncoding:
-		is.Message = say(name, " must be ", k.Want, "-encoded")
+		is.Message = c.say(name, " must be ", k.Want, "-encoded")
 	case *kind.ContentMediaType:
-		is.Message = say(name, " must hold ", k.Want)
+		is.Message = c.say(name, " must hold ", k.Want)
 	case *kind.FalseSchema:
-		is.Message = say(name, " is not allowed")
+		is.Message = c.say(name, " is not allowed")
 	case *kind.Not:
 		is.Expected = c.fragment(n, "not")
-		is.Message = say(name, " must not match the schema under not")
+		is.Message = c.say(name, " must not match the schema under not")
 	case *kind.AnyOf:
-		is.Message = say(name, " must match at least one of the schemas under anyOf")
+		is.Message = c.say(name, " must match at least one of the schemas under anyOf")
 	case *kind.OneOf:
 		if len(k.Subschemas) > 1 {
-			is.Message = say(name, " must match exactly one of the schemas under oneOf, not ",
+			is.Message = c.say(name, " must match exactly one of the schemas under oneOf, not ",
 				strconv.Itoa(k.Subschemas[0]), " and ", strconv.Itoa(k.Subschemas[1]))
 		} else {
-			is.Message = say(name, " must match exactly one of the schemas under oneOf")
+			is.Message = c.say(name, " must match exactly one of the schemas under oneOf")
 		}
 	case *kind.InvalidJsonValue:
-		is.Message = say(name, " holds a value that is not JSON")
+		is.Message = c.say(name, " holds a value that is not JSON")
 	case *kind.RefCycle:
-		is.Message = say(name, " meets a cycle of references in the schema")
+		is.Message = c.say(name, " meets a cycle of references in the schema")
 	default:
-		is.Message = say(name, " violates ", cmp.Or(kw, "the schema"))
+		is.Message = c.say(name, " violates ", cmp.Or(kw, "the schema"))
 	}
 	c.added()
 }
 
-// say is a message: the label of a field, then the parts, in one allocation.
-func say(label []byte, parts ...string) string {
+// say is a message: the label of a field, then the parts, written in the collector's text
+// blocks (see textArena).
+func (c *issueCollector) say(label []byte, parts ...string) string {
 	n := len(label)
 	for _, p := range parts {
 		n += len(p)
 	}
-	var b strings.Builder
-	b.Grow(n)
-	b.Write(label)
+	a := &c.text
+	start := a.grow(n)
+	a.block = append(a.block, label...)
 	for _, p := range parts {
-		b.WriteString(p)
+		a.block = append(a.block, p...)
 	}
-	return b.String()
+	return a.string(start)
+}
+
+// textArena makes strings in blocks of its own, so that the messages of a refusal cost one
+// allocation rather than one each. A block is only ever appended to, and a string made from
+// it covers bytes that are never written again (a full block is left as it is, for a new
+// one): its strings are as immutable as any, as strings.Builder's is.
+type textArena struct{ block []byte }
+
+// textBlock is the size of a block, which holds the messages of a few issues.
+const textBlock = 256
+
+// grow makes room for n more bytes and returns where they start.
+func (a *textArena) grow(n int) int {
+	if cap(a.block)-len(a.block) < n {
+		a.block = make([]byte, 0, max(n, textBlock))
+	}
+	return len(a.block)
+}
+
+// string is the text written since start.
+func (a *textArena) string(start int) string {
+	b := a.block[start:]
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 // keywordOf is the keyword an error kind reports, "" for none: KeywordPath's first, without
@@ -1222,6 +1251,7 @@ func (c *issueCollector) additional(n *schemaNode, toks []string, names []string
 		}
 	}
 	if len(names) <= issueMaxListed {
+		var lbuf [issueMaxEcho + 64]byte
 		for i, p := range names {
 			if !c.keep(at(toks, p), code) {
 				continue
@@ -1235,7 +1265,7 @@ func (c *issueCollector) additional(n *schemaNode, toks []string, names []string
 			}
 			c.add(remedy.Issue{
 				Code:     code,
-				Message:  issueLabel(ptoks) + " is not an allowed property" + allowed,
+				Message:  c.say(appendLabel(lbuf[:0], ptoks), " is not an allowed property", allowed),
 				Expected: expected,
 				Received: issueReceived(pv),
 			}, ptoks, n)
@@ -1290,9 +1320,12 @@ func (c *issueCollector) missing(n *schemaNode, toks []string, m, code, dep stri
 		return
 	}
 	mtoks := childTokens(toks, m)
-	is := remedy.Issue{Code: code, Message: issueLabel(mtoks) + " is required"}
-	if dep != "" {
-		is.Message += " when " + issueLabel(childTokens(toks, dep)) + " is present"
+	var lbuf [issueMaxEcho + 64]byte
+	is := remedy.Issue{Code: code}
+	if dep == "" {
+		is.Message = c.say(appendLabel(lbuf[:0], mtoks), " is required")
+	} else {
+		is.Message = c.say(appendLabel(lbuf[:0], mtoks), " is required when ", issueLabel(childTokens(toks, dep)), " is present")
 	}
 	node := n
 	if n != nil {
@@ -1484,9 +1517,14 @@ func issuePointer(tokens []string) string {
 		return ""
 	}
 	var buf [issueMaxEcho + 64]byte
-	b := buf[:0]
+	return string(appendPointer(buf[:0], tokens))
+}
+
+// appendPointer appends issuePointer(tokens) to b.
+func appendPointer(b []byte, tokens []string) []byte {
+	start := len(b)
 	for _, t := range tokens {
-		if len(b) > issueMaxEcho {
+		if len(b)-start > issueMaxEcho {
 			break
 		}
 		b = append(b, '/')
@@ -1496,7 +1534,7 @@ func issuePointer(tokens []string) string {
 		}
 		b = append(b, t...)
 	}
-	return string(clipAppend(b, 0, true))
+	return clipAppend(b, start, true)
 }
 
 // clip is s, or its start and an ellipsis when it is longer than issueMaxEcho bytes.
@@ -1680,14 +1718,36 @@ func issueList(names []string, total int) string {
 // in one more issue, and cuts the schema excerpt the issues kept concern.
 func (c *issueCollector) finish() ([]remedy.Issue, json.RawMessage, int, bool) {
 	c.trim()
-	issues := make([]remedy.Issue, len(c.found), len(c.found)+1)
+	room := len(c.found)
+	if c.left > 0 {
+		room++ // for the marker
+	}
+	issues := make([]remedy.Issue, len(c.found), room)
 	var pbuf [16]string
 	ptrs := pbuf[:0]
+	// The pointers of a few issues are written into one string, which they share.
+	var (
+		text [512]byte
+		ends [16]int
+	)
+	few := len(c.found) <= len(ends)
+	all := text[:0]
 	for i, f := range c.found {
 		issues[i] = f.Issue
-		issues[i].Path = issuePointer(f.toks)
+		if few {
+			all = appendPointer(all, f.toks)
+			ends[i] = len(all)
+		} else {
+			issues[i].Path = issuePointer(f.toks)
+		}
 		if f.node != nil {
 			ptrs = append(ptrs, f.node.ptr)
+		}
+	}
+	if few && len(all) > 0 {
+		joined, start := string(all), 0
+		for i := range c.found {
+			issues[i].Path, start = joined[start:ends[i]], ends[i]
 		}
 	}
 	atLeast := c.lossy && c.left > 0
