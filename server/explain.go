@@ -139,7 +139,7 @@ func (v *validator) explainText(s string, present uint64, withParams bool, param
 	} else {
 		i, ok = e.value(f, i, 0, true, 0)
 	}
-	if !ok || jsonscan.SkipWS(s, i) != len(s) || !e.found || len(e.c.found) == 0 && e.c.left == 0 {
+	if !ok || jsonscan.SkipWS(s, i) != len(s) || !e.found || len(e.c.issues) == 0 && e.c.left == 0 {
 		return nil, nil, 0, false, false
 	}
 	issues, violated, total, atLeast = e.c.finish()

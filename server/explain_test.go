@@ -14,6 +14,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/remedy-go/remedy"
 )
 
 // xpRow and xpOrder are the benchmark's order: a pattern, a format, an enum, bounds.
@@ -431,22 +433,30 @@ func TestKeywordOf(t *testing.T) {
 	}
 }
 
-// sortIssues sorts as a stable sort by compareIssues does, few issues or many.
+// The collector sorts as a stable sort by compareIssues does, few issues or many.
 func TestSortIssues(t *testing.T) {
 	t.Parallel()
 	rnd := rand.New(rand.NewPCG(1, 2))
 	toks := [][]string{nil, {"a"}, {"a", "0"}, {"a", "10"}, {"a", "2"}, {"b"}, {"a~b"}}
+	type pair struct {
+		is remedy.Issue
+		w  issueWhere
+	}
 	for range 3000 {
-		n := rnd.IntN(24)
-		found := make([]foundIssue, n)
-		for i := range found {
-			found[i] = foundIssue{toks: toks[rnd.IntN(len(toks))], dups: i}
-			found[i].Code = []string{"enum", "type", "pattern"}[rnd.IntN(3)]
-			found[i].Message = []string{"x", "y"}[rnd.IntN(2)]
+		n := rnd.IntN(40)
+		var c issueCollector
+		var want []pair
+		for i := range n {
+			is := remedy.Issue{Code: []string{"enum", "type", "pattern"}[rnd.IntN(3)], Message: []string{"x", "y"}[rnd.IntN(2)]}
+			w := issueWhere{toks: toks[rnd.IntN(len(toks))], dups: i}
+			c.issues, c.where = append(c.issues, is), append(c.where, w)
+			want = append(want, pair{is, w})
 		}
-		want := slices.Clone(found)
-		slices.SortStableFunc(want, func(a, b foundIssue) int { return compareIssues(&a, &b) })
-		sortIssues(found)
-		require.Equal(t, want, found)
+		slices.SortStableFunc(want, func(a, b pair) int { return compareIssues(&a.is, &a.w, &b.is, &b.w) })
+		c.sort()
+		for i := range want {
+			require.Equal(t, want[i].is, c.issues[i])
+			require.Equal(t, want[i].w, c.where[i])
+		}
 	}
 }

@@ -452,7 +452,7 @@ func (v *validator) checkPruned(instance any, from int) (issues []remedy.Issue, 
 	}
 	c.regenerate(c.stand, nil)
 	c.badNumbers()
-	if len(c.found) == 0 && c.left == 0 {
+	if len(c.issues) == 0 && c.left == 0 {
 		return nil, nil, 0, false
 	}
 	return c.finish()
@@ -464,8 +464,12 @@ func (v *validator) checkPruned(instance any, from int) (issues []remedy.Issue, 
 type issueCollector struct {
 	v        *validator
 	instance any
-	found    []foundIssue
-	bad      [][]string // where numbers too large to validate were, as instance tokens, sorted
+	// issues are the issues found (their Path is set by finish), and where says, for each,
+	// where it is, the subschema it concerns and how many duplicates of it were dropped. They
+	// are two lists, so that the first is the list finish returns, without a copy.
+	issues []remedy.Issue
+	where  []issueWhere
+	bad    [][]string // where numbers too large to validate were, as instance tokens, sorted
 	// left counts the issues found and not kept, duplicates of one another included, but not
 	// duplicates of an issue kept.
 	left int
@@ -481,13 +485,12 @@ type issueCollector struct {
 	text  textArena // where the messages are written
 }
 
-// foundIssue is an issue, where it is in the instance, the subschema it concerns, and how
-// many duplicates of it were dropped.
-type foundIssue struct {
-	remedy.Issue // Path is set by finish, from toks
-	toks         []string
-	node         *schemaNode
-	dups         int
+// issueWhere is where an issue is in the instance, the subschema it concerns, and how many
+// duplicates of it were dropped.
+type issueWhere struct {
+	toks []string
+	node *schemaNode
+	dups int
 }
 
 // loc is a location in the instance: toks, followed by child when hasChild is set, so that a
@@ -592,16 +595,18 @@ func (c *issueCollector) add(is remedy.Issue, toks []string, n *schemaNode) {
 
 // slot records an empty issue at toks, concerning n, to be filled in before added is called.
 func (c *issueCollector) slot(toks []string, n *schemaNode) *remedy.Issue {
-	if c.found == nil {
-		c.found = make([]foundIssue, 0, 4) // most refusals name a few issues
+	if c.issues == nil {
+		// Most refusals name a few issues; one more place holds the marker.
+		c.issues, c.where = make([]remedy.Issue, 0, 4), make([]issueWhere, 0, 4)
 	}
-	c.found = append(c.found, foundIssue{toks: toks, node: n})
-	return &c.found[len(c.found)-1].Issue
+	c.issues = append(c.issues, remedy.Issue{})
+	c.where = append(c.where, issueWhere{toks: toks, node: n})
+	return &c.issues[len(c.issues)-1]
 }
 
 // added trims the issues once they are many (see trim).
 func (c *issueCollector) added() {
-	if len(c.found) >= 2*MaxIssues {
+	if len(c.issues) >= 2*MaxIssues {
 		c.trim()
 	}
 }
@@ -609,30 +614,33 @@ func (c *issueCollector) added() {
 // trim sorts the issues found, merges duplicates, and keeps the MaxIssues first, counting
 // those it drops.
 func (c *issueCollector) trim() {
-	sortIssues(c.found)
-	out := c.found[:0]
-	for _, f := range c.found {
-		if n := len(out); n > 0 && sameIssue(&out[n-1], &f) {
-			out[n-1].dups += 1 + f.dups
+	c.sort()
+	n := 0
+	for i := range c.issues {
+		if n > 0 && sameIssue(&c.issues[n-1], &c.where[n-1], &c.issues[i], &c.where[i]) {
+			c.where[n-1].dups += 1 + c.where[i].dups
 			continue
 		}
-		out = append(out, f)
+		c.issues[n], c.where[n] = c.issues[i], c.where[i]
+		n++
 	}
-	if len(out) > MaxIssues {
-		for _, f := range out[MaxIssues:] {
-			c.left += 1 + f.dups
+	clear(c.issues[n:])
+	clear(c.where[n:])
+	c.issues, c.where = c.issues[:n], c.where[:n]
+	if n > MaxIssues {
+		for _, w := range c.where[MaxIssues:] {
+			c.left += 1 + w.dups
 		}
-		clear(out[MaxIssues:])
-		out = out[:MaxIssues]
-		last := out[MaxIssues-1]
-		c.cut, c.cutCode, c.full = loc{toks: last.toks}, last.Code, true
+		clear(c.issues[MaxIssues:])
+		clear(c.where[MaxIssues:])
+		c.issues, c.where = c.issues[:MaxIssues], c.where[:MaxIssues]
+		c.cut, c.cutCode, c.full = loc{toks: c.where[MaxIssues-1].toks}, c.issues[MaxIssues-1].Code, true
 	}
-	c.found = out
 }
 
 // compareIssues orders issues by location, then code, message and expected value.
-func compareIssues(a, b *foundIssue) int {
-	if d := compareLocs(loc{toks: a.toks}, loc{toks: b.toks}); d != 0 {
+func compareIssues(a *remedy.Issue, aw *issueWhere, b *remedy.Issue, bw *issueWhere) int {
+	if d := compareLocs(loc{toks: aw.toks}, loc{toks: bw.toks}); d != 0 {
 		return d
 	}
 	if d := strings.Compare(a.Code, b.Code); d != 0 {
@@ -644,53 +652,62 @@ func compareIssues(a, b *foundIssue) int {
 	return bytes.Compare(a.Expected, b.Expected)
 }
 
-// sortIssues sorts issues by compareIssues, stably. A few (most refusals) are sorted by
-// their positions, and then each moved once: an issue is large to swap.
-func sortIssues(found []foundIssue) {
+// sort sorts the issues by compareIssues, stably: their positions are sorted, and then each
+// issue is moved once (an issue is large to swap).
+func (c *issueCollector) sort() {
 	const few = 16
-	n := len(found)
+	n := len(c.issues)
+	if n < 2 {
+		return
+	}
+	var (
+		orderBuf [few]int // order[i] is the position of the issue that goes to i
+		doneBuf  [few]bool
+		order    = orderBuf[:0]
+		done     = doneBuf[:0]
+	)
 	if n > few {
-		slices.SortStableFunc(found, func(a, b foundIssue) int { return compareIssues(&a, &b) })
-		return
+		order, done = make([]int, 0, n), make([]bool, n)
+	} else {
+		done = doneBuf[:n]
 	}
-	var order [few]int // order[i] is the position of the issue that goes to i
-	moved := false
 	for i := range n {
-		j := i
-		for ; j > 0 && compareIssues(&found[order[j-1]], &found[i]) > 0; j-- {
-			order[j] = order[j-1]
-			moved = true
-		}
-		order[j] = i
+		order = append(order, i)
 	}
-	if !moved {
-		return
+	cmp := func(a, b int) int { return compareIssues(&c.issues[a], &c.where[a], &c.issues[b], &c.where[b]) }
+	if n > few {
+		slices.SortStableFunc(order, cmp)
+	} else {
+		for i := 1; i < n; i++ {
+			for j := i; j > 0 && cmp(order[j-1], order[j]) > 0; j-- {
+				order[j-1], order[j] = order[j], order[j-1]
+			}
+		}
 	}
 	// Each cycle of the permutation is walked once, with one issue aside.
-	var done [few]bool
 	for i := range n {
 		if done[i] || order[i] == i {
 			continue
 		}
-		aside := found[i]
+		aside, asideWhere := c.issues[i], c.where[i]
 		j := i
 		for {
 			done[j] = true
 			k := order[j]
 			if k == i {
-				found[j] = aside
+				c.issues[j], c.where[j] = aside, asideWhere
 				break
 			}
-			found[j] = found[k]
+			c.issues[j], c.where[j] = c.issues[k], c.where[k]
 			j = k
 		}
 	}
 }
 
 // sameIssue reports whether two issues say the same about the same place.
-func sameIssue(a, b *foundIssue) bool {
+func sameIssue(a *remedy.Issue, aw *issueWhere, b *remedy.Issue, bw *issueWhere) bool {
 	return a.Code == b.Code && a.Message == b.Message && bytes.Equal(a.Expected, b.Expected) &&
-		a.node == b.node && slices.Equal(a.toks, b.toks)
+		aw.node == bw.node && slices.Equal(aw.toks, bw.toks)
 }
 
 // hasInvalidNumber reports whether v holds a number sanitize would set aside. It allocates
@@ -1718,11 +1735,7 @@ func issueList(names []string, total int) string {
 // in one more issue, and cuts the schema excerpt the issues kept concern.
 func (c *issueCollector) finish() ([]remedy.Issue, json.RawMessage, int, bool) {
 	c.trim()
-	room := len(c.found)
-	if c.left > 0 {
-		room++ // for the marker
-	}
-	issues := make([]remedy.Issue, len(c.found), room)
+	issues := c.issues
 	var pbuf [16]string
 	ptrs := pbuf[:0]
 	// The pointers of a few issues are written into one string, which they share.
@@ -1730,31 +1743,31 @@ func (c *issueCollector) finish() ([]remedy.Issue, json.RawMessage, int, bool) {
 		text [512]byte
 		ends [16]int
 	)
-	few := len(c.found) <= len(ends)
+	few := len(issues) <= len(ends)
 	all := text[:0]
-	for i, f := range c.found {
-		issues[i] = f.Issue
+	for i, w := range c.where {
 		if few {
-			all = appendPointer(all, f.toks)
+			all = appendPointer(all, w.toks)
 			ends[i] = len(all)
 		} else {
-			issues[i].Path = issuePointer(f.toks)
+			issues[i].Path = issuePointer(w.toks)
 		}
-		if f.node != nil {
-			ptrs = append(ptrs, f.node.ptr)
+		if w.node != nil {
+			ptrs = append(ptrs, w.node.ptr)
 		}
 	}
 	if few && len(all) > 0 {
 		joined, start := string(all), 0
-		for i := range c.found {
+		for i := range issues {
 			issues[i].Path, start = joined[start:ends[i]], ends[i]
 		}
 	}
 	atLeast := c.lossy && c.left > 0
+	kept := len(issues)
 	if c.left > 0 {
 		issues = append(issues, tooManyIssues(c.left, atLeast))
 	}
-	return issues, c.v.excerpt(ptrs), len(c.found) + c.left, atLeast
+	return issues, c.v.excerpt(ptrs), kept + c.left, atLeast
 }
 
 // tooManyIssues is the issue that ends a list of MaxIssues issues, counting the left ones, or
