@@ -90,6 +90,32 @@ func BenchmarkPipeline(b *testing.B) {
 	})
 }
 
+// benchInvalid breaks three constraints of benchOrder: the pattern, the enum and a maximum.
+var benchInvalid = []byte(`{"customer_id":"CUS-8F3K2","email":"ada@example.com","currency":"usd$",
+"items":[{"sku":"book-1","quantity":250,"price":12.5}]}`)
+
+// BenchmarkRefusal is an invalid POST through the whole pipeline: the refusal explained from
+// the text (validator.explainText) and written by encodeMade, as the bench module's
+// BenchmarkServer/invalid measures it against its peers.
+func BenchmarkRefusal(b *testing.B) {
+	api := server.New()
+	if err := server.Post(api, "/v1/orders", func(ctx context.Context, in benchOrder) (map[string]string, error) {
+		return nil, nil
+	}, server.OperationID("create_order")); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		req := httptest.NewRequest("POST", "/v1/orders", bytes.NewReader(benchInvalid))
+		req.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		api.ServeHTTP(w, req)
+		if w.Code != 422 {
+			b.Fatalf("status %d: %s", w.Code, w.Body)
+		}
+	}
+}
+
 // BenchmarkIdempotent is an idempotent POST through the pipeline with the memory store: a
 // first execution (a new key each time: claim, run, store) and a replay (one key: claim finds
 // the result), beside the same operation without a key.

@@ -23,14 +23,21 @@ import (
 // member twice in an object.
 //
 // A valid body is accepted by a check over its text (fastCheck.acceptsText) before anything is
-// decoded from it, and then decoded once, into the input type. Only the rest is decoded for the
-// full validator, which says what is wrong.
+// decoded from it, and then decoded once, into the input type. An invalid one is most often
+// explained by the same walk over its text (validator.explainText); only the rest is decoded
+// for the full validator, which says what is wrong.
 func validate(next handler) handler {
 	return func(x *exchange) error {
 		op := x.op
 		if len(x.body) > 0 && op.validator.fast != nil {
-			if params, present, ok := x.fastParams(); ok && op.validator.fast.acceptsText(string(x.body), present, len(op.params) > 0) {
-				return x.bind(params, next)
+			if params, present, ok := x.fastParams(); ok {
+				body, withParams := x.text, len(op.params) > 0
+				if op.validator.fast.acceptsText(body, present, withParams) {
+					return x.bind(params, next)
+				}
+				if issues, violated, total, atLeast, ok := op.validator.explainText(body, present, withParams, countValues(params)); ok {
+					return x.invalidOf(issues, violated, total, atLeast)
+				}
 			}
 		}
 		inst, err := x.arguments()
@@ -50,7 +57,8 @@ func validate(next handler) handler {
 func (x *exchange) bind(params map[string]any, next handler) error {
 	op := x.op
 	in := reflect.New(op.in)
-	if len(x.body) > 0 {
+	if len(x.body) > 0 && (op.binder == nil || !op.binder.bind(x.text, in.Elem())) {
+		in = reflect.New(op.in) // what the binder left is thrown away
 		err := json.Unmarshal(x.body, in.Interface())
 		if err != nil {
 			// JSON Schema counts 1e2 and 100.0 as integers, which encoding/json will not put
@@ -138,6 +146,19 @@ func (x *exchange) fastParams() (map[string]any, uint64, bool) {
 		present |= p.bit
 	}
 	return vals, present, true
+}
+
+// countValues counts the values parameters add to the instance: one each, and one for each
+// element of a list.
+func countValues(params map[string]any) int {
+	n := 0
+	for _, v := range params {
+		n++
+		if list, ok := v.([]any); ok {
+			n += len(list)
+		}
+	}
+	return n
 }
 
 // arguments is the instance the schema checks: the body decoded (numbers as json.Number), an
@@ -266,13 +287,20 @@ func (x *exchange) invalidOf(issues []remedy.Issue, violated json.RawMessage, to
 		}
 	}
 	var msg strings.Builder
+	size := len("at least 1000 issues: ; …")
+	for i := range min(len(issues), 3) {
+		size += len(issues[i].Message) + 2
+	}
+	msg.Grow(size)
 	if atLeast {
 		msg.WriteString("at least ")
 	}
 	if total == 1 {
 		msg.WriteString("1 issue: ")
 	} else {
-		msg.WriteString(strconv.Itoa(total) + " issues: ")
+		var nb [20]byte
+		msg.Write(strconv.AppendInt(nb[:0], int64(total), 10))
+		msg.WriteString(" issues: ")
 	}
 	for i, is := range issues {
 		if i == 3 || is.Code == TooManyIssues {
@@ -286,6 +314,7 @@ func (x *exchange) invalidOf(issues []remedy.Issue, violated json.RawMessage, to
 	}
 	p := Error(code, msg.String())
 	p.Issues, p.Schema = issues, violated
+	p.made = x.op.validator.plain
 	return p
 }
 

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/remedy-go/remedy"
 	"github.com/remedy-go/remedy/internal/jsonscan"
@@ -47,6 +48,7 @@ func readBody(next handler) handler {
 		}
 		if len(body) > 0 {
 			x.body = body
+			x.text = unsafe.String(unsafe.SliceData(body), len(body))
 		}
 		return next(x)
 	}
@@ -283,7 +285,12 @@ func decodeFast(body []byte) (any, bool) {
 	if !utf8.Valid(body) {
 		return nil, false
 	}
-	d := fastDecoder{s: string(body)}
+	return decodeFastString(string(body))
+}
+
+// decodeFastString is decodeFast for text that is valid UTF-8.
+func decodeFastString(s string) (any, bool) {
+	d := fastDecoder{s: s}
 	v, i, ok := d.value(0, 0)
 	if !ok || jsonscan.SkipWS(d.s, i) != len(d.s) {
 		return nil, false

@@ -68,6 +68,11 @@ type Problem struct {
 	Header map[string]string
 
 	confirmationToken string // set by the confirmation gate only
+	// made marks a refusal of the validate stage whose raw JSON members are the server's own:
+	// its Schema is cut from a schema document that remedy's encoder keeps whole (see
+	// validator.plain), and its issues' values were encoded by the validator. It is written
+	// by encodeMade.
+	made bool
 }
 
 // Error returns a Problem for a registered code.
@@ -99,6 +104,12 @@ func (p *Problem) Error() string {
 // envelope is the envelope for p, from its registered code.
 func (p *Problem) envelope(c Code) *remedy.Envelope {
 	env := c.Envelope(p.Message)
+	p.fill(env)
+	return env
+}
+
+// fill adds to env, made from p's code, what p says.
+func (p *Problem) fill(env *remedy.Envelope) {
 	env.Issues = p.Issues
 	env.Schema = p.Schema
 	if p.RetryAfter > 0 {
@@ -113,8 +124,21 @@ func (p *Problem) envelope(c Code) *remedy.Envelope {
 	env.CurrentStatus = p.CurrentStatus
 	env.RequiredStatus = p.RequiredStatus
 	env.ConfirmationToken = p.confirmationToken
-	return env
 }
 
-func asProblem(err error, p **Problem) bool          { return errors.As(err, p) }
+// asProblem is errors.As for a *Problem, without its cost (p escapes to the heap there) when
+// err is one, as the pipeline's own errors are.
+func asProblem(err error, p **Problem) bool {
+	if direct, ok := err.(*Problem); ok && direct != nil {
+		*p = direct
+		return true
+	}
+	var wrapped *Problem
+	if errors.As(err, &wrapped) {
+		*p = wrapped
+		return true
+	}
+	return false
+}
+
 func asEnvelope(err error, e **remedy.Envelope) bool { return errors.As(err, e) }

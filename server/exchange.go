@@ -24,13 +24,16 @@ type exchange struct {
 	op        *Operation
 	pathVals  []string // the path parameters' raw values, in op.route's order
 	principal Principal
-	body      []byte          // the body as sent (nil when there is none)
-	input     any             // the validated input, a pointer to the operation's In
-	fp        []byte          // the payload's fingerprint, once computed
-	capture   *StoredResponse // where a success is recorded, for idempotency
-	traceID   string
-	wrote     bool
-	tool      bool // the request is an MCP tool call's: tokens and keys are arguments, not headers
+	body      []byte // the body as sent (nil when there is none); never written once read
+	// text is the body as a string sharing body's bytes, for the text checks and binder,
+	// which read it without a copy and keep nothing of it (what they return is copied).
+	text    string
+	input   any             // the validated input, a pointer to the operation's In
+	fp      []byte          // the payload's fingerprint, once computed
+	capture *StoredResponse // where a success is recorded, for idempotency
+	traceID string
+	wrote   bool
+	tool    bool // the request is an MCP tool call's: tokens and keys are arguments, not headers
 }
 
 // handler is a step of the pipeline: it handles the exchange, or returns the error to answer.
@@ -71,11 +74,23 @@ func (x *exchange) fail(err error) {
 		x.logInternal(err, "error after the response started")
 		return
 	}
+	if p, ok := err.(*Problem); ok && p.made {
+		// A refusal of the validate stage (a pipeline code, never wrapped) is written from an
+		// envelope on the stack, sharing the registry's related codes, which nothing changes.
+		if c, ok := x.api.reg.Lookup(p.Code); ok {
+			env := c.envelope(p.Message)
+			p.fill(&env)
+			capIssues(&env)
+			env.TraceID = x.trace()
+			x.writeEnvelope(&env, p.Header, madeEnvelope(&env))
+			return
+		}
+	}
 	env, header := x.envelope(err)
 	if env.TraceID == "" {
 		env.TraceID = x.trace()
 	}
-	x.writeEnvelope(env, header)
+	x.writeEnvelope(env, header, false)
 }
 
 // envelope maps an error to the envelope to send, and the headers that go with it.
@@ -141,26 +156,37 @@ func (x *exchange) trace() string {
 }
 
 // writeEnvelope sends a failure: RFC 9457 problem details when the caller's Accept asks for
-// them, the canonical {"error":{...}} otherwise, with Retry-After when there is a wait.
-func (x *exchange) writeEnvelope(env *remedy.Envelope, header map[string]string) {
+// them, the canonical {"error":{...}} otherwise, with Retry-After when there is a wait. made
+// says that env's raw JSON members are the server's own, which encodeMade writes.
+func (x *exchange) writeEnvelope(env *remedy.Envelope, header map[string]string, made bool) {
 	var body []byte
 	h := x.w.Header()
 	for k, v := range header {
 		h.Set(k, v)
 	}
+	ct := "application/json"
 	if wantsProblem(x.r.Header.Values("Accept")) {
 		body, _ = env.MarshalProblem()
-		h.Set("Content-Type", remedy.ProblemContentType)
+		ct = remedy.ProblemContentType
 	} else {
-		body, _ = env.MarshalJSON()
-		h.Set("Content-Type", "application/json")
+		var ok bool
+		if made {
+			body, ok = encodeMade(env)
+		}
+		if !ok {
+			body, _ = env.MarshalJSON()
+		}
 	}
 	if env.RetryAfter > 0 {
 		secs := int64((env.RetryAfter + time.Second - 1) / time.Second)
 		h.Set("Retry-After", strconv.FormatInt(secs, 10))
 	}
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	h.Set("X-Content-Type-Options", "nosniff")
+	// One array holds the three values, where h.Set would allocate one each; each header gets
+	// a full slice of it, so that appending to one (h.Add) copies it.
+	vals := &[...]string{ct, strconv.Itoa(len(body)), "nosniff"}
+	h["Content-Type"] = vals[0:1:1]
+	h["Content-Length"] = vals[1:2:2]
+	h["X-Content-Type-Options"] = vals[2:3:3]
 	x.wrote = true
 	x.w.WriteHeader(env.Status)
 	x.w.Write(body)

@@ -19,8 +19,9 @@ import (
 // is unsure, which sends only the inputs that reach it to the full validator. It allocates
 // nothing.
 type fastCheck struct {
-	unsure        bool // a keyword the check does not decide exactly
-	always, never bool // boolean schemas
+	sch           *jsv.Schema // what it was compiled from (nil for unsure and anything)
+	unsure        bool        // a keyword the check does not decide exactly
+	always, never bool        // boolean schemas
 	types         uint8
 	ref           *fastCheck
 	// object
@@ -38,8 +39,10 @@ type fastCheck struct {
 	pattern        jsv.Regexp
 	format         *jsv.Format
 	enum           []string // string values (const is a one-value enum); others are unsure
+	isConst        bool     // enum holds const's value, not enum's
 	// number: bounds that float64 holds exactly, in at most 15 significant digits
 	min, max, exMin, exMax *float64
+	kinds                  *fastKinds // what explainText reports of the keywords above
 }
 
 const (
@@ -82,7 +85,7 @@ func (fc fastCompiler) compile(s *jsv.Schema, depth int) *fastCheck {
 	if f, ok := fc.seen[s]; ok {
 		return f
 	}
-	f := &fastCheck{minItems: -1, maxItems: -1, minLen: -1, maxLen: -1}
+	f := &fastCheck{sch: s, minItems: -1, maxItems: -1, minLen: -1, maxLen: -1}
 	fc.seen[s] = f
 	if s.Bool != nil {
 		f.always, f.never = *s.Bool, !*s.Bool
@@ -99,6 +102,14 @@ func (fc fastCompiler) compile(s *jsv.Schema, depth int) *fastCheck {
 		return f
 	}
 	if s.Ref != nil {
+		// A chain of references that comes back to where it started checks one value forever
+		// (the validator reports it as a cycle): it is left to the validator.
+		for r, n := s.Ref, 0; r != nil; r, n = r.Ref, n+1 {
+			if r == s || n > 32 {
+				f.unsure = true
+				return f
+			}
+		}
 		f.ref = fc.compile(s.Ref, depth+1)
 	}
 	f.types = tNull | tBool | tInt | tNumber | tString | tArray | tObject
@@ -129,6 +140,7 @@ func (fc fastCompiler) compile(s *jsv.Schema, depth int) *fastCheck {
 	}
 	if s.Const != nil {
 		values = append(values[:len(values):len(values)], *s.Const)
+		f.isConst = true
 	}
 	for _, v := range values {
 		str, ok := v.(string)
@@ -202,6 +214,7 @@ func (fc fastCompiler) compile(s *jsv.Schema, depth int) *fastCheck {
 		}
 		*b.dst = &x
 	}
+	f.kinds = newFastKinds(s)
 	return f
 }
 

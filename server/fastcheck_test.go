@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -128,4 +129,20 @@ func TestSigDigits(t *testing.T) {
 	for s, want := range map[string]int{"0": 0, "100": 3, "-0.00120": 3, "1.5e300": 2, "123456789012345678": 18, "9.5": 2} {
 		assert.Equal(t, want, sigDigits(s), s)
 	}
+}
+
+// A cycle of references at one value is left to the validator, which reports it: the fast
+// check would follow it forever.
+func TestFastCheckRefCycle(t *testing.T) {
+	t.Parallel()
+	var s jsonschema.Schema
+	require.NoError(t, json.Unmarshal([]byte(`{"$defs":{"a":{"$ref":"#/$defs/b"},"b":{"$ref":"#/$defs/a"}},`+
+		`"type":"object","properties":{"x":{"$ref":"#/$defs/a"}}}`), &s))
+	v, err := newValidator(&s)
+	require.NoError(t, err)
+	assert.False(t, v.fast.accepts(vtDecode(t, `{"x":1}`)))
+	assert.False(t, v.fast.acceptsText(`{"x":1}`, 0, false))
+	issues, _ := v.validate(vtDecode(t, `{"x":1}`))
+	require.NotEmpty(t, issues)
+	assert.Equal(t, "ref_cycle", issues[0].Code)
 }

@@ -30,8 +30,9 @@ type Operation struct {
 	schema    *jsonschema.Schema
 	params    []param
 	validator *validator
-	codes     []string // the codes the operation may emit, beyond the pipeline's own
-	declared  bool     // Errors listed the handler's codes
+	binder    *textBinder // binds the body's text to in; nil when in holds a part it has no rule for
+	codes     []string    // the codes the operation may emit, beyond the pipeline's own
+	declared  bool        // Errors listed the handler's codes
 	route     []segment
 	call      func(ctx context.Context, in any) (any, error)
 }
@@ -225,6 +226,7 @@ func (a *API) add(op *Operation) error {
 	if op.validator.fast != nil {
 		op.validator.fast.markParams(op.params)
 	}
+	op.binder = newTextBinder(op.in)
 	if err := a.routes.add(op); err != nil {
 		return err
 	}

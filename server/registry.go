@@ -85,21 +85,28 @@ func (c Code) severity() remedy.Severity {
 // caller adds what only the failure knows: issues, a wait, a next operation, a confirmation
 // token, a trace ID. The envelope holds its own copy of the related codes.
 func (c Code) Envelope(message string) *remedy.Envelope {
+	env := c.envelope(message)
+	env.RelatedCodes = slices.Clone(env.RelatedCodes)
+	return &env
+}
+
+// envelope is Envelope as a value whose related codes are the registry's own: for an envelope
+// that is only written, on the stack of the one writing it.
+func (c Code) envelope(message string) remedy.Envelope {
 	if message == "" {
 		message = c.Cause
 	}
-	sev := c.severity()
-	return &remedy.Envelope{
+	return remedy.Envelope{
 		Status:       c.Status,
 		Code:         c.Code,
 		Title:        c.Title,
 		Message:      message,
 		Retryable:    c.Retryable,
 		RetrySource:  remedy.RetryFromBody,
-		Severity:     sev,
+		Severity:     c.severity(),
 		Category:     c.Category,
 		Hint:         c.Hint,
-		RelatedCodes: slices.Clone(c.Related),
+		RelatedCodes: c.Related,
 		DocsURL:      c.DocsURL,
 	}
 }

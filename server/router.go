@@ -142,7 +142,7 @@ func (n *node) match(rest string, vals []string) (*node, []string) {
 func route(next handler) handler {
 	return func(x *exchange) error {
 		a := x.api
-		var buf [4]string
+		var buf [4]string // the exchange keeps a copy, when there are any
 		n, vals := a.routes.match(x.r.URL.EscapedPath(), buf[:0])
 		if n == nil {
 			p := Error(CodeNotFound, "no operation at "+clip(x.r.Method+" "+x.r.URL.Path))
@@ -167,7 +167,10 @@ func route(next handler) handler {
 			p.Header = map[string]string{"Allow": strings.Join(allow, ", ")}
 			return p
 		}
-		x.op, x.pathVals = op, vals
+		x.op = op
+		if len(vals) > 0 {
+			x.pathVals = slices.Clone(vals)
+		}
 		if bad := op.pathIssues(vals); len(bad) > 0 {
 			return x.invalid(bad, nil)
 		}

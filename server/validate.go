@@ -15,6 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	jsv "github.com/santhosh-tekuri/jsonschema/v6"
@@ -64,14 +65,21 @@ type validator struct {
 	byLoc map[string]*schemaNode // by the location the compiled schema reports in its errors
 	byPtr map[string]*schemaNode // by JSON Pointer within the schema document
 	// excerpts are the schema excerpts cut so far, by the subschemas they lead to (see
-	// excerpt), at most maxExcerpts of them: the same mistakes come again and again.
-	excerpts sync.Map
-	nexcerpt atomic.Int32
+	// excerpt), at most maxExcerpts of them: the same mistakes come again and again. The map
+	// is never changed once stored, so that it is read without a lock (and without making a
+	// key: a look-up by string(bytes) allocates nothing); a new excerpt replaces it with a copy
+	// under excerptMu.
+	excerpts  atomic.Pointer[map[string]json.RawMessage]
+	excerptMu sync.Mutex
 	// fastOf is the quick check of each subschema indexed, for the pruning (see pruner);
 	// prunable is false when the schema holds references resolved at validation time, which
 	// make a subschema's verdict on a value depend on where it is met.
 	fastOf   map[*jsv.Schema]*fastCheck
 	prunable bool
+	// plain reports that remedy's encoder keeps the schema document as it is (it writes null
+	// for raw JSON nested too deep, with too long a number or a key twice in one object), and
+	// so every part of it that a refusal inlines: its refusals are written by encodeMade.
+	plain bool
 }
 
 // maxExcerpts bounds the excerpts a validator keeps; past it, an excerpt is cut every time.
@@ -82,10 +90,19 @@ type schemaNode struct {
 	ptr     string          // JSON Pointer of the subschema within the schema document
 	raw     json.RawMessage // compact, without $schema and $id
 	members []schemaMember  // its keywords, in document order
-	sub     map[string][]schemaMember
-	sch     *jsv.Schema       // compiled, to check a suggested value before offering it
-	enum    []json.RawMessage // the values of its enum, decoded once
-	fast    *fastCheck        // sch's quick check, which accepts most suggestions on its own
+	// frags and texts are, for each member, what issues quote of it, made once: the member
+	// alone as a schema fragment ({"maximum":100}), and its value as text (100).
+	frags []json.RawMessage
+	texts []string
+	sub   map[string][]schemaMember
+	sch   *jsv.Schema       // compiled, to check a suggested value before offering it
+	enum  []json.RawMessage // the values of its enum, decoded once
+	// enumList is enum as a message lists it (see issueValueList); enumNorm holds each string
+	// member trimmed and lowercased, for closestEnum, and enumStr marks those members.
+	enumList string
+	enumNorm []string
+	enumStr  []bool
+	fast     *fastCheck // sch's quick check, which accepts most suggestions on its own
 }
 
 // schemaMember is one member of a JSON object, in document order.
@@ -135,6 +152,7 @@ func newValidator(s *jsonschema.Schema) (*validator, error) {
 		v.fastOf[n.sch] = n.fast
 	}
 	v.prunable = !bytes.Contains(raw, []byte(`"$dynamicRef"`)) && !bytes.Contains(raw, []byte(`"$recursiveRef"`))
+	v.plain = encoderKeeps(raw)
 	return v, nil
 }
 
@@ -207,6 +225,20 @@ func (v *validator) index(c *jsv.Compiler, ptr string, raw json.RawMessage) erro
 	}
 	if raw := n.get("enum"); raw != nil && json.Unmarshal(raw, &n.enum) != nil {
 		n.enum = nil
+	}
+	if n.enum != nil {
+		n.enumList = issueValueList(n.enum)
+		n.enumNorm, n.enumStr = make([]string, len(n.enum)), make([]bool, len(n.enum))
+		for i, a := range n.enum {
+			if as, ok := schemaString(a); ok {
+				n.enumNorm[i], n.enumStr[i] = strings.ToLower(strings.TrimSpace(as)), true
+			}
+		}
+	}
+	n.frags, n.texts = make([]json.RawMessage, len(members)), make([]string, len(members))
+	for i, m := range members {
+		f := schemaWriteMembers(nil, []schemaMember{m})
+		n.frags[i], n.texts[i] = f[:len(f):len(f)], string(m.val)
 	}
 	loc := inputSchemaURL
 	if ptr != "" {
@@ -290,8 +322,11 @@ func schemaWriteMembers(b []byte, members []schemaMember) []byte {
 	return append(b, '}')
 }
 
-// jsonAppendString appends s as a JSON string.
+// jsonAppendString appends s as a JSON string, as encoding/json writes it.
 func jsonAppendString(b []byte, s string) []byte {
+	if jsonPlainString(s) && !strings.ContainsAny(s, "<>&") {
+		return append(append(append(b, '"'), s...), '"') // what encoding/json writes for it
+	}
 	q, _ := json.Marshal(s) // a string always encodes
 	return append(b, q...)
 }
@@ -417,7 +452,7 @@ func (v *validator) checkPruned(instance any, from int) (issues []remedy.Issue, 
 	}
 	c.regenerate(c.stand, nil)
 	c.badNumbers()
-	if len(c.found) == 0 && c.left == 0 {
+	if len(c.issues) == 0 && c.left == 0 {
 		return nil, nil, 0, false
 	}
 	return c.finish()
@@ -429,8 +464,12 @@ func (v *validator) checkPruned(instance any, from int) (issues []remedy.Issue, 
 type issueCollector struct {
 	v        *validator
 	instance any
-	found    []foundIssue
-	bad      [][]string // where numbers too large to validate were, as instance tokens, sorted
+	// issues are the issues found (their Path is set by finish), and where says, for each,
+	// where it is, the subschema it concerns and how many duplicates of it were dropped. They
+	// are two lists, so that the first is the list finish returns, without a copy.
+	issues []remedy.Issue
+	where  []issueWhere
+	bad    [][]string // where numbers too large to validate were, as instance tokens, sorted
 	// left counts the issues found and not kept, duplicates of one another included, but not
 	// duplicates of an issue kept.
 	left int
@@ -443,15 +482,15 @@ type issueCollector struct {
 	// reports that the pruning left out values that may hold issues.
 	stand *standIn
 	lossy bool
+	text  textArena // where the messages are written
 }
 
-// foundIssue is an issue, where it is in the instance, the subschema it concerns, and how
-// many duplicates of it were dropped.
-type foundIssue struct {
-	remedy.Issue // Path is set by finish, from toks
-	toks         []string
-	node         *schemaNode
-	dups         int
+// issueWhere is where an issue is in the instance, the subschema it concerns, and how many
+// duplicates of it were dropped.
+type issueWhere struct {
+	toks []string
+	node *schemaNode
+	dups int
 }
 
 // loc is a location in the instance: toks, followed by child when hasChild is set, so that a
@@ -550,8 +589,24 @@ func (c *issueCollector) keep(l loc, code string) bool {
 
 // add records an issue at toks and the subschema it concerns (nil when unknown).
 func (c *issueCollector) add(is remedy.Issue, toks []string, n *schemaNode) {
-	c.found = append(c.found, foundIssue{Issue: is, toks: toks, node: n})
-	if len(c.found) >= 2*MaxIssues {
+	*c.slot(toks, n) = is
+	c.added()
+}
+
+// slot records an empty issue at toks, concerning n, to be filled in before added is called.
+func (c *issueCollector) slot(toks []string, n *schemaNode) *remedy.Issue {
+	if c.issues == nil {
+		// Most refusals name a few issues; one more place holds the marker.
+		c.issues, c.where = make([]remedy.Issue, 0, 4), make([]issueWhere, 0, 4)
+	}
+	c.issues = append(c.issues, remedy.Issue{})
+	c.where = append(c.where, issueWhere{toks: toks, node: n})
+	return &c.issues[len(c.issues)-1]
+}
+
+// added trims the issues once they are many (see trim).
+func (c *issueCollector) added() {
+	if len(c.issues) >= 2*MaxIssues {
 		c.trim()
 	}
 }
@@ -559,42 +614,100 @@ func (c *issueCollector) add(is remedy.Issue, toks []string, n *schemaNode) {
 // trim sorts the issues found, merges duplicates, and keeps the MaxIssues first, counting
 // those it drops.
 func (c *issueCollector) trim() {
-	slices.SortStableFunc(c.found, func(a, b foundIssue) int {
-		if d := compareLocs(loc{toks: a.toks}, loc{toks: b.toks}); d != 0 {
-			return d
-		}
-		if d := strings.Compare(a.Code, b.Code); d != 0 {
-			return d
-		}
-		if d := strings.Compare(a.Message, b.Message); d != 0 {
-			return d
-		}
-		return bytes.Compare(a.Expected, b.Expected)
-	})
-	out := c.found[:0]
-	for _, f := range c.found {
-		if n := len(out); n > 0 && sameIssue(&out[n-1], &f) {
-			out[n-1].dups += 1 + f.dups
+	c.sort()
+	n := 0
+	for i := range c.issues {
+		if n > 0 && sameIssue(&c.issues[n-1], &c.where[n-1], &c.issues[i], &c.where[i]) {
+			c.where[n-1].dups += 1 + c.where[i].dups
 			continue
 		}
-		out = append(out, f)
+		c.issues[n], c.where[n] = c.issues[i], c.where[i]
+		n++
 	}
-	if len(out) > MaxIssues {
-		for _, f := range out[MaxIssues:] {
-			c.left += 1 + f.dups
+	clear(c.issues[n:])
+	clear(c.where[n:])
+	c.issues, c.where = c.issues[:n], c.where[:n]
+	if n > MaxIssues {
+		for _, w := range c.where[MaxIssues:] {
+			c.left += 1 + w.dups
 		}
-		clear(out[MaxIssues:])
-		out = out[:MaxIssues]
-		last := out[MaxIssues-1]
-		c.cut, c.cutCode, c.full = loc{toks: last.toks}, last.Code, true
+		clear(c.issues[MaxIssues:])
+		clear(c.where[MaxIssues:])
+		c.issues, c.where = c.issues[:MaxIssues], c.where[:MaxIssues]
+		c.cut, c.cutCode, c.full = loc{toks: c.where[MaxIssues-1].toks}, c.issues[MaxIssues-1].Code, true
 	}
-	c.found = out
+}
+
+// compareIssues orders issues by location, then code, message and expected value.
+func compareIssues(a *remedy.Issue, aw *issueWhere, b *remedy.Issue, bw *issueWhere) int {
+	if d := compareLocs(loc{toks: aw.toks}, loc{toks: bw.toks}); d != 0 {
+		return d
+	}
+	if d := strings.Compare(a.Code, b.Code); d != 0 {
+		return d
+	}
+	if d := strings.Compare(a.Message, b.Message); d != 0 {
+		return d
+	}
+	return bytes.Compare(a.Expected, b.Expected)
+}
+
+// sort sorts the issues by compareIssues, stably: their positions are sorted, and then each
+// issue is moved once (an issue is large to swap).
+func (c *issueCollector) sort() {
+	const few = 16
+	n := len(c.issues)
+	if n < 2 {
+		return
+	}
+	var (
+		orderBuf [few]int // order[i] is the position of the issue that goes to i
+		doneBuf  [few]bool
+		order    = orderBuf[:0]
+		done     = doneBuf[:0]
+	)
+	if n > few {
+		order, done = make([]int, 0, n), make([]bool, n)
+	} else {
+		done = doneBuf[:n]
+	}
+	for i := range n {
+		order = append(order, i)
+	}
+	cmp := func(a, b int) int { return compareIssues(&c.issues[a], &c.where[a], &c.issues[b], &c.where[b]) }
+	if n > few {
+		slices.SortStableFunc(order, cmp)
+	} else {
+		for i := 1; i < n; i++ {
+			for j := i; j > 0 && cmp(order[j-1], order[j]) > 0; j-- {
+				order[j-1], order[j] = order[j], order[j-1]
+			}
+		}
+	}
+	// Each cycle of the permutation is walked once, with one issue aside.
+	for i := range n {
+		if done[i] || order[i] == i {
+			continue
+		}
+		aside, asideWhere := c.issues[i], c.where[i]
+		j := i
+		for {
+			done[j] = true
+			k := order[j]
+			if k == i {
+				c.issues[j], c.where[j] = aside, asideWhere
+				break
+			}
+			c.issues[j], c.where[j] = c.issues[k], c.where[k]
+			j = k
+		}
+	}
 }
 
 // sameIssue reports whether two issues say the same about the same place.
-func sameIssue(a, b *foundIssue) bool {
+func sameIssue(a *remedy.Issue, aw *issueWhere, b *remedy.Issue, bw *issueWhere) bool {
 	return a.Code == b.Code && a.Message == b.Message && bytes.Equal(a.Expected, b.Expected) &&
-		a.node == b.node && slices.Equal(a.toks, b.toks)
+		aw.node == bw.node && slices.Equal(aw.toks, bw.toks)
 }
 
 // hasInvalidNumber reports whether v holds a number sanitize would set aside. It allocates
@@ -859,12 +972,7 @@ func finite(n json.Number) bool {
 
 // jsonPlainString reports whether s is written in JSON as it is, between quotes.
 func jsonPlainString(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
-			return false
-		}
-	}
-	return true
+	return jsonscan.SkipPlain(s, 0) == len(s)
 }
 
 // visit turns a validation error tree into issues: groups and references are looked through,
@@ -883,7 +991,6 @@ func (c *issueCollector) visit(e *jsv.ValidationError) {
 
 // leaf makes the issues of one violated keyword.
 func (c *issueCollector) leaf(e *jsv.ValidationError) {
-	n := c.v.byLoc[e.SchemaURL]
 	toks, at, past := c.origin(e.InstanceLocation)
 	if past {
 		return
@@ -891,11 +998,16 @@ func (c *issueCollector) leaf(e *jsv.ValidationError) {
 	if at != nil && containerKeyword(e.ErrorKind) {
 		return // checked on the container itself, see regenerate
 	}
-	kw := ""
-	if kp := e.ErrorKind.KeywordPath(); len(kp) > 0 {
-		kw = kp[0]
-	}
-	switch k := e.ErrorKind.(type) {
+	c.fault(c.v.byLoc[e.SchemaURL], toks, e.ErrorKind, nil, nil)
+}
+
+// fault makes the issues of the keyword k of the subschema n (nil when unknown) that the value
+// at toks violates. val is that value, or nil to look it up in the instance; vals are, for
+// additionalProperties, the values of the members it names (nil: looked up too). The value is
+// read only once the issue is known to be kept.
+func (c *issueCollector) fault(n *schemaNode, toks []string, k jsv.ErrorKind, known *any, vals []any) {
+	kw := keywordOf(k)
+	switch k := k.(type) {
 	case *kind.Required:
 		for _, m := range k.Missing {
 			c.missing(n, toks, m, "required", "")
@@ -912,11 +1024,11 @@ func (c *issueCollector) leaf(e *jsv.ValidationError) {
 		}
 		return
 	case *kind.AdditionalProperties:
-		c.additional(n, toks, k.Properties, c.fragment(n, kw))
+		c.additional(n, toks, k.Properties, vals, c.fragment(n, kw))
 		return
 	}
 	code := issueCode(kw)
-	switch e.ErrorKind.(type) {
+	switch k.(type) {
 	case *kind.FalseSchema:
 		code = "not_allowed"
 	case *kind.Not:
@@ -932,10 +1044,19 @@ func (c *issueCollector) leaf(e *jsv.ValidationError) {
 	if !c.keep(loc{toks: toks}, code) {
 		return
 	}
-	name := issueLabel(toks)
-	val, _ := lookupInstance(c.instance, toks)
-	is := remedy.Issue{Code: code, Expected: c.fragment(n, kw), Received: issueReceived(val)}
-	switch k := e.ErrorKind.(type) {
+	var lbuf [issueMaxEcho + 64]byte
+	name := appendLabel(lbuf[:0], toks) // each message starts with it
+	var val any
+	if known != nil {
+		val = *known
+	} else {
+		val, _ = lookupInstance(c.instance, toks)
+	}
+	// The issue is built in its place in the list: an issue is large, and copying it in
+	// cost a tenth of building it.
+	is := c.slot(toks, n)
+	is.Code, is.Expected, is.Received = code, c.fragment(n, kw), issueReceived(val)
+	switch k := k.(type) {
 	case *kind.Type:
 		want := slices.DeleteFunc(slices.Clone(k.Want), func(t string) bool { return t == "null" })
 		nullable := len(want) < len(k.Want)
@@ -958,7 +1079,7 @@ func (c *issueCollector) leaf(e *jsv.ValidationError) {
 		if num, ok := val.(json.Number); ok && k.Got == "number" && slices.Contains(want, "integer") {
 			got = string(num)
 		}
-		is.Message = fmt.Sprintf("%s must be %s, not %s", name, strings.Join(names, " or "), got)
+		is.Message = c.say(name, " must be ", strings.Join(names, " or "), ", not ", got)
 		if len(want) == 1 {
 			if s, ok := issueCoerce(val, want[0]); ok {
 				is.SuggestedValue = c.check(n, s)
@@ -967,82 +1088,173 @@ func (c *issueCollector) leaf(e *jsv.ValidationError) {
 	case *kind.Enum:
 		is.Expected = nil
 		is.AllowedValues = schemaEnum(n)
-		is.Message = fmt.Sprintf("%s must be one of %s", name, issueValueList(is.AllowedValues))
-		is.SuggestedValue = c.check(n, issueClosestEnum(is.AllowedValues, val))
+		is.Message = c.say(name, " must be one of ", n.enumText())
+		is.SuggestedValue = c.check(n, n.closestEnum(val))
 	case *kind.Const:
 		is.Expected = nil
+		list := ""
 		if n != nil && n.get("const") != nil {
 			is.AllowedValues = []json.RawMessage{n.get("const")}
 			is.SuggestedValue = c.check(n, n.get("const"))
+			list = issueValueList(is.AllowedValues)
 		}
-		is.Message = fmt.Sprintf("%s must be %s", name, issueValueList(is.AllowedValues))
+		is.Message = c.say(name, " must be ", list)
 	case *kind.Minimum:
-		is.Message = fmt.Sprintf("%s must be at least %s", name, c.bound(n, kw, k.Want))
+		is.Message = c.say(name, " must be at least ", c.bound(n, kw, k.Want))
 	case *kind.Maximum:
-		is.Message = fmt.Sprintf("%s must be at most %s", name, c.bound(n, kw, k.Want))
+		is.Message = c.say(name, " must be at most ", c.bound(n, kw, k.Want))
 	case *kind.ExclusiveMinimum:
-		is.Message = fmt.Sprintf("%s must be greater than %s", name, c.bound(n, kw, k.Want))
+		is.Message = c.say(name, " must be greater than ", c.bound(n, kw, k.Want))
 	case *kind.ExclusiveMaximum:
-		is.Message = fmt.Sprintf("%s must be less than %s", name, c.bound(n, kw, k.Want))
+		is.Message = c.say(name, " must be less than ", c.bound(n, kw, k.Want))
 	case *kind.MultipleOf:
-		is.Message = fmt.Sprintf("%s must be a multiple of %s", name, c.bound(n, kw, k.Want))
+		is.Message = c.say(name, " must be a multiple of ", c.bound(n, kw, k.Want))
 	case *kind.MinLength:
-		is.Message = fmt.Sprintf("%s must be at least %s long", name, issuePlural(k.Want, "character"))
+		is.Message = c.say(name, " must be at least ", issuePlural(k.Want, "character"), " long")
 	case *kind.MaxLength:
-		is.Message = fmt.Sprintf("%s must be at most %s long", name, issuePlural(k.Want, "character"))
+		is.Message = c.say(name, " must be at most ", issuePlural(k.Want, "character"), " long")
 	case *kind.Pattern:
-		is.Message = fmt.Sprintf("%s must match the pattern %s", name, k.Want)
+		is.Message = c.say(name, " must match the pattern ", k.Want)
 	case *kind.Format:
-		is.Message = fmt.Sprintf("%s must be %s", name, issueFormatText(k.Want))
+		is.Message = c.say(name, " must be ", issueFormatText(k.Want))
 	case *kind.MinItems:
-		is.Message = fmt.Sprintf("%s must contain at least %s", name, issuePlural(k.Want, "item"))
+		is.Message = c.say(name, " must contain at least ", issuePlural(k.Want, "item"))
 	case *kind.MaxItems:
-		is.Message = fmt.Sprintf("%s must contain at most %s", name, issuePlural(k.Want, "item"))
+		is.Message = c.say(name, " must contain at most ", issuePlural(k.Want, "item"))
 	case *kind.UniqueItems:
-		is.Message = fmt.Sprintf("%s must not contain duplicates (items %d and %d are equal)", name, k.Duplicates[0], k.Duplicates[1])
+		is.Message = c.say(name, " must not contain duplicates (items ", strconv.Itoa(k.Duplicates[0]), " and ",
+			strconv.Itoa(k.Duplicates[1]), " are equal)")
 	case *kind.MinProperties:
-		is.Message = fmt.Sprintf("%s must have at least %s", name, issuePlural(k.Want, "property"))
+		is.Message = c.say(name, " must have at least ", issuePlural(k.Want, "property"))
 	case *kind.MaxProperties:
-		is.Message = fmt.Sprintf("%s must have at most %s", name, issuePlural(k.Want, "property"))
+		is.Message = c.say(name, " must have at most ", issuePlural(k.Want, "property"))
 	case *kind.PropertyNames:
-		is.Message = fmt.Sprintf("%s has a property name that is not allowed: %s", name, clip(k.Property))
+		is.Message = c.say(name, " has a property name that is not allowed: ", clip(k.Property))
 	case *kind.Contains:
-		is.Message = fmt.Sprintf("%s must contain an item that matches its contains schema", name)
+		is.Message = c.say(name, " must contain an item that matches its contains schema")
 	case *kind.MinContains:
-		is.Message = fmt.Sprintf("%s must contain at least %s matching its contains schema", name, issuePlural(k.Want, "item"))
+		is.Message = c.say(name, " must contain at least ", issuePlural(k.Want, "item"), " matching its contains schema")
 	case *kind.MaxContains:
-		is.Message = fmt.Sprintf("%s must contain at most %s matching its contains schema", name, issuePlural(k.Want, "item"))
+		is.Message = c.say(name, " must contain at most ", issuePlural(k.Want, "item"), " matching its contains schema")
 	case *kind.ContentEncoding:
-		is.Message = fmt.Sprintf("%s must be %s-encoded", name, k.Want)
+		is.Message = c.say(name, " must be ", k.Want, "-encoded")
 	case *kind.ContentMediaType:
-		is.Message = fmt.Sprintf("%s must hold %s", name, k.Want)
+		is.Message = c.say(name, " must hold ", k.Want)
 	case *kind.FalseSchema:
-		is.Message = name + " is not allowed"
+		is.Message = c.say(name, " is not allowed")
 	case *kind.Not:
 		is.Expected = c.fragment(n, "not")
-		is.Message = name + " must not match the schema under not"
+		is.Message = c.say(name, " must not match the schema under not")
 	case *kind.AnyOf:
-		is.Message = name + " must match at least one of the schemas under anyOf"
+		is.Message = c.say(name, " must match at least one of the schemas under anyOf")
 	case *kind.OneOf:
 		if len(k.Subschemas) > 1 {
-			is.Message = fmt.Sprintf("%s must match exactly one of the schemas under oneOf, not %d and %d", name, k.Subschemas[0], k.Subschemas[1])
+			is.Message = c.say(name, " must match exactly one of the schemas under oneOf, not ",
+				strconv.Itoa(k.Subschemas[0]), " and ", strconv.Itoa(k.Subschemas[1]))
 		} else {
-			is.Message = name + " must match exactly one of the schemas under oneOf"
+			is.Message = c.say(name, " must match exactly one of the schemas under oneOf")
 		}
 	case *kind.InvalidJsonValue:
-		is.Message = name + " holds a value that is not JSON"
+		is.Message = c.say(name, " holds a value that is not JSON")
 	case *kind.RefCycle:
-		is.Message = name + " meets a cycle of references in the schema"
+		is.Message = c.say(name, " meets a cycle of references in the schema")
 	default:
-		is.Message = fmt.Sprintf("%s violates %s", name, cmp.Or(kw, "the schema"))
+		is.Message = c.say(name, " violates ", cmp.Or(kw, "the schema"))
 	}
-	c.add(is, toks, n)
+	c.added()
+}
+
+// say is a message: the label of a field, then the parts, written in the collector's text
+// blocks (see textArena).
+func (c *issueCollector) say(label []byte, parts ...string) string {
+	n := len(label)
+	for _, p := range parts {
+		n += len(p)
+	}
+	a := &c.text
+	start := a.grow(n)
+	a.block = append(a.block, label...)
+	for _, p := range parts {
+		a.block = append(a.block, p...)
+	}
+	return a.string(start)
+}
+
+// textArena makes strings in blocks of its own, so that the messages of a refusal cost one
+// allocation rather than one each. A block is only ever appended to, and a string made from
+// it covers bytes that are never written again (a full block is left as it is, for a new
+// one): its strings are as immutable as any, as strings.Builder's is.
+type textArena struct{ block []byte }
+
+// textBlock is the size of a block, which holds the messages of a few issues.
+const textBlock = 256
+
+// grow makes room for n more bytes and returns where they start.
+func (a *textArena) grow(n int) int {
+	if cap(a.block)-len(a.block) < n {
+		a.block = make([]byte, 0, max(n, textBlock))
+	}
+	return len(a.block)
+}
+
+// string is the text written since start.
+func (a *textArena) string(start int) string {
+	b := a.block[start:]
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// keywordOf is the keyword an error kind reports, "" for none: KeywordPath's first, without
+// the slice KeywordPath allocates for the common ones.
+func keywordOf(k jsv.ErrorKind) string {
+	switch k.(type) {
+	case *kind.Type:
+		return "type"
+	case *kind.Enum:
+		return "enum"
+	case *kind.Const:
+		return "const"
+	case *kind.Format:
+		return "format"
+	case *kind.Required:
+		return "required"
+	case *kind.AdditionalProperties:
+		return "additionalProperties"
+	case *kind.Minimum:
+		return "minimum"
+	case *kind.Maximum:
+		return "maximum"
+	case *kind.ExclusiveMinimum:
+		return "exclusiveMinimum"
+	case *kind.ExclusiveMaximum:
+		return "exclusiveMaximum"
+	case *kind.MinLength:
+		return "minLength"
+	case *kind.MaxLength:
+		return "maxLength"
+	case *kind.Pattern:
+		return "pattern"
+	case *kind.MinItems:
+		return "minItems"
+	case *kind.MaxItems:
+		return "maxItems"
+	case *kind.UniqueItems:
+		return "uniqueItems"
+	case *kind.FalseSchema:
+		return ""
+	}
+	if kp := k.KeywordPath(); len(kp) > 0 {
+		return kp[0]
+	}
+	return ""
 }
 
 // additional adds the issues of the members names of the object at toks that its schema n
 // does not allow (expected is n's additionalProperties as a fragment): one per member, or one
 // for them all when there are more than issueMaxListed.
-func (c *issueCollector) additional(n *schemaNode, toks []string, names []string, expected json.RawMessage) {
+func (c *issueCollector) additional(n *schemaNode, toks []string, names []string, vals []any, expected json.RawMessage) {
 	const code = "additional_properties"
 	allowed := ""
 	if n != nil && n.get("patternProperties") == nil {
@@ -1056,15 +1268,21 @@ func (c *issueCollector) additional(n *schemaNode, toks []string, names []string
 		}
 	}
 	if len(names) <= issueMaxListed {
-		for _, p := range names {
+		var lbuf [issueMaxEcho + 64]byte
+		for i, p := range names {
 			if !c.keep(at(toks, p), code) {
 				continue
 			}
 			ptoks := childTokens(toks, p)
-			pv, _ := lookupInstance(c.instance, ptoks)
+			var pv any
+			if vals != nil {
+				pv = vals[i]
+			} else {
+				pv, _ = lookupInstance(c.instance, ptoks)
+			}
 			c.add(remedy.Issue{
 				Code:     code,
-				Message:  issueLabel(ptoks) + " is not an allowed property" + allowed,
+				Message:  c.say(appendLabel(lbuf[:0], ptoks), " is not an allowed property", allowed),
 				Expected: expected,
 				Received: issueReceived(pv),
 			}, ptoks, n)
@@ -1119,9 +1337,12 @@ func (c *issueCollector) missing(n *schemaNode, toks []string, m, code, dep stri
 		return
 	}
 	mtoks := childTokens(toks, m)
-	is := remedy.Issue{Code: code, Message: issueLabel(mtoks) + " is required"}
-	if dep != "" {
-		is.Message += " when " + issueLabel(childTokens(toks, dep)) + " is present"
+	var lbuf [issueMaxEcho + 64]byte
+	is := remedy.Issue{Code: code}
+	if dep == "" {
+		is.Message = c.say(appendLabel(lbuf[:0], mtoks), " is required")
+	} else {
+		is.Message = c.say(appendLabel(lbuf[:0], mtoks), " is required when ", issueLabel(childTokens(toks, dep)), " is present")
 	}
 	node := n
 	if n != nil {
@@ -1144,22 +1365,26 @@ func (c *issueCollector) missing(n *schemaNode, toks []string, m, code, dep stri
 }
 
 // fragment is {kw: value} of n's keyword kw, nil when n does not have it.
+// It is shared by the issues that quote it, and full, so that appending to it copies it.
 func (c *issueCollector) fragment(n *schemaNode, kw string) json.RawMessage {
 	if n == nil || kw == "" {
 		return nil
 	}
-	val := n.get(kw)
-	if val == nil {
-		return nil
+	for i, m := range n.members {
+		if m.key == kw {
+			return n.frags[i]
+		}
 	}
-	return schemaWriteMembers(nil, []schemaMember{{kw, val}})
+	return nil
 }
 
 // bound is the text of n's bound kw as the schema writes it.
 func (c *issueCollector) bound(n *schemaNode, kw string, want *big.Rat) string {
 	if n != nil {
-		if raw := n.get(kw); raw != nil {
-			return string(raw)
+		for i, m := range n.members {
+			if m.key == kw {
+				return n.texts[i]
+			}
 		}
 	}
 	if want == nil {
@@ -1198,11 +1423,22 @@ func schemaEnum(n *schemaNode) []json.RawMessage {
 	return slices.Clone(n.enum) // the issue's own list: whoever edits it edits no other
 }
 
-// issueClosestEnum is the enum member an agent obviously meant: the only one, or the only one a
-// string equals once case and surrounding white space are ignored.
-func issueClosestEnum(allowed []json.RawMessage, val any) json.RawMessage {
-	if len(allowed) == 1 {
-		return allowed[0]
+// enumText is n's enum as a message lists it.
+func (n *schemaNode) enumText() string {
+	if n == nil {
+		return issueValueList(nil)
+	}
+	return n.enumList
+}
+
+// closestEnum is the member of n's enum an agent obviously meant: the only one, or the only one
+// a string equals once case and surrounding white space are ignored.
+func (n *schemaNode) closestEnum(val any) json.RawMessage {
+	if n == nil || len(n.enum) == 0 {
+		return nil
+	}
+	if len(n.enum) == 1 {
+		return n.enum[0]
 	}
 	s, ok := val.(string)
 	if !ok {
@@ -1210,12 +1446,8 @@ func issueClosestEnum(allowed []json.RawMessage, val any) json.RawMessage {
 	}
 	norm := strings.ToLower(strings.TrimSpace(s))
 	var match json.RawMessage
-	for _, a := range allowed {
-		as, ok := schemaString(a)
-		if !ok {
-			continue
-		}
-		if strings.ToLower(strings.TrimSpace(as)) == norm {
+	for i, a := range n.enum {
+		if n.enumStr[i] && n.enumNorm[i] == norm {
 			if match != nil {
 				return nil // ambiguous
 			}
@@ -1268,12 +1500,18 @@ func issueCoerce(val any, want string) (json.RawMessage, bool) {
 // issueLabel names a field for a message: items[2].quantity; the input itself when tokens is
 // empty. A label longer than issueMaxEcho bytes is cut (see clipBytes).
 func issueLabel(tokens []string) string {
+	var buf [issueMaxEcho + 64]byte
+	return string(appendLabel(buf[:0], tokens))
+}
+
+// appendLabel appends issueLabel(tokens) to b.
+func appendLabel(b []byte, tokens []string) []byte {
 	if len(tokens) == 0 {
-		return "the input"
+		return append(b, "the input"...)
 	}
-	var b []byte
+	start := len(b)
 	for i, t := range tokens {
-		if len(b) > issueMaxEcho {
+		if len(b)-start > issueMaxEcho {
 			break
 		}
 		t = t[:min(len(t), issueMaxEcho+1)] // what is past the bound is cut anyway
@@ -1286,15 +1524,24 @@ func issueLabel(tokens []string) string {
 			b = append(b, t...)
 		}
 	}
-	return clipBytes(b, false)
+	return clipAppend(b, start, false)
 }
 
 // issuePointer is the JSON Pointer of tokens, cut when longer than issueMaxEcho bytes (see
 // clipBytes): a pointer cut so resolves to nothing, rather than to another member.
 func issuePointer(tokens []string) string {
-	var b []byte
+	if len(tokens) == 0 {
+		return ""
+	}
+	var buf [issueMaxEcho + 64]byte
+	return string(appendPointer(buf[:0], tokens))
+}
+
+// appendPointer appends issuePointer(tokens) to b.
+func appendPointer(b []byte, tokens []string) []byte {
+	start := len(b)
 	for _, t := range tokens {
-		if len(b) > issueMaxEcho {
+		if len(b)-start > issueMaxEcho {
 			break
 		}
 		b = append(b, '/')
@@ -1304,7 +1551,7 @@ func issuePointer(tokens []string) string {
 		}
 		b = append(b, t...)
 	}
-	return clipBytes(b, true)
+	return clipAppend(b, start, true)
 }
 
 // clip is s, or its start and an ellipsis when it is longer than issueMaxEcho bytes.
@@ -1319,23 +1566,60 @@ func clip(s string) string {
 // start as fits with an ellipsis (…) after it: cut between characters, and, in a pointer,
 // never inside an escape (~0, ~1).
 func clipBytes(b []byte, pointer bool) string {
-	if len(b) <= issueMaxEcho {
-		return string(b)
+	return string(clipAppend(b, 0, pointer))
+}
+
+// clipAppend cuts b[start:] as clipBytes does, in place.
+func clipAppend(b []byte, start int, pointer bool) []byte {
+	if len(b)-start <= issueMaxEcho {
+		return b
 	}
 	const ellipsis = "…"
 	i := issueMaxEcho - len(ellipsis)
-	for i > 0 && !utf8.RuneStart(b[i]) {
+	s := b[start:]
+	for i > 0 && !utf8.RuneStart(s[i]) {
 		i--
 	}
-	if pointer && i > 0 && b[i-1] == '~' {
+	if pointer && i > 0 && s[i-1] == '~' {
 		i--
 	}
-	return string(b[:i]) + ellipsis
+	return append(b[:start+i], ellipsis...)
 }
 
 // issueCode spells a keyword as an issue code: exclusiveMinimum → exclusive_minimum.
 func issueCode(kw string) string {
 	kw = strings.TrimPrefix(kw, "$")
+	if code, ok := issueCodes[kw]; ok {
+		return code
+	}
+	return spellCode(kw)
+}
+
+// issueCodes are the codes of the keywords of JSON Schema 2020-12 whose code is not the
+// keyword itself, spelled once.
+var issueCodes = func() map[string]string {
+	m := map[string]string{}
+	for _, kw := range []string{"minLength", "maxLength", "minItems", "maxItems", "uniqueItems", "minProperties",
+		"maxProperties", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "additionalProperties",
+		"propertyNames", "minContains", "maxContains", "contentEncoding", "contentMediaType", "anyOf",
+		"oneOf", "allOf", "dependentRequired", "additionalItems", "unevaluatedProperties", "unevaluatedItems"} {
+		m[kw] = spellCode(kw)
+	}
+	return m
+}()
+
+// spellCode is issueCode, without the look-up.
+func spellCode(kw string) string {
+	plain := true
+	for i := 0; i < len(kw); i++ {
+		if c := kw[i]; (c >= 'A' && c <= 'Z') || c == '-' {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return kw
+	}
 	var b strings.Builder
 	for i := 0; i < len(kw); i++ {
 		ch := kw[i]
@@ -1451,20 +1735,39 @@ func issueList(names []string, total int) string {
 // in one more issue, and cuts the schema excerpt the issues kept concern.
 func (c *issueCollector) finish() ([]remedy.Issue, json.RawMessage, int, bool) {
 	c.trim()
-	issues := make([]remedy.Issue, len(c.found), len(c.found)+1)
-	var ptrs []string
-	for i, f := range c.found {
-		issues[i] = f.Issue
-		issues[i].Path = issuePointer(f.toks)
-		if f.node != nil {
-			ptrs = append(ptrs, f.node.ptr)
+	issues := c.issues
+	var pbuf [16]string
+	ptrs := pbuf[:0]
+	// The pointers of a few issues are written into one string, which they share.
+	var (
+		text [512]byte
+		ends [16]int
+	)
+	few := len(issues) <= len(ends)
+	all := text[:0]
+	for i, w := range c.where {
+		if few {
+			all = appendPointer(all, w.toks)
+			ends[i] = len(all)
+		} else {
+			issues[i].Path = issuePointer(w.toks)
+		}
+		if w.node != nil {
+			ptrs = append(ptrs, w.node.ptr)
+		}
+	}
+	if few && len(all) > 0 {
+		joined, start := string(all), 0
+		for i := range issues {
+			issues[i].Path, start = joined[start:ends[i]], ends[i]
 		}
 	}
 	atLeast := c.lossy && c.left > 0
+	kept := len(issues)
 	if c.left > 0 {
 		issues = append(issues, tooManyIssues(c.left, atLeast))
 	}
-	return issues, c.v.excerpt(ptrs), len(c.found) + c.left, atLeast
+	return issues, c.v.excerpt(ptrs), kept + c.left, atLeast
 }
 
 // tooManyIssues is the issue that ends a list of MaxIssues issues, counting the left ones, or
@@ -1530,14 +1833,15 @@ func pointerFirst(p string) (string, string) {
 	return p, ""
 }
 
-// excerpt is the schema the envelope inlines for issues concerning the subschemas at ptrs.
+// excerpt is the schema the envelope inlines for issues concerning the subschemas at ptrs
+// (which it sorts and compacts in place).
 func (v *validator) excerpt(ptrs []string) json.RawMessage {
 	slices.Sort(ptrs)
 	ptrs = slices.Compact(ptrs)
 	// A subschema that holds another stands for both.
 	ptrs = slices.DeleteFunc(ptrs, func(p string) bool {
 		for _, q := range ptrs {
-			if q != p && (q == "" || strings.HasPrefix(p, q+"/")) {
+			if q != p && (q == "" || len(p) > len(q) && p[len(q)] == '/' && strings.HasPrefix(p, q)) {
 				return true
 			}
 		}
@@ -1550,28 +1854,49 @@ func (v *validator) excerpt(ptrs []string) json.RawMessage {
 	case 1:
 		return v.byPtr[ptrs[0]].raw
 	}
-	var kb []byte // each pointer with its length before it, for names may hold any character
+	var kbuf [256]byte
+	kb := kbuf[:0] // each pointer with its length before it, for names may hold any character
 	for _, p := range ptrs {
 		kb = append(strconv.AppendInt(kb, int64(len(p)), 10), ':')
 		kb = append(kb, p...)
 	}
-	key := string(kb)
-	if x, ok := v.excerpts.Load(key); ok {
-		return x.(json.RawMessage)
+	cache := v.excerpts.Load()
+	if cache != nil {
+		if x, ok := (*cache)[string(kb)]; ok {
+			return x
+		}
 	}
 	paths := make([][]string, len(ptrs))
 	for i, p := range ptrs {
 		paths[i] = strings.Split(p[1:], "/")
 	}
 	x := json.RawMessage(v.prune(nil, root, paths))
-	// A place is taken before the excerpt is stored, so that concurrent calls never store
-	// more than maxExcerpts; one that finds its excerpt stored already gives it back.
-	if v.nexcerpt.Load() < maxExcerpts && v.nexcerpt.Add(1) <= maxExcerpts {
-		if _, had := v.excerpts.LoadOrStore(key, x); had {
-			v.nexcerpt.Add(-1)
+	x = x[:len(x):len(x)] // shared by the envelopes that inline it: appending copies it
+	if cache == nil || len(*cache) < maxExcerpts {
+		v.excerptMu.Lock()
+		defer v.excerptMu.Unlock()
+		cache = v.excerpts.Load()
+		if cache == nil || len(*cache) < maxExcerpts {
+			next := make(map[string]json.RawMessage, 1+len(maybe(cache)))
+			for k, e := range maybe(cache) {
+				next[k] = e
+			}
+			if had, ok := next[string(kb)]; ok {
+				return had // another request cut it meanwhile
+			}
+			next[string(kb)] = x
+			v.excerpts.Store(&next)
 		}
 	}
 	return x
+}
+
+// maybe is the map m points to, nil for none.
+func maybe(m *map[string]json.RawMessage) map[string]json.RawMessage {
+	if m == nil {
+		return nil
+	}
+	return *m
 }
 
 // prune appends n cut down to the paths (escaped pointer tokens below n) leading to the
