@@ -178,15 +178,19 @@ func (is *Issue) appendJSON(b []byte) []byte {
 func appendPathSegments(b []byte, ptr string) []byte {
 	b = append(b, '[')
 	if ptr != "" {
-		for i, seg := range strings.Split(ptr[1:], "/") {
-			if i > 0 {
+		first := true
+		for seg := range strings.SplitSeq(ptr[1:], "/") {
+			if !first {
 				b = append(b, ',')
 			}
+			first = false
 			if isIndex(seg) {
 				b = append(b, seg...)
 				continue
 			}
-			seg = strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~")
+			if strings.IndexByte(seg, '~') >= 0 {
+				seg = strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~")
+			}
 			b = appendString(b, seg)
 		}
 	}
