@@ -415,7 +415,9 @@ func (c *Client) Do(ctx context.Context, req *http.Request) (*http.Response, err
 	if err != nil {
 		return nil, err
 	}
-	resp, err := newRun(&c.loop).call(ctx, t, call, 0)
+	r := newRun(&c.loop)
+	resp, err := r.call(ctx, t, call, 0)
+	r.lent.release()
 	if err != nil {
 		return nil, err
 	}
@@ -450,17 +452,25 @@ func (t opTransport) RoundTrip(ctx context.Context, req *Request) (*Response, er
 		req.KeysHonoured = req.IdempotencyKey != ""
 	}
 	unsafe := !op.idempotent() && !req.KeysHonoured
-	var watch *sent.Watch
+	var (
+		watch *sent.Watch
+		err   error
+	)
 	if unsafe {
 		ctx, watch = req.borrow().watch(ctx)
 	}
-	hreq, err := buildRequest(ctx, c.baseStr, c.baseQuery, op, req.Args)
-	if err != nil {
-		return nil, err
+	l := req.borrow()
+	hreq := l.resend(ctx, op, req, unsafe)
+	if hreq == nil {
+		hreq, err = buildRequest(ctx, c.baseStr, c.baseQuery, op, req.Args)
+		if err != nil {
+			return nil, err
+		}
+		hreq.Header["Accept"] = acceptJSON
+		setKeyAndToken(hreq.Header, req, unsafe)
+		l.sent(hreq, op, req, unsafe)
 	}
 	req.Method, req.Target = op.Method, hreq.URL.Path
-	hreq.Header["Accept"] = acceptJSON
-	setKeyAndToken(hreq.Header, req, unsafe)
 	hresp, err := c.hc.Do(hreq)
 	if err != nil {
 		return nil, markNotSent(watch, err)
@@ -469,7 +479,7 @@ func (t opTransport) RoundTrip(ctx context.Context, req *Request) (*Response, er
 	if maxBody <= 0 {
 		maxBody = DefaultMaxBody
 	}
-	resp, err := readResponse(hresp, maxBody, c.maxResult, req.borrow().response())
+	resp, err := readResponse(hresp, maxBody, c.maxResult, l.response())
 	if err == nil && req.IdempotencyKey != "" && showsKeysHonoured(resp) {
 		op.shown.Store(true)
 	}

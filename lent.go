@@ -1,7 +1,10 @@
 package remedy
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"net/http"
 
 	"github.com/remedy-go/remedy/internal/sent"
 )
@@ -22,6 +25,59 @@ type lent struct {
 	w        sent.Watch
 	watched  context.Context
 	attached bool
+	// last is the last request opTransport sent, and what it was made of.
+	last struct {
+		req          *http.Request
+		op           *registered
+		args         json.RawMessage
+		key          string
+		quiet, token bool
+	}
+}
+
+// sent remembers the request an attempt sends.
+func (l *lent) sent(hreq *http.Request, op *registered, req *Request, quiet bool) {
+	if l == nil {
+		return
+	}
+	p := &l.last
+	p.req, p.op, p.args, p.key, p.quiet, p.token = hreq, op, req.Args, req.IdempotencyKey, quiet, req.ConfirmationToken != ""
+}
+
+// resend is the request of an attempt that sends again what the last one sent — the same
+// operation, arguments and headers (an unchanged retry) — under ctx: a copy of the last
+// request that shares its URL, its header map and its GetBody, with a body of its own from
+// GetBody. (net/http only reads them, and sends its own retries of a request the same way.) Nil
+// when the attempt sends something else.
+func (l *lent) resend(ctx context.Context, op *registered, req *Request, quiet bool) *http.Request {
+	if l == nil {
+		return nil
+	}
+	p := &l.last
+	if p.req == nil || p.op != op || p.key != req.IdempotencyKey || p.quiet != quiet || p.token ||
+		req.ConfirmationToken != "" || !bytes.Equal(p.args, req.Args) {
+		return nil
+	}
+	hreq := p.req.WithContext(ctx)
+	if p.req.Body != nil {
+		if p.req.GetBody == nil {
+			return nil
+		}
+		body, err := p.req.GetBody()
+		if err != nil {
+			return nil
+		}
+		hreq.Body = body
+	}
+	return hreq
+}
+
+// release lets go of what the call no longer needs once it returns (the contexts and the last
+// request, which the returned Response would otherwise keep reachable).
+func (l *lent) release() {
+	if l != nil {
+		l.watched, l.last.req, l.last.args = nil, nil, nil
+	}
 }
 
 // borrow returns what the loop lends the attempt: made on first use and kept for the call's

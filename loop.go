@@ -477,12 +477,14 @@ func (l *Loop) Do(ctx context.Context, c Call) (*Response, error) {
 	r := newRun(l)
 	r.guard = true
 	resp, err := r.call(ctx, l.Transport, c, 0)
+	r.lent.release()
 	if r.cancel != nil {
 		r.cancel()
 		var ce *CallError
 		if err != nil && ctx.Err() == nil && r.bounded.Err() != nil && errors.As(err, &ce) && ce.Cause == ErrDeadline {
 			ce.Cause, ce.Detail = ErrElapsedBudget, "the call's elapsed budget ran out during an attempt"
 		}
+		r.bounded, r.cancel = nil, nil // the returned Response keeps the run reachable
 	}
 	return resp, err
 }

@@ -173,7 +173,9 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	t.rt = rt.base
-	resp, err := newRun(&rt.loop).call(req.Context(), t, call, 0)
+	r := newRun(&rt.loop)
+	resp, err := r.call(req.Context(), t, call, 0)
+	r.lent.release()
 	if err == nil {
 		return resp.http, nil
 	}
