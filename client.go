@@ -583,17 +583,26 @@ func discard(body io.ReadCloser) {
 }
 
 func replayed(h http.Header) bool {
-	v := h.Get(HeaderReplayed)
+	v := canonicalGet(h, HeaderReplayed)
 	return strings.EqualFold(v, "true") || v == "?1"
 }
 
 func isJSONType(h http.Header) bool {
-	ct := h.Get("Content-Type")
+	ct := canonicalGet(h, "Content-Type")
 	if i := strings.IndexByte(ct, ';'); i >= 0 {
 		ct = ct[:i]
 	}
 	ct = strings.TrimSpace(strings.ToLower(ct))
 	return ct == "application/json" || strings.HasSuffix(ct, "+json") || ct == "text/json"
+}
+
+// canonicalGet is h.Get(name) for a name in its canonical form already: the same lookup,
+// without canonicalizing the name on every call.
+func canonicalGet(h http.Header, name string) string {
+	if v := h[name]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
 
 // guardRedirects copies hc with a redirect policy that drops the idempotency key and the
