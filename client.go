@@ -708,24 +708,26 @@ func buildRequest(ctx context.Context, base, baseQuery string, op *registered, a
 	if len(query) == 0 && op.fixed != nil {
 		return fixedRequest(ctx, op.fixed, body), nil
 	}
-	path, err := expandPath(op.Path, names, pathVals)
-	if err != nil {
+	// The URL is written in one piece: the base, the path with its parameters, the query.
+	var target strings.Builder
+	target.Grow(len(base) + len(op.Path) + 32)
+	target.WriteString(base)
+	if err := expandPath(&target, op.Path, names, pathVals); err != nil {
 		return nil, err
 	}
-	target := base + path
 	switch {
 	case len(query) > 0 && baseQuery != "":
-		target += "?" + baseQuery + "&" + query.Encode()
+		target.WriteString("?" + baseQuery + "&" + query.Encode())
 	case len(query) > 0:
-		target += "?" + query.Encode()
+		target.WriteString("?" + query.Encode())
 	case baseQuery != "":
-		target += "?" + baseQuery
+		target.WriteString("?" + baseQuery)
 	}
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
-	hreq, err := http.NewRequestWithContext(ctx, op.Method, target, rd)
+	hreq, err := http.NewRequestWithContext(ctx, op.Method, target.String(), rd)
 	if err != nil {
 		return nil, err
 	}
@@ -790,27 +792,28 @@ func pathParams(tmpl string) ([]string, error) {
 	}
 }
 
-// expandPath fills a template's parameters (names, in order) with vals, escaped.
-func expandPath(tmpl string, names, vals []string) (string, error) {
+// expandPath writes a template with its parameters (names, in order) filled with vals,
+// escaped.
+func expandPath(b *strings.Builder, tmpl string, names, vals []string) error {
 	if len(names) == 0 {
-		return tmpl, nil
+		b.WriteString(tmpl)
+		return nil
 	}
-	var b strings.Builder
 	for n, rest := 0, tmpl; ; n++ {
 		i := strings.IndexByte(rest, '{')
 		if i < 0 {
 			b.WriteString(rest)
-			return b.String(), nil
+			return nil
 		}
 		j := strings.IndexByte(rest, '}')
 		v := vals[n]
 		if v == "" {
-			return "", fmt.Errorf("missing path parameter %q", names[n])
+			return fmt.Errorf("missing path parameter %q", names[n])
 		}
 		if v == "." || v == ".." {
 			// A dot segment is not escaped by PathEscape and would move the request to
 			// another resource once the path is normalized.
-			return "", fmt.Errorf("path parameter %q: %q is a dot segment", names[n], v)
+			return fmt.Errorf("path parameter %q: %q is a dot segment", names[n], v)
 		}
 		b.WriteString(rest[:i])
 		b.WriteString(url.PathEscape(v))
