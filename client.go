@@ -468,7 +468,7 @@ func (t opTransport) RoundTrip(ctx context.Context, req *Request) (*Response, er
 		}
 		hreq.Header["Accept"] = acceptJSON
 		setKeyAndToken(hreq.Header, req, unsafe)
-		l.sent(hreq, op, req, unsafe)
+		l.remember(hreq, op, req, unsafe)
 	}
 	req.Method, req.Target = op.Method, hreq.URL.Path
 	hresp, err := c.hc.Do(hreq)

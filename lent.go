@@ -35,8 +35,8 @@ type lent struct {
 	}
 }
 
-// sent remembers the request an attempt sends.
-func (l *lent) sent(hreq *http.Request, op *registered, req *Request, quiet bool) {
+// remember keeps the request an attempt sends, and what it was made of, for resend.
+func (l *lent) remember(hreq *http.Request, op *registered, req *Request, quiet bool) {
 	if l == nil {
 		return
 	}
