@@ -102,16 +102,22 @@ type Client struct {
 	keys KeySupport
 
 	mu  sync.RWMutex
-	ops map[string]registered
+	ops map[string]*registered
 }
 
-// registered is an operation with its path parameters listed once.
+// registered is an operation with its path parameters listed once. It is not changed once
+// registered (Register replaces it whole).
 type registered struct {
 	Operation
 	params []string
 	// shown: the server showed that it honours keys for the operation (a replayed answer, a
 	// key held); one flag per registered operation, shared by the client's calls.
-	shown *atomic.Bool
+	shown atomic.Bool
+	// fixed is the request of an operation whose URL does not depend on its arguments (no
+	// path parameter), without a context, header or body: an attempt whose arguments leave
+	// nothing in the query is a copy of it, so that it costs neither building nor parsing the
+	// URL. Nil when the URL does not parse: the attempt then fails as any other would.
+	fixed *http.Request
 }
 
 // Option configures a Client (and NewRoundTripper).
@@ -237,7 +243,7 @@ func NewClient(opts ...Option) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{loop: cfg.loop, hc: guardRedirects(cfg.hc), maxResult: cfg.maxResult, keys: cfg.keys, ops: map[string]registered{}}
+	c := &Client{loop: cfg.loop, hc: guardRedirects(cfg.hc), maxResult: cfg.maxResult, keys: cfg.keys, ops: map[string]*registered{}}
 	if cfg.base != "" {
 		u, err := url.Parse(cfg.base)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -278,13 +284,21 @@ func (c *Client) Register(op Operation) error {
 	if op.Keys > KeysOff {
 		return fmt.Errorf("remedy: operation %q: Keys %v is not a KeySupport", op.Name, op.Keys)
 	}
+	r := &registered{Operation: op, params: params}
+	if c.base != nil && len(params) == 0 {
+		target := c.baseStr + op.Path
+		if c.baseQuery != "" {
+			target += "?" + c.baseQuery
+		}
+		r.fixed, _ = http.NewRequest(op.Method, target, nil)
+	}
 	c.mu.Lock()
-	c.ops[op.Name] = registered{Operation: op, params: params, shown: new(atomic.Bool)}
+	c.ops[op.Name] = r
 	c.mu.Unlock()
 	return nil
 }
 
-func (c *Client) op(name string) (registered, bool) {
+func (c *Client) op(name string) (*registered, bool) {
 	c.mu.RLock()
 	op, ok := c.ops[name]
 	c.mu.RUnlock()
@@ -336,7 +350,7 @@ func (c *Client) Call(ctx context.Context, name string, args any, opts ...CallOp
 		return nil, err
 	}
 	call.Idempotent = op.idempotent()
-	call.Keys = c.keysFor(&op)
+	call.Keys = c.keysFor(op)
 	return c.loop.Do(ctx, call)
 }
 
@@ -401,7 +415,9 @@ func (c *Client) Do(ctx context.Context, req *http.Request) (*http.Response, err
 	if err != nil {
 		return nil, err
 	}
-	resp, err := newRun(&c.loop).call(ctx, t, call, 0)
+	r := newRun(&c.loop)
+	resp, err := r.call(ctx, t, call, 0)
+	r.lent.release()
 	if err != nil {
 		return nil, err
 	}
@@ -427,7 +443,7 @@ func (t opTransport) RoundTrip(ctx context.Context, req *Request) (*Response, er
 	if c.base == nil {
 		return nil, errors.New("the client has no base URL (WithBaseURL)")
 	}
-	switch c.keysFor(&op) {
+	switch c.keysFor(op) {
 	case KeysOff:
 		if req.Depth > 0 {
 			req.IdempotencyKey = "" // a next operation's key is minted, never the caller's
@@ -436,22 +452,34 @@ func (t opTransport) RoundTrip(ctx context.Context, req *Request) (*Response, er
 		req.KeysHonoured = req.IdempotencyKey != ""
 	}
 	unsafe := !op.idempotent() && !req.KeysHonoured
-	var watch *sent.Watch
+	var (
+		watch *sent.Watch
+		err   error
+	)
 	if unsafe {
-		ctx, watch = sent.Start(ctx)
+		ctx, watch = req.borrow().watch(ctx)
 	}
-	hreq, err := buildRequest(ctx, c.baseStr, c.baseQuery, &op, req.Args)
-	if err != nil {
-		return nil, err
+	l := req.borrow()
+	hreq := l.resend(ctx, op, req, unsafe)
+	if hreq == nil {
+		hreq, err = buildRequest(ctx, c.baseStr, c.baseQuery, op, req.Args)
+		if err != nil {
+			return nil, err
+		}
+		hreq.Header["Accept"] = acceptJSON
+		setKeyAndToken(hreq.Header, req, unsafe)
+		l.remember(hreq, op, req, unsafe)
 	}
 	req.Method, req.Target = op.Method, hreq.URL.Path
-	hreq.Header["Accept"] = acceptJSON
-	setKeyAndToken(hreq.Header, req, unsafe)
 	hresp, err := c.hc.Do(hreq)
 	if err != nil {
 		return nil, markNotSent(watch, err)
 	}
-	resp, err := readResponse(hresp, c.loop.Limits.withDefaults().MaxBody, c.maxResult)
+	maxBody := c.loop.Limits.MaxBody
+	if maxBody <= 0 {
+		maxBody = DefaultMaxBody
+	}
+	resp, err := readResponse(hresp, maxBody, c.maxResult, l.response())
 	if err == nil && req.IdempotencyKey != "" && showsKeysHonoured(resp) {
 		op.shown.Store(true)
 	}
@@ -464,19 +492,25 @@ var (
 	jsonContentType = []string{"application/json"}
 )
 
-// readResponse turns an HTTP response into the loop's: a failure's body is read with a bound
-// and closed; a success's body is read whole (up to maxResult) and checked for a failure
+// readResponse turns an HTTP response into the loop's, in resp: a failure's body is read with
+// a bound and closed; a success's body is read whole (up to maxResult) and checked for a failure
 // carried inside it.
-func readResponse(hresp *http.Response, maxBody, maxResult int64) (*Response, error) {
-	resp := &Response{Status: hresp.StatusCode, Header: hresp.Header, Replayed: replayed(hresp.Header)}
+func readResponse(hresp *http.Response, maxBody, maxResult int64, resp *Response) (*Response, error) {
+	*resp = Response{Status: hresp.StatusCode, Header: hresp.Header, Replayed: replayed(hresp.Header)}
 	if hresp.StatusCode >= 400 || hresp.StatusCode < 200 {
-		resp.Envelope, _ = parseResponse(hresp, maxBody)
+		read, err := readBounded(hresp.Body, maxBody+1, hresp.ContentLength)
+		resp.Envelope = parseFailure(hresp, read, maxBody)
 		if sev := severity(resp.Envelope); sev != SeverityInfo && sev != SeverityWarning {
-			discard(hresp.Body)
+			if err == nil && int64(len(read)) <= maxBody {
+				hresp.Body.Close() // read to its end: nothing left to discard
+			} else {
+				discard(hresp.Body)
+			}
 			return resp, nil
 		}
 		// A failure status the server calls a notice is returned by the loop: its body is
-		// read as a result's (ParseResponse left it readable from the start).
+		// read as a result's, from its start.
+		hresp.Body = readAgain(read, err, hresp.Body)
 	}
 	body, err := readBounded(hresp.Body, maxResult+1, hresp.ContentLength)
 	hresp.Body.Close()
@@ -487,13 +521,52 @@ func readResponse(hresp *http.Response, maxBody, maxResult int64) (*Response, er
 		return nil, fmt.Errorf("the result is larger than %d bytes", maxResult)
 	}
 	resp.Body = body
-	if resp.Envelope == nil && isJSONType(hresp.Header) {
+	if resp.Envelope == nil && isJSONType(hresp.Header) && inBandFailurePossible(hresp.StatusCode, body) {
 		if env, ok := Parse(hresp.StatusCode, hresp.Header, body); ok {
 			resp.Envelope = env
 		}
 	}
 	return resp, nil
 }
+
+// inBandFailurePossible reports whether Parse could find a failure in a body answered with a success
+// status: by the test Parse itself opens with (inBandPossible: none of the in-band dialects'
+// markers occurs in the body), made before Parse builds its state, so that the common success
+// costs a scan of its body and nothing more.
+func inBandFailurePossible(status int, body []byte) bool {
+	return status == 207 || inBandPossible(view(body))
+}
+
+// parseFailure parses a failure's body, of which read is what readBounded read with the limit
+// maxBody+1 (a read error is the end of the body, as ParseResponse has it). The body is read
+// once: a body that fits the bound is parsed where it lies, and a longer one is handed to
+// ParseResponse, which reads the decision members at its start.
+func parseFailure(hresp *http.Response, read []byte, maxBody int64) *Envelope {
+	if int64(len(read)) <= maxBody && len(read) <= DefaultMaxBody {
+		env, _ := Parse(hresp.StatusCode, hresp.Header, read)
+		return env
+	}
+	prefix := &http.Response{StatusCode: hresp.StatusCode, Header: hresp.Header, ContentLength: -1,
+		Body: io.NopCloser(bytes.NewReader(read))}
+	env, _ := ParseResponse(prefix, MaxBody(maxBody))
+	return env
+}
+
+// readAgain is a body that yields read, then err or what rest has left.
+func readAgain(read []byte, err error, rest io.ReadCloser) io.ReadCloser {
+	r := io.MultiReader(bytes.NewReader(read), rest)
+	if err != nil {
+		r = io.MultiReader(bytes.NewReader(read), errReader{err})
+	}
+	return struct {
+		io.Reader
+		io.Closer
+	}{r, rest}
+}
+
+type errReader struct{ err error }
+
+func (r errReader) Read([]byte) (int, error) { return 0, r.err }
 
 func severity(e *Envelope) Severity {
 	if e == nil {
@@ -510,17 +583,26 @@ func discard(body io.ReadCloser) {
 }
 
 func replayed(h http.Header) bool {
-	v := h.Get(HeaderReplayed)
+	v := canonicalGet(h, HeaderReplayed)
 	return strings.EqualFold(v, "true") || v == "?1"
 }
 
 func isJSONType(h http.Header) bool {
-	ct := h.Get("Content-Type")
+	ct := canonicalGet(h, "Content-Type")
 	if i := strings.IndexByte(ct, ';'); i >= 0 {
 		ct = ct[:i]
 	}
 	ct = strings.TrimSpace(strings.ToLower(ct))
 	return ct == "application/json" || strings.HasSuffix(ct, "+json") || ct == "text/json"
+}
+
+// canonicalGet is h.Get(name) for a name in its canonical form already: the same lookup,
+// without canonicalizing the name on every call.
+func canonicalGet(h http.Header, name string) string {
+	if v := h[name]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
 
 // guardRedirects copies hc with a redirect policy that drops the idempotency key and the
@@ -623,24 +705,29 @@ func buildRequest(ctx context.Context, base, baseQuery string, op *registered, a
 	default:
 		body = []byte("{}")
 	}
-	path, err := expandPath(op.Path, names, pathVals)
-	if err != nil {
+	if len(query) == 0 && op.fixed != nil {
+		return fixedRequest(ctx, op.fixed, body), nil
+	}
+	// The URL is written in one piece: the base, the path with its parameters, the query.
+	var target strings.Builder
+	target.Grow(len(base) + len(op.Path) + 32)
+	target.WriteString(base)
+	if err := expandPath(&target, op.Path, names, pathVals); err != nil {
 		return nil, err
 	}
-	target := base + path
 	switch {
 	case len(query) > 0 && baseQuery != "":
-		target += "?" + baseQuery + "&" + query.Encode()
+		target.WriteString("?" + baseQuery + "&" + query.Encode())
 	case len(query) > 0:
-		target += "?" + query.Encode()
+		target.WriteString("?" + query.Encode())
 	case baseQuery != "":
-		target += "?" + baseQuery
+		target.WriteString("?" + baseQuery)
 	}
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
-	hreq, err := http.NewRequestWithContext(ctx, op.Method, target, rd)
+	hreq, err := http.NewRequestWithContext(ctx, op.Method, target.String(), rd)
 	if err != nil {
 		return nil, err
 	}
@@ -648,6 +735,37 @@ func buildRequest(ctx context.Context, base, baseQuery string, op *registered, a
 		hreq.Header["Content-Type"] = jsonContentType
 	}
 	return hreq, nil
+}
+
+// fixedRequest is an attempt of an operation whose URL is fixed's, with body (nil: none).
+func fixedRequest(ctx context.Context, fixed *http.Request, body []byte) *http.Request {
+	o := &outgoing{url: *fixed.URL, data: body}
+	hreq := fixed.WithContext(ctx)
+	hreq.URL = &o.url
+	hreq.Header = make(http.Header, 4)
+	if body != nil {
+		o.body.Reset(body)
+		// A *bytes.Reader under io.NopCloser, as http.NewRequest makes it: net/http knows it
+		// is in memory, and writes the header block and the body in one go.
+		hreq.Body, hreq.GetBody, hreq.ContentLength = io.NopCloser(&o.body), o.getBody, int64(len(body))
+		hreq.Header["Content-Type"] = jsonContentType
+	}
+	return hreq
+}
+
+// outgoing is what an attempt made by fixedRequest has of its own, in one allocation: its URL
+// (a copy: a RoundTripper must not change the request it sends, but one that does must not
+// change the next attempt's) and its body.
+type outgoing struct {
+	url  url.URL
+	body bytes.Reader
+	data []byte
+}
+
+// getBody is the request's GetBody, with which net/http sends the body again (a 307 or 308
+// redirect, a retry of its own).
+func (o *outgoing) getBody() (io.ReadCloser, error) {
+	return io.NopCloser(bytes.NewReader(o.data)), nil
 }
 
 // pathParams lists the {name} parameters of a path template.
@@ -674,27 +792,28 @@ func pathParams(tmpl string) ([]string, error) {
 	}
 }
 
-// expandPath fills a template's parameters (names, in order) with vals, escaped.
-func expandPath(tmpl string, names, vals []string) (string, error) {
+// expandPath writes a template with its parameters (names, in order) filled with vals,
+// escaped.
+func expandPath(b *strings.Builder, tmpl string, names, vals []string) error {
 	if len(names) == 0 {
-		return tmpl, nil
+		b.WriteString(tmpl)
+		return nil
 	}
-	var b strings.Builder
 	for n, rest := 0, tmpl; ; n++ {
 		i := strings.IndexByte(rest, '{')
 		if i < 0 {
 			b.WriteString(rest)
-			return b.String(), nil
+			return nil
 		}
 		j := strings.IndexByte(rest, '}')
 		v := vals[n]
 		if v == "" {
-			return "", fmt.Errorf("missing path parameter %q", names[n])
+			return fmt.Errorf("missing path parameter %q", names[n])
 		}
 		if v == "." || v == ".." {
 			// A dot segment is not escaped by PathEscape and would move the request to
 			// another resource once the path is normalized.
-			return "", fmt.Errorf("path parameter %q: %q is a dot segment", names[n], v)
+			return fmt.Errorf("path parameter %q: %q is a dot segment", names[n], v)
 		}
 		b.WriteString(rest[:i])
 		b.WriteString(url.PathEscape(v))

@@ -6,8 +6,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/cenkalti/backoff/v4"
+	"github.com/hashicorp/go-retryablehttp"
 
 	"github.com/remedy-go/remedy"
 )
@@ -182,6 +187,96 @@ func BenchmarkClientPaired(b *testing.B) {
 			}
 		}, func() { plain("GET", "/v1/orders/ord_1", nil, "") })
 	})
+}
+
+// BenchmarkRetryPaired is BenchmarkRetry of the bench module taken in turns: a POST answered
+// 503 (no Retry-After) and then 200, through the client and through go-retryablehttp (the
+// same bytes on the wire, every wait zero), each call alternating with the other's and in
+// alternating order, so that both meet the same noise of a shared machine. It reports each
+// side's mean, and the ratio of their medians and of their tenth percentiles, which move
+// least from run to run.
+func BenchmarkRetryPaired(b *testing.B) {
+	newServer := func() *httptest.Server {
+		var n atomic.Int64
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body)
+			if n.Add(1)%2 == 1 {
+				w.Header().Set("Content-Type", "application/problem+json")
+				w.WriteHeader(http.StatusServiceUnavailable)
+				io.WriteString(w, `{"type":"about:blank","title":"Service Unavailable","status":503,"detail":"The order service is restarting."}`)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"id":"ord_1","status":"created","total":{"amount":1250,"currency":"usd"}}`)
+		}))
+		b.Cleanup(srv.Close)
+		return srv
+	}
+	ours, theirs := newServer(), newServer()
+	c, err := remedy.NewClient(remedy.WithHTTPClient(ours.Client()), remedy.WithBaseURL(ours.URL),
+		remedy.WithOperations(remedy.Operation{Name: "create_order", Path: "/v1/orders"}),
+		remedy.WithBackoff(func() backoff.BackOff { return &backoff.ZeroBackOff{} }),
+		remedy.WithRetryBudget(remedy.NewRetryBudget(100, 1)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	rh := retryablehttp.NewClient()
+	rh.HTTPClient, rh.Logger = theirs.Client(), nil
+	rh.RetryWaitMin, rh.RetryWaitMax = 0, 0
+	args := []byte(`{"customer_id":"cus_123","currency":"usd","items":[{"sku":"a","quantity":2}]}`)
+	ctx := context.Background()
+	inTurns(b, func() {
+		if _, err := c.Call(ctx, "create_order", args); err != nil {
+			b.Fatal(err)
+		}
+	}, func() {
+		req, _ := retryablehttp.NewRequestWithContext(ctx, "POST", theirs.URL+"/v1/orders", args)
+		req.Header["Content-Type"] = []string{"application/json"}
+		req.Header["Accept"] = []string{"application/json, application/problem+json"}
+		req.Header["Idempotency-Key"] = []string{"JQKVWPSA2FOBYKG6XNISW5XD37"}
+		resp, err := rh.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.ReadAll(resp.Body)
+		resp.Body.Close()
+	})
+}
+
+// inTurns runs ours and theirs one after the other, in alternating order, and reports each
+// side's mean and the ratios of their medians and tenth percentiles.
+func inTurns(b *testing.B, ours, theirs func()) {
+	var o, t []float64
+	for i := 0; b.Loop(); i++ {
+		var do, dt time.Duration
+		if i%2 == 0 {
+			t0 := time.Now()
+			ours()
+			t1 := time.Now()
+			theirs()
+			do, dt = t1.Sub(t0), time.Since(t1)
+		} else {
+			t0 := time.Now()
+			theirs()
+			t1 := time.Now()
+			ours()
+			dt, do = t1.Sub(t0), time.Since(t1)
+		}
+		o, t = append(o, float64(do)), append(t, float64(dt))
+	}
+	mean := func(xs []float64) float64 {
+		var sum float64
+		for _, x := range xs {
+			sum += x
+		}
+		return sum / float64(len(xs))
+	}
+	b.ReportMetric(mean(o), "client-ns/op")
+	b.ReportMetric(mean(t), "peer-ns/op")
+	slices.Sort(o)
+	slices.Sort(t)
+	b.ReportMetric(o[len(o)/2]/t[len(t)/2], "median-ratio")
+	b.ReportMetric(o[len(o)/10]/t[len(t)/10], "p10-ratio")
 }
 
 // benchOrders is the loopback order server the client benchmarks call, a plain client for it,

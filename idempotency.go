@@ -6,7 +6,10 @@ import (
 	"crypto/sha256"
 	"encoding/base32"
 	"encoding/json"
+	mrand "math/rand/v2"
 	"strconv"
+	"sync"
+	"unsafe"
 
 	"github.com/remedy-go/remedy/internal/canon"
 )
@@ -50,6 +53,7 @@ type keyring struct {
 	args    json.RawMessage
 	current string
 	seen    map[[32]byte]string // every payload's key, once there is more than one
+	spare   *keySpace           // where the first key minted is written, if not used already
 }
 
 // key is the key for args.
@@ -61,7 +65,7 @@ func (k *keyring) key(args json.RawMessage) string {
 		k.args = args
 		k.current = k.caller
 		if k.current == "" {
-			k.current = newKey()
+			k.current = k.spare.mint()
 		}
 		return k.current
 	}
@@ -97,7 +101,51 @@ func (k *keyring) derive(fp [32]byte) string {
 
 // newKey is 128 random bits as 26 base32 characters: printable ASCII well under the 255
 // bytes servers accept.
-func newKey() string { return rand.Text() }
+func newKey() string {
+	var b [26]byte
+	randomKey(&b)
+	return string(b[:])
+}
+
+// keySpace holds the characters of one minted key, in memory that lives as long as the call
+// that sends it (its run), so that the common call's key costs no allocation of its own.
+type keySpace struct {
+	b    [26]byte
+	used bool
+}
+
+// mint is newKey, written into s the first time. Once written the characters never change,
+// so the string may view them in place.
+func (s *keySpace) mint() string {
+	if s == nil || s.used {
+		return newKey()
+	}
+	s.used = true
+	randomKey(&s.b)
+	return unsafe.String(&s.b[0], len(s.b))
+}
+
+// randomKey writes a key into b: the 26 characters of crypto/rand.Text, each of 26 random
+// bytes taken modulo 32 (130 bits in all). The bytes come from a ChaCha8 generator seeded
+// from crypto/rand — cryptographically strong, as math/rand/v2 documents it — one per
+// goroutine at a time (sync.Pool): reading the system's generator for each key cost more
+// than all the rest of minting it.
+func randomKey(b *[26]byte) {
+	g := generators.Get().(*mrand.ChaCha8)
+	g.Read(b[:])
+	generators.Put(g)
+	for i, c := range b {
+		b[i] = keyAlphabet[c%32]
+	}
+}
+
+var generators = sync.Pool{New: func() any {
+	var seed [32]byte
+	rand.Read(seed[:])
+	return mrand.NewChaCha8(seed)
+}}
+
+const keyAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
 
 // fingerprint identifies a payload by its exact canonical form (canon.Fingerprint: RFC 8785
 // with every number by its exact decimal value); bytes that are not JSON are identified as

@@ -50,7 +50,7 @@ func setKeyAndToken(h http.Header, req *Request, quiet bool) {
 		if quiet {
 			name = headerKeyQuiet
 		}
-		h[name] = []string{req.IdempotencyKey}
+		h[name] = req.borrow().keyValue(req.IdempotencyKey)
 	}
 	if v, ok := h[headerXKey]; ok && quiet {
 		delete(h, headerXKey)

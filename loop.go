@@ -399,6 +399,8 @@ type Request struct {
 	// Method and Target describe the attempt for records and logs ("POST", "/v1/orders";
 	// "tools/call", a tool's name); the transport sets them.
 	Method, Target string
+
+	run *run // the loop's run that made the attempt, which lends it memory (Request.borrow); nil elsewhere
 }
 
 // Response is what an attempt got back, and what a successful call returns.
@@ -475,12 +477,14 @@ func (l *Loop) Do(ctx context.Context, c Call) (*Response, error) {
 	r := newRun(l)
 	r.guard = true
 	resp, err := r.call(ctx, l.Transport, c, 0)
+	r.lent.release()
 	if r.cancel != nil {
 		r.cancel()
 		var ce *CallError
 		if err != nil && ctx.Err() == nil && r.bounded.Err() != nil && errors.As(err, &ce) && ce.Cause == ErrDeadline {
 			ce.Cause, ce.Detail = ErrElapsedBudget, "the call's elapsed budget ran out during an attempt"
 		}
+		r.bounded, r.cancel = nil, nil // the returned Response keeps the run reachable
 	}
 	return resp, err
 }
@@ -516,9 +520,14 @@ type run struct {
 	guard   bool
 	bounded context.Context
 	cancel  context.CancelFunc
-	// req and first back the common call (one attempt) without allocations of their own.
+	// req and first back the common call (one attempt) without allocations of their own, and
+	// key its minted key; lent is what the Client's transports borrow for the call's
+	// attempts, made on first use (Request.borrow). (The run stays within 512 bytes, which
+	// the allocator serves much more cheaply than larger objects.)
 	req   Request
 	first [1]Attempt
+	key   keySpace
+	lent  *lent
 }
 
 func newRun(l *Loop) *run {
@@ -534,7 +543,7 @@ func (r *run) call(ctx context.Context, t Transport, c Call, depth int) (*Respon
 		return nil, &CallError{Operation: c.Operation, Cause: ErrNotRetryable, Detail: "the arguments are not a JSON object", Attempts: r.attempts}
 	}
 	var bo backoff.BackOff // made when a retry first needs it
-	keys := keyring{caller: c.IdempotencyKey}
+	keys := keyring{caller: c.IdempotencyKey, spare: &r.key}
 	args := c.Args
 	token := c.ConfirmationToken
 	// confirmed: a confirmation token was sent with args as they are now. A rewrite makes a
@@ -550,7 +559,7 @@ func (r *run) call(ctx context.Context, t Transport, c Call, depth int) (*Respon
 			// Only a next operation gets here: it spent what was left of the call's attempts.
 			return nil, r.fail(c, ErrAttemptsExhausted, "no attempts left: the call's next operations spent them", last, nil)
 		}
-		r.req = Request{Operation: c.Operation, Args: args, ConfirmationToken: token, Attempt: n, Depth: depth}
+		r.req = Request{Operation: c.Operation, Args: args, ConfirmationToken: token, Attempt: n, Depth: depth, run: r}
 		req := &r.req
 		switch {
 		case c.Keys == KeysOff:
@@ -562,10 +571,22 @@ func (r *run) call(ctx context.Context, t Transport, c Call, depth int) (*Respon
 			req.IdempotencyKey = keys.key(args)
 		}
 		token = "" // a token goes with one attempt, with the payload it was issued for
-		began := time.Now()
+		// Times are read from the monotonic clock, as offsets from the call's start (one clock
+		// read each, where time.Now takes two); the call's first attempt begins with it.
+		var began time.Duration
+		if len(r.attempts) > 0 {
+			began = time.Since(r.start)
+		}
 		resp, err := t.RoundTrip(ctx, req)
-		after := time.Now()
-		elapsed := after.Sub(began)
+		since := time.Since(r.start)
+		after := r.start.Add(since)
+		if l := r.lent; l != nil && l.attached {
+			// The transport attached the run's watch to ctx: the later attempts go under the
+			// context that carries it (see lent.watch), and so does the elapsed bound.
+			l.attached = false
+			ctx = l.watched
+		}
+		elapsed := since - began
 		var env *Envelope
 		if resp != nil && err == nil {
 			env = resp.Envelope
@@ -578,7 +599,7 @@ func (r *run) call(ctx context.Context, t Transport, c Call, depth int) (*Respon
 		honoured = honoured || req.KeysHonoured || (resp != nil && resp.Replayed) || (env != nil && keyHeld(env))
 		s := State{
 			// Attempts count over the whole call: next operations spend the same budget.
-			Attempt: len(r.attempts) + 1, Elapsed: after.Sub(r.start), Depth: depth, Confirmed: confirmed,
+			Attempt: len(r.attempts) + 1, Elapsed: since, Depth: depth, Confirmed: confirmed,
 			SafeToRepeat: c.Idempotent || (req.IdempotencyKey != "" && honoured), CanRewrite: l.Rewriter != nil,
 			BudgetLeft: l.Budget.available(), Limits: lim, Done: ctx.Err() != nil,
 		}

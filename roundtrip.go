@@ -67,7 +67,7 @@ func (t *rawTransport) RoundTrip(ctx context.Context, req *Request) (*Response, 
 	unsafe := !t.idempotent && !req.KeysHonoured
 	var watch *sent.Watch
 	if unsafe {
-		ctx, watch = sent.Start(ctx)
+		ctx, watch = req.borrow().watch(ctx)
 	}
 	// A shallow copy with its own header map: the caller's request is never changed.
 	hreq := t.req.WithContext(ctx)
@@ -103,7 +103,8 @@ func (t *rawTransport) RoundTrip(ctx context.Context, req *Request) (*Response, 
 	if err != nil {
 		return nil, markNotSent(watch, err)
 	}
-	resp := &Response{Status: hresp.StatusCode, Header: hresp.Header, Replayed: replayed(hresp.Header), http: hresp}
+	resp := req.borrow().response()
+	*resp = Response{Status: hresp.StatusCode, Header: hresp.Header, Replayed: replayed(hresp.Header), http: hresp}
 	failure := hresp.StatusCode >= 400 || hresp.StatusCode < 200
 	// A success is read for an in-band failure only when it is JSON of a size Parse reads.
 	if failure || (isJSONType(hresp.Header) && hresp.ContentLength <= t.maxBody) {
@@ -172,7 +173,9 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	t.rt = rt.base
-	resp, err := newRun(&rt.loop).call(req.Context(), t, call, 0)
+	r := newRun(&rt.loop)
+	resp, err := r.call(req.Context(), t, call, 0)
+	r.lent.release()
 	if err == nil {
 		return resp.http, nil
 	}

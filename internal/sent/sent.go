@@ -17,6 +17,8 @@ import (
 // have executed. WroteHeaders is sticky: once any request traced under the context wrote its
 // headers (an earlier try net/http made by itself, a redirect's first leg, a wrapper's own
 // request), the attempt may have executed.
+//
+// The zero Watch is ready for Attach; Start makes one and attaches it.
 type Watch struct {
 	trace httptrace.ClientTrace
 	state atomic.Uint32
@@ -27,14 +29,42 @@ const (
 	wrote                    // WroteHeaders: a header block went out
 )
 
-// Start returns ctx with a watch on the requests made under it. A trace already in ctx (the
-// caller's own) still receives every event.
+// Start returns ctx with a new watch on the requests made under it. A trace already in ctx
+// (the caller's own) still receives every event.
 func Start(ctx context.Context) (context.Context, *Watch) {
-	w := &Watch{}
+	w := new(Watch)
+	return w.Attach(ctx), w
+}
+
+// Attach returns ctx with w on the requests made under it, as Start does, for a watch that is
+// part of something longer-lived (one per call, watching each of its attempts in turn). Attach
+// a watch once: httptrace composes its hooks with the context's trace at that moment. To watch
+// a later request under the returned context, or under one derived from it, Reset w instead.
+func (w *Watch) Attach(ctx context.Context) context.Context {
+	w.state.Store(0)
 	w.trace.GetConn = func(string) { w.state.Or(conn) }
 	w.trace.WroteHeaders = func() { w.state.Or(wrote) }
-	return httptrace.WithClientTrace(ctx, &w.trace), w
+	return httptrace.WithClientTrace(ctx, &w.trace)
 }
+
+// In reports whether the requests made under ctx report to w: ctx is the context Attach
+// returned, or derived from it with no other trace in between.
+func (w *Watch) In(ctx context.Context) bool { return httptrace.ContextClientTrace(ctx) == &w.trace }
+
+// Settled reports whether w can be Reset to watch the next request under its context: it saw
+// no event at all (a RoundTripper that reports none), or both a connection and a header block.
+// net/http reports GetConn before its RoundTrip returns, so the only event of a settled watch's
+// requests that can still come is a late WroteHeaders, which makes the next request's failure
+// one that may have executed: the safe side. A watch that saw a connection and no header
+// block (a failure before writing) or the reverse is not settled: its request ended in a way
+// that leaves room for doubt, and the next request gets a watch of its own.
+func (w *Watch) Settled() bool {
+	s := w.state.Load()
+	return s == 0 || s == conn|wrote
+}
+
+// Reset forgets what w saw, to watch the next request made under its context.
+func (w *Watch) Reset() { w.state.Store(0) }
 
 // NothingWritten reports whether the watch shows that no request made under its context
 // wrote its header block (and that the transport reports its events at all). A nil watch
