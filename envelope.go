@@ -202,6 +202,9 @@ func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 // parse reads body in place and detaches the envelope from it before returning.
 func parse(status int, header http.Header, body []byte, truncated bool) (*Envelope, bool) {
 	s := view(body)
+	if plainSuccess(status, s) {
+		return nil, false
+	}
 	p := parser{status: status, header: header, body: s, full: true, truncated: truncated}
 	if !p.run() {
 		return nil, false
@@ -233,6 +236,9 @@ func Classify(status int, header http.Header, body []byte) Verdict {
 	truncated := len(body) > DefaultMaxBody
 	if truncated {
 		body = body[:DefaultMaxBody]
+	}
+	if plainSuccess(status, view(body)) {
+		return Verdict{Status: status}
 	}
 	// The body is only read, never retained: no string escapes this call except the
 	// constants the verdict is made of.

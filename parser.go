@@ -240,8 +240,8 @@ func (t *topMembers) read(root val) {
 
 // run parses the body and reports whether the response is a failure.
 func (p *parser) run() bool {
-	if p.status >= 200 && p.status < 400 && p.status != 207 && !inBandPossible(p.body) {
-		return false // the common success, told apart without reading it
+	if plainSuccess(p.status, p.body) {
+		return false
 	}
 	p.h.read(p.header)
 	if p.full && len(p.body) <= ownedMax {
@@ -278,6 +278,12 @@ func (p *parser) run() bool {
 	}
 	p.finish(d)
 	return true
+}
+
+// plainSuccess reports whether a response is the common success, told apart without reading
+// its body; Parse and Classify test it before they set anything up.
+func plainSuccess(status int, body string) bool {
+	return status >= 200 && status < 400 && status != 207 && !inBandPossible(body)
 }
 
 // inBandPossible reports whether a success body could hold an in-band failure: every
