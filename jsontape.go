@@ -81,6 +81,9 @@ func getTape() *tape { return tapeFor(0) }
 func tapeFor(size int) *tape {
 	want := max(size/10, minTape)
 	c := tapeClass(want)
+	if minTape<<c < want && c < tapeClasses-1 {
+		c++
+	}
 	for k := c; k < min(c+3, tapeClasses); k++ {
 		if t, ok := tapes[k].Get().(*tape); ok {
 			return t
@@ -296,8 +299,13 @@ keyEnd:
 	goto value
 }
 
-// grow makes room for more tokens.
-func grow(toks []tok) []tok { return append(toks, tok{})[:len(toks)] }
+// grow makes room for more tokens: twice as many, so that a tape grows through the classes
+// in as few steps as possible.
+func grow(toks []tok) []tok {
+	bigger := make([]tok, len(toks), max(2*cap(toks), minTape))
+	copy(bigger, toks)
+	return bigger
+}
 
 // frame is an open container.
 type frame struct {

@@ -561,7 +561,7 @@ func (p *parser) rawList(v val) []json.RawMessage {
 	if cap(p.lists)-len(p.lists) < n {
 		// Lists are cut from one block, which doubles when full: a body of many issues with
 		// allowed values costs a few allocations, not one per issue.
-		p.lists = make([]json.RawMessage, 0, max(n, 8, 2*cap(p.lists), len(p.body)>>9))
+		p.lists = make([]json.RawMessage, 0, max(n, 8, 2*cap(p.lists), len(p.body)>>8))
 	}
 	out := p.lists[len(p.lists) : len(p.lists) : len(p.lists)+n]
 	for it := v.iter(); it.next(); {
