@@ -26,7 +26,7 @@ type Outcome struct {
 	Note     string // why it is undecided
 }
 
-// Goal is one of issue #24's performance goals, checked against the tables.
+// Goal is one of the project's performance goals, checked against the tables.
 type Goal struct {
 	Figure string // what is measured, as the issue names it
 	Target string // the goal, as the issue states it

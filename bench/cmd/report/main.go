@@ -1,7 +1,7 @@
 // Command report runs the benchmarks of the bench module and writes BENCHMARKS.md and
 // benchmarks.svg at the root of the repository, and the table of the README's "Measured
 // against the peers": medians over several rounds, the ratios of remedy to each peer and
-// baseline by wall time and by CPU time, issue #24's goals checked against them, and a CPU
+// baseline by wall time and by CPU time, the performance goals checked against them, and a CPU
 // profile of each hot path.
 //
 // Run it from the bench directory:

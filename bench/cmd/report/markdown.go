@@ -69,7 +69,7 @@ func WriteMarkdown(w io.Writer, m Meta, tables []*Table, skips []Skip, profiles 
 	p("So every ratio is taken twice, of the wall times and of the CPU times: where the two agree, the ratio holds whatever the load; where they disagree, read the spreads and the load average before reading the difference into the code. ")
 	p("A goal is reached when both ratios meet it, not reached when neither does, and undecided when they disagree.\n\n")
 
-	p("## Goals\n\nIssue #24's goals, checked against this run:\n\n| figure | measured | goal | |\n|---|---|---|---|\n")
+	p("## Goals\n\nThe performance goals, checked against this run:\n\n| figure | measured | goal | |\n|---|---|---|---|\n")
 	var missed, undecided []string
 	for _, g := range goals {
 		o := g.Check(tables)

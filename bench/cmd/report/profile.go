@@ -22,7 +22,7 @@ type HotPath struct {
 	Bench string // the benchmark's full name, Benchmark<Group>/<case>/<contender>
 }
 
-// hotPaths are the paths issue #24 asks to make faster, each as its remedy contender.
+// hotPaths are the hot paths the goals are about, each as its remedy contender.
 var hotPaths = []HotPath{
 	{"Parse, the 1 KB agent envelope", "BenchmarkAgentEnvelope/1KB/remedy"},
 	{"Client: 503, then 200", "BenchmarkRetry/503-then-200/remedy"},

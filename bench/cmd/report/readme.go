@@ -33,7 +33,7 @@ func ReadmeSection(m Meta, tables []*Table) string {
 		p("| %s | %s | %s |\n", row[0], row[1], row[2])
 	}
 
-	p("\n| issue #24's goal | | this run | |\n|---|---|---|---|\n")
+	p("\n| performance goal | | this run | |\n|---|---|---|---|\n")
 	for _, g := range goals {
 		o := g.Check(tables)
 		short := o.Short
