@@ -114,7 +114,7 @@ func TestClassifyAllocatesNothing(t *testing.T) {
 // bigAgentBody is an agent envelope of about size bytes: the 1 KB one's shape with as many
 // issues as fit.
 func bigAgentBody(size int) []byte {
-	const issue = `{"path":["items",%d,"quantity"],"pointer":"/items/%d/quantity","code":"maximum","message":"quantity must be at most 100","expected":{"maximum":100},"received":250,"suggested_value":100}`
+	const issue = `{"path":["items",%d,"quantity"],"pointer":"/items/%d/quantity","code":"maximum","message":"quantity must be at most 100","expected":{"maximum":100},"received":250,"allowed_values":[1,10,100],"suggested_value":100}`
 	b := []byte(`{"error":{"statusCode":422,"code":"invalid_body","message":"The request body failed validation.","retryable":false,"issues":[`)
 	for i := 0; len(b) < size-300; i++ {
 		if i > 0 {
@@ -143,5 +143,26 @@ func BenchmarkParseSize(b *testing.B) {
 				remedy.Parse(422, nil, body)
 			}
 		})
+	}
+}
+
+// TestParseAllocationsIndependentOfSize holds Parse's allocation count for a 1 MB body of
+// thousands of issues to that of the 1 KB envelope, within the allocations a 1 MB body needs
+// beyond it (its kept strings and values copied out, one more block of lists) and a tape the
+// garbage collector may have taken from the pool between runs: a count that grows with the
+// issues fails, however fast the machine is.
+func TestParseAllocationsIndependentOfSize(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are not the program's under the race detector (sync.Pool drops items); run without -race")
+	}
+	small, large := bigAgentBody(1<<10), bigAgentBody(1000<<10)
+	e, ok := remedy.Parse(422, nil, large)
+	if !ok || len(e.Issues) < 1000 {
+		t.Fatalf("the 1 MB body was not read whole: %d issues", len(e.Issues))
+	}
+	base := testing.AllocsPerRun(20, func() { remedy.Parse(422, nil, small) })
+	big := testing.AllocsPerRun(5, func() { remedy.Parse(422, nil, large) })
+	if big > base+3 {
+		t.Errorf("Parse allocates %.0f times for a 1 MB body, %.0f for 1 KB: the count grows with the body", big, base)
 	}
 }

@@ -266,3 +266,34 @@ func (t *tape) closeAt(idx, end int, h uint8, count int32) {
 	tk := &t.toks[idx]
 	tk.end, tk.next, tk.height, tk.count = int32(end), int32(len(t.toks)), h, uint8(min(count, 255))
 }
+
+// TestTapeClasses: a tape is made with room for the tokens its body likely holds (one for
+// every ten bytes), and put back in the class of its capacity, where a body of that size
+// finds it again.
+func TestTapeClasses(t *testing.T) {
+	for _, c := range []struct{ n, class int }{
+		{0, 0}, {minTape - 1, 0}, {minTape, 0}, {2*minTape - 1, 0}, {2 * minTape, 1},
+		{minTape << 5, 5}, {minTape<<12 + 1, tapeClasses - 1}, {1 << 40, tapeClasses - 1},
+	} {
+		if got := tapeClass(c.n); got != c.class {
+			t.Errorf("tapeClass(%d) = %d, want %d", c.n, got, c.class)
+		}
+	}
+	for _, size := range []int{0, 1 << 10, 100 << 10, 1 << 20} {
+		tp := tapeFor(size)
+		if cap(tp.toks) < size/10 {
+			t.Errorf("tapeFor(%d): room for %d tokens, want %d at least", size, cap(tp.toks), size/10)
+		}
+		putTape(tp)
+	}
+	big := tapeFor(1 << 20)
+	big.toks = grow(big.toks[:cap(big.toks)])
+	want := cap(big.toks)
+	putTape(big)
+	if raceBuild {
+		return // the race detector makes sync.Pool drop items at random
+	}
+	if got := tapeFor(want * 5); cap(got.toks) != want { // from the class of its capacity, or the one below
+		t.Errorf("a grown tape (room for %d) was not found again: got room for %d", want, cap(got.toks))
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package remedy
+
+const raceBuild = false
