@@ -521,20 +521,12 @@ func readResponse(hresp *http.Response, maxBody, maxResult int64, resp *Response
 		return nil, fmt.Errorf("the result is larger than %d bytes", maxResult)
 	}
 	resp.Body = body
-	if resp.Envelope == nil && isJSONType(hresp.Header) && inBandFailurePossible(hresp.StatusCode, body) {
+	if resp.Envelope == nil && isJSONType(hresp.Header) {
 		if env, ok := Parse(hresp.StatusCode, hresp.Header, body); ok {
 			resp.Envelope = env
 		}
 	}
 	return resp, nil
-}
-
-// inBandFailurePossible reports whether Parse could find a failure in a body answered with a success
-// status: by the test Parse itself opens with (inBandPossible: none of the in-band dialects'
-// markers occurs in the body), made before Parse builds its state, so that the common success
-// costs a scan of its body and nothing more.
-func inBandFailurePossible(status int, body []byte) bool {
-	return status == 207 || inBandPossible(view(body))
 }
 
 // parseFailure parses a failure's body, of which read is what readBounded read with the limit
