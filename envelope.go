@@ -187,7 +187,8 @@ const DefaultMaxBody = 1 << 20
 // DialectUnstructured. A failure's body longer than DefaultMaxBody is read only for the
 // members at its start that decide a retry (DialectTruncated), when it states them. JSON
 // values nested deeper than 32 levels (a schema, an expected value) are not kept. The envelope
-// does not alias body.
+// does not alias body. Its strings and raw JSON values may share one block of memory: treat
+// the raw values as read-only (appending to one copies it, for each ends at its capacity).
 func Parse(status int, header http.Header, body []byte) (*Envelope, bool) {
 	truncated := len(body) > DefaultMaxBody
 	if truncated {
