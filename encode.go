@@ -3,9 +3,9 @@ package remedy
 import (
 	"encoding/json"
 	"strconv"
-	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/remedy-go/remedy/internal/jsonw"
 )
 
 // MarshalJSON encodes the envelope in the canonical form the reference server emits on REST and
@@ -151,9 +151,9 @@ func (e *Envelope) appendShared(w *objWriter, problem bool) {
 func (is *Issue) appendJSON(b []byte) []byte {
 	w := objWriter{b: append(b, '{')}
 	w.key("path")
-	w.b = appendPathSegments(w.b, is.Path)
+	w.b = jsonw.AppendPointerSegments(w.b, is.Path)
 	w.key("pointer")
-	w.b = appendString(w.b, is.Path)
+	w.b = jsonw.AppendString(w.b, is.Path)
 	w.str("code", is.Code)
 	w.str("message", is.Message)
 	w.raw("expected", is.Expected)
@@ -171,42 +171,6 @@ func (is *Issue) appendJSON(b []byte) []byte {
 	}
 	w.raw("suggested_value", is.SuggestedValue)
 	return append(w.b, '}')
-}
-
-// appendPathSegments writes a JSON Pointer as the agent envelope's segment array: array
-// indexes as numbers, names as strings.
-func appendPathSegments(b []byte, ptr string) []byte {
-	b = append(b, '[')
-	if ptr != "" {
-		first := true
-		for seg := range strings.SplitSeq(ptr[1:], "/") {
-			if !first {
-				b = append(b, ',')
-			}
-			first = false
-			if isIndex(seg) {
-				b = append(b, seg...)
-				continue
-			}
-			if strings.IndexByte(seg, '~') >= 0 {
-				seg = strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~")
-			}
-			b = appendString(b, seg)
-		}
-	}
-	return append(b, ']')
-}
-
-func isIndex(s string) bool {
-	if s == "" || len(s) > 9 || (s[0] == '0' && len(s) > 1) {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 // objWriter appends the members of one JSON object, skipping empty values.
@@ -228,7 +192,7 @@ func (w *objWriter) key(k string) {
 func (w *objWriter) str(k, v string) {
 	if v != "" {
 		w.key(k)
-		w.b = appendString(w.b, v)
+		w.b = jsonw.AppendString(w.b, v)
 	}
 }
 
@@ -259,7 +223,7 @@ func (w *objWriter) strs(k string, v []string) {
 		if i > 0 {
 			w.b = append(w.b, ',')
 		}
-		w.b = appendString(w.b, s)
+		w.b = jsonw.AppendString(w.b, s)
 	}
 	w.b = append(w.b, ']')
 }
@@ -273,48 +237,5 @@ func appendRaw(b []byte, v json.RawMessage) []byte {
 	return append(b, v...)
 }
 
-// appendString writes s as a JSON string; invalid UTF-8 becomes U+FFFD.
-func appendString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
-
 // quoteJSON encodes s as a JSON string.
-func quoteJSON(s string) json.RawMessage { return appendString(nil, s) }
+func quoteJSON(s string) json.RawMessage { return jsonw.AppendString(nil, s) }

@@ -5,10 +5,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/remedy-go/remedy"
-	"github.com/remedy-go/remedy/internal/jsonscan"
+	"github.com/remedy-go/remedy/internal/jsonw"
 )
 
 // The canonical encoding of a validation refusal, written here rather than by
@@ -217,7 +216,7 @@ func (w *encWriter) key(k string) {
 func (w *encWriter) str(k, v string) {
 	if v != "" {
 		w.key(k)
-		w.b = encString(w.b, v)
+		w.b = jsonw.AppendString(w.b, v)
 	}
 }
 
@@ -238,7 +237,7 @@ func (w *encWriter) strs(k string, v []string) {
 		if i > 0 {
 			w.b = append(w.b, ',')
 		}
-		w.b = encString(w.b, s)
+		w.b = jsonw.AppendString(w.b, s)
 	}
 	w.b = append(w.b, ']')
 }
@@ -247,9 +246,9 @@ func (w *encWriter) strs(k string, v []string) {
 func (w *encWriter) issue(is *remedy.Issue) {
 	iw := encWriter{b: append(w.b, '{')}
 	iw.key("path")
-	iw.b = encPathSegments(iw.b, is.Path)
+	iw.b = jsonw.AppendPointerSegments(iw.b, is.Path)
 	iw.key("pointer")
-	iw.b = encString(iw.b, is.Path)
+	iw.b = jsonw.AppendString(iw.b, is.Path)
 	iw.str("code", is.Code)
 	iw.str("message", is.Message)
 	iw.raw("expected", is.Expected)
@@ -271,78 +270,4 @@ func (w *encWriter) issue(is *remedy.Issue) {
 	}
 	iw.raw("suggested_value", is.SuggestedValue)
 	w.b = append(iw.b, '}')
-}
-
-// encPathSegments writes a JSON Pointer as the agent envelope's segment array: array indexes
-// (of at most 9 digits) as numbers, names as strings.
-func encPathSegments(b []byte, ptr string) []byte {
-	b = append(b, '[')
-	if ptr != "" {
-		rest := ptr[1:]
-		for i := 0; ; i++ {
-			seg := rest
-			next := strings.IndexByte(rest, '/')
-			if next >= 0 {
-				seg = rest[:next]
-			}
-			if i > 0 {
-				b = append(b, ',')
-			}
-			switch {
-			case len(seg) <= 9 && isIndexToken(seg):
-				b = append(b, seg...)
-			case strings.IndexByte(seg, '~') >= 0:
-				b = encString(b, strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~"))
-			default:
-				b = encString(b, seg)
-			}
-			if next < 0 {
-				break
-			}
-			rest = rest[next+1:]
-		}
-	}
-	return append(b, ']')
-}
-
-// encString writes s as a JSON string as remedy's encoder does: no HTML escapes, invalid
-// UTF-8 as U+FFFD.
-func encString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if i = jsonscan.SkipPlain(s, i); i == len(s) {
-			break
-		}
-		if c := s[i]; c < utf8.RuneSelf {
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

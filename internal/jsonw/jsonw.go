@@ -1,0 +1,93 @@
+// Package jsonw holds the pieces of JSON that remedy's encoders write by hand, the writing
+// counterpart of jsonscan: a string as the canonical envelope spells it, and a JSON Pointer
+// as the agent envelope's array of segments. Both the envelope's own encoder and the server's
+// refusal writer use them, so that the two write the same bytes.
+package jsonw
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"github.com/remedy-go/remedy/internal/jsonscan"
+)
+
+// AppendString appends s as a JSON string: no HTML escapes, control characters as \n, \r,
+// \t or \u00XX, invalid UTF-8 as U+FFFD. Runs of printable ASCII are copied eight bytes at a
+// time.
+func AppendString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if i = jsonscan.SkipPlain(s, i); i == len(s) {
+			break
+		}
+		if c := s[i]; c < utf8.RuneSelf {
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+// AppendPointerSegments appends the JSON Pointer ptr (RFC 6901) as an array of its segments:
+// array indexes of at most 9 digits as numbers, names as strings with ~1 and ~0 unescaped.
+// "" (the whole document) is [].
+func AppendPointerSegments(b []byte, ptr string) []byte {
+	b = append(b, '[')
+	if ptr != "" {
+		first := true
+		for seg := range strings.SplitSeq(ptr[1:], "/") {
+			if !first {
+				b = append(b, ',')
+			}
+			first = false
+			switch {
+			case isIndex(seg):
+				b = append(b, seg...)
+			case strings.IndexByte(seg, '~') >= 0:
+				b = AppendString(b, strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~"))
+			default:
+				b = AppendString(b, seg)
+			}
+		}
+	}
+	return append(b, ']')
+}
+
+// isIndex reports whether a segment is an array index the envelope writes as a number.
+func isIndex(s string) bool {
+	if s == "" || len(s) > 9 || (s[0] == '0' && len(s) > 1) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
