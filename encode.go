@@ -67,165 +67,121 @@ func (e *Envelope) sizeHint() int {
 const ProblemContentType = "application/problem+json"
 
 func (e *Envelope) appendCanonical(b []byte) []byte {
-	w := objWriter{b: append(b, '{')}
+	w := objWriter{jsonw.Object{B: append(b, '{')}}
 	if e.Status != 0 {
-		w.num("statusCode", int64(e.Status))
+		w.Int("statusCode", int64(e.Status))
 	}
-	w.str("code", e.Code)
-	w.str("type", e.Type)
-	w.str("title", e.Title)
-	w.str("message", e.Message)
+	w.Str("code", e.Code)
+	w.Str("type", e.Type)
+	w.Str("title", e.Title)
+	w.Str("message", e.Message)
 	e.appendShared(&w, false)
-	return append(w.b, '}')
+	return append(w.B, '}')
 }
 
 func (e *Envelope) appendProblem(b []byte) []byte {
-	w := objWriter{b: append(b, '{')}
+	w := objWriter{jsonw.Object{B: append(b, '{')}}
 	typ := e.Type
 	if typ == "" {
 		typ = "about:blank"
 	}
-	w.str("type", typ)
-	w.str("title", e.Title)
+	w.Str("type", typ)
+	w.Str("title", e.Title)
 	if e.Status != 0 {
-		w.num("status", int64(e.Status))
+		w.Int("status", int64(e.Status))
 	}
-	w.str("detail", e.Message)
-	w.str("code", e.Code)
+	w.Str("detail", e.Message)
+	w.Str("code", e.Code)
 	e.appendShared(&w, true)
-	return append(w.b, '}')
+	return append(w.B, '}')
 }
 
 // appendShared writes the members both encodings carry under the same names.
 func (e *Envelope) appendShared(w *objWriter, problem bool) {
 	if len(e.Issues) > 0 {
-		w.key("issues")
-		w.b = append(w.b, '[')
+		w.Key("issues")
+		w.B = append(w.B, '[')
 		for i := range e.Issues {
 			if i > 0 {
-				w.b = append(w.b, ',')
+				w.B = append(w.B, ',')
 			}
-			w.b = e.Issues[i].appendJSON(w.b)
+			w.B = e.Issues[i].appendJSON(w.B)
 		}
-		w.b = append(w.b, ']')
+		w.B = append(w.B, ']')
 	}
 	w.raw("schema", e.Schema)
-	w.boolean("retryable", e.Retryable)
+	w.Bool("retryable", e.Retryable)
 	if e.RetryAfter > 0 {
-		w.key("retry_after_ms")
-		w.b = strconv.AppendFloat(w.b, float64(e.RetryAfter)/float64(time.Millisecond), 'f', -1, 64)
+		w.Key("retry_after_ms")
+		w.B = strconv.AppendFloat(w.B, float64(e.RetryAfter)/float64(time.Millisecond), 'f', -1, 64)
 	}
-	w.str("hint", e.Hint)
-	w.strs("suggestions", e.Suggestions)
-	w.str("severity", string(e.Severity))
-	w.str("category", string(e.Category))
-	w.str("next_operation", e.NextOperation)
+	w.Str("hint", e.Hint)
+	w.Strs("suggestions", e.Suggestions)
+	w.Str("severity", string(e.Severity))
+	w.Str("category", string(e.Category))
+	w.Str("next_operation", e.NextOperation)
 	w.raw("next_operation_args", e.NextOperationArgs)
-	w.str("confirmationToken", e.ConfirmationToken)
-	w.str("current_status", e.CurrentStatus)
-	w.str("required_status", e.RequiredStatus)
-	w.str("trace_id", e.TraceID)
-	w.str("request_id", e.RequestID)
-	w.str("docs_url", e.DocsURL)
-	w.strs("related_codes", e.RelatedCodes)
+	w.Str("confirmationToken", e.ConfirmationToken)
+	w.Str("current_status", e.CurrentStatus)
+	w.Str("required_status", e.RequiredStatus)
+	w.Str("trace_id", e.TraceID)
+	w.Str("request_id", e.RequestID)
+	w.Str("docs_url", e.DocsURL)
+	w.Strs("related_codes", e.RelatedCodes)
 	w.raw("example_request", e.ExampleRequest)
-	w.str("intent", e.Intent)
-	w.str("deprecated_type", e.DeprecatedType)
+	w.Str("intent", e.Intent)
+	w.Str("deprecated_type", e.DeprecatedType)
 	if len(e.Errors) > 0 {
-		w.key("errors")
-		w.b = append(w.b, '[')
+		w.Key("errors")
+		w.B = append(w.B, '[')
 		for i := range e.Errors {
 			if i > 0 {
-				w.b = append(w.b, ',')
+				w.B = append(w.B, ',')
 			}
 			if problem {
-				w.b = e.Errors[i].appendProblem(w.b)
+				w.B = e.Errors[i].appendProblem(w.B)
 			} else {
-				w.b = e.Errors[i].appendCanonical(w.b)
+				w.B = e.Errors[i].appendCanonical(w.B)
 			}
 		}
-		w.b = append(w.b, ']')
+		w.B = append(w.B, ']')
 	}
 }
 
 func (is *Issue) appendJSON(b []byte) []byte {
-	w := objWriter{b: append(b, '{')}
-	w.key("path")
-	w.b = jsonw.AppendPointerSegments(w.b, is.Path)
-	w.key("pointer")
-	w.b = jsonw.AppendString(w.b, is.Path)
-	w.str("code", is.Code)
-	w.str("message", is.Message)
+	w := objWriter{jsonw.Object{B: append(b, '{')}}
+	w.Key("path")
+	w.B = jsonw.AppendPointerSegments(w.B, is.Path)
+	w.Key("pointer")
+	w.B = jsonw.AppendString(w.B, is.Path)
+	w.Str("code", is.Code)
+	w.Str("message", is.Message)
 	w.raw("expected", is.Expected)
 	w.raw("received", is.Received)
 	if len(is.AllowedValues) > 0 {
-		w.key("allowed_values")
-		w.b = append(w.b, '[')
+		w.Key("allowed_values")
+		w.B = append(w.B, '[')
 		for i, v := range is.AllowedValues {
 			if i > 0 {
-				w.b = append(w.b, ',')
+				w.B = append(w.B, ',')
 			}
-			w.b = appendRaw(w.b, v)
+			w.B = appendRaw(w.B, v)
 		}
-		w.b = append(w.b, ']')
+		w.B = append(w.B, ']')
 	}
 	w.raw("suggested_value", is.SuggestedValue)
-	return append(w.b, '}')
+	return append(w.B, '}')
 }
 
-// objWriter appends the members of one JSON object, skipping empty values.
-type objWriter struct {
-	b    []byte
-	some bool
-}
-
-func (w *objWriter) key(k string) {
-	if w.some {
-		w.b = append(w.b, ',')
-	}
-	w.some = true
-	w.b = append(w.b, '"')
-	w.b = append(w.b, k...)
-	w.b = append(w.b, `":`...)
-}
-
-func (w *objWriter) str(k, v string) {
-	if v != "" {
-		w.key(k)
-		w.b = jsonw.AppendString(w.b, v)
-	}
-}
-
-func (w *objWriter) num(k string, v int64) {
-	w.key(k)
-	w.b = strconv.AppendInt(w.b, v, 10)
-}
-
-func (w *objWriter) boolean(k string, v bool) {
-	w.key(k)
-	w.b = strconv.AppendBool(w.b, v)
-}
+// objWriter appends the members of one JSON object, skipping empty values; raw values are
+// checked (see appendRaw).
+type objWriter struct{ jsonw.Object }
 
 func (w *objWriter) raw(k string, v json.RawMessage) {
 	if len(v) > 0 {
-		w.key(k)
-		w.b = appendRaw(w.b, v)
+		w.Key(k)
+		w.B = appendRaw(w.B, v)
 	}
-}
-
-func (w *objWriter) strs(k string, v []string) {
-	if len(v) == 0 {
-		return
-	}
-	w.key(k)
-	w.b = append(w.b, '[')
-	for i, s := range v {
-		if i > 0 {
-			w.b = append(w.b, ',')
-		}
-		w.b = jsonw.AppendString(w.b, s)
-	}
-	w.b = append(w.b, ']')
 }
 
 // appendRaw writes raw JSON, or null when it is not valid JSON (a RawMessage set by hand), so

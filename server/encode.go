@@ -84,48 +84,48 @@ func encodeMade(env *remedy.Envelope) (_ []byte, ok bool) {
 	}
 	b := make([]byte, 0, madeSize(env))
 	b = append(b, `{"error":`...)
-	w := encWriter{b: append(b, '{')}
+	w := encWriter{jsonw.Object{B: append(b, '{')}}
 	if env.Status != 0 {
-		w.key("statusCode")
-		w.b = strconv.AppendInt(w.b, int64(env.Status), 10)
+		w.Key("statusCode")
+		w.B = strconv.AppendInt(w.B, int64(env.Status), 10)
 	}
-	w.str("code", env.Code)
-	w.str("type", env.Type)
-	w.str("title", env.Title)
-	w.str("message", env.Message)
+	w.Str("code", env.Code)
+	w.Str("type", env.Type)
+	w.Str("title", env.Title)
+	w.Str("message", env.Message)
 	if len(env.Issues) > 0 {
-		w.key("issues")
-		w.b = append(w.b, '[')
+		w.Key("issues")
+		w.B = append(w.B, '[')
 		for i := range env.Issues {
 			if i > 0 {
-				w.b = append(w.b, ',')
+				w.B = append(w.B, ',')
 			}
 			w.issue(&env.Issues[i])
 		}
-		w.b = append(w.b, ']')
+		w.B = append(w.B, ']')
 	}
 	w.raw("schema", env.Schema)
-	w.key("retryable")
-	w.b = strconv.AppendBool(w.b, env.Retryable)
+	w.Key("retryable")
+	w.B = strconv.AppendBool(w.B, env.Retryable)
 	if env.RetryAfter > 0 {
-		w.key("retry_after_ms")
-		w.b = strconv.AppendFloat(w.b, float64(env.RetryAfter)/float64(time.Millisecond), 'f', -1, 64)
+		w.Key("retry_after_ms")
+		w.B = strconv.AppendFloat(w.B, float64(env.RetryAfter)/float64(time.Millisecond), 'f', -1, 64)
 	}
-	w.str("hint", env.Hint)
-	w.strs("suggestions", env.Suggestions)
-	w.str("severity", string(env.Severity))
-	w.str("category", string(env.Category))
-	w.str("next_operation", env.NextOperation)
-	w.str("confirmationToken", env.ConfirmationToken)
-	w.str("current_status", env.CurrentStatus)
-	w.str("required_status", env.RequiredStatus)
-	w.str("trace_id", env.TraceID)
-	w.str("request_id", env.RequestID)
-	w.str("docs_url", env.DocsURL)
-	w.strs("related_codes", env.RelatedCodes)
-	w.str("intent", env.Intent)
-	w.str("deprecated_type", env.DeprecatedType)
-	return append(w.b, '}', '}'), true
+	w.Str("hint", env.Hint)
+	w.Strs("suggestions", env.Suggestions)
+	w.Str("severity", string(env.Severity))
+	w.Str("category", string(env.Category))
+	w.Str("next_operation", env.NextOperation)
+	w.Str("confirmationToken", env.ConfirmationToken)
+	w.Str("current_status", env.CurrentStatus)
+	w.Str("required_status", env.RequiredStatus)
+	w.Str("trace_id", env.TraceID)
+	w.Str("request_id", env.RequestID)
+	w.Str("docs_url", env.DocsURL)
+	w.Strs("related_codes", env.RelatedCodes)
+	w.Str("intent", env.Intent)
+	w.Str("deprecated_type", env.DeprecatedType)
+	return append(w.B, '}', '}'), true
 }
 
 // madeSize is what encodeMade writes for env when its texts need no escape (an escape makes
@@ -197,77 +197,42 @@ func madeSize(env *remedy.Envelope) int {
 }
 
 // encWriter appends the members of one JSON object as remedy's encoder does, skipping empty
-// values.
-type encWriter struct {
-	b    []byte
-	some bool
-}
-
-func (w *encWriter) key(k string) {
-	if w.some {
-		w.b = append(w.b, ',')
-	}
-	w.some = true
-	w.b = append(w.b, '"')
-	w.b = append(w.b, k...)
-	w.b = append(w.b, `":`...)
-}
-
-func (w *encWriter) str(k, v string) {
-	if v != "" {
-		w.key(k)
-		w.b = jsonw.AppendString(w.b, v)
-	}
-}
+// values; raw values are written as they are (see encodeMade).
+type encWriter struct{ jsonw.Object }
 
 func (w *encWriter) raw(k string, v []byte) {
 	if len(v) > 0 {
-		w.key(k)
-		w.b = append(w.b, v...)
+		w.Key(k)
+		w.B = append(w.B, v...)
 	}
-}
-
-func (w *encWriter) strs(k string, v []string) {
-	if len(v) == 0 {
-		return
-	}
-	w.key(k)
-	w.b = append(w.b, '[')
-	for i, s := range v {
-		if i > 0 {
-			w.b = append(w.b, ',')
-		}
-		w.b = jsonw.AppendString(w.b, s)
-	}
-	w.b = append(w.b, ']')
 }
 
 // issue writes one issue as an object of its own.
 func (w *encWriter) issue(is *remedy.Issue) {
-	iw := encWriter{b: append(w.b, '{')}
-	iw.key("path")
-	iw.b = jsonw.AppendPointerSegments(iw.b, is.Path)
-	iw.key("pointer")
-	iw.b = jsonw.AppendString(iw.b, is.Path)
-	iw.str("code", is.Code)
-	iw.str("message", is.Message)
+	iw := encWriter{jsonw.Object{B: append(w.B, '{')}}
+	iw.Key("path")
+	iw.B = jsonw.AppendPointerSegments(iw.B, is.Path)
+	iw.Key("pointer")
+	iw.B = jsonw.AppendString(iw.B, is.Path)
+	iw.Str("code", is.Code)
+	iw.Str("message", is.Message)
 	iw.raw("expected", is.Expected)
 	iw.raw("received", is.Received)
 	if len(is.AllowedValues) > 0 {
-		iw.key("allowed_values")
-		iw.b = append(iw.b, '[')
+		iw.Key("allowed_values")
+		iw.B = append(iw.B, '[')
 		for i, v := range is.AllowedValues {
 			if i > 0 {
-				iw.b = append(iw.b, ',')
+				iw.B = append(iw.B, ',')
 			}
 			if len(v) == 0 {
-				iw.b = append(iw.b, "null"...) // as remedy writes an empty value in a list
+				iw.B = append(iw.B, "null"...) // as remedy writes an empty value in a list
 				continue
 			}
-			iw.b = append(iw.b, v...)
+			iw.B = append(iw.B, v...)
 		}
-		iw.b = append(iw.b, ']')
+		iw.B = append(iw.B, ']')
 	}
 	iw.raw("suggested_value", is.SuggestedValue)
-	w.b = append(iw.b, '}')
+	w.B = append(iw.B, '}')
 }

@@ -5,6 +5,7 @@
 package jsonw
 
 import (
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -90,4 +91,59 @@ func isIndex(s string) bool {
 		}
 	}
 	return true
+}
+
+// Object appends the members of one JSON object to B, leaving out empty strings and lists.
+// Member names are written as given: they are the encoders' own literals, which need no
+// escapes. The caller writes the braces.
+type Object struct {
+	B    []byte
+	some bool
+}
+
+// Key writes a member's name and the colon, after a comma when a member came before.
+func (w *Object) Key(k string) {
+	if w.some {
+		w.B = append(w.B, ',')
+	}
+	w.some = true
+	w.B = append(w.B, '"')
+	w.B = append(w.B, k...)
+	w.B = append(w.B, `":`...)
+}
+
+// Str writes a string member, unless v is empty.
+func (w *Object) Str(k, v string) {
+	if v != "" {
+		w.Key(k)
+		w.B = AppendString(w.B, v)
+	}
+}
+
+// Int writes a number member.
+func (w *Object) Int(k string, v int64) {
+	w.Key(k)
+	w.B = strconv.AppendInt(w.B, v, 10)
+}
+
+// Bool writes a boolean member.
+func (w *Object) Bool(k string, v bool) {
+	w.Key(k)
+	w.B = strconv.AppendBool(w.B, v)
+}
+
+// Strs writes an array of strings, unless v is empty.
+func (w *Object) Strs(k string, v []string) {
+	if len(v) == 0 {
+		return
+	}
+	w.Key(k)
+	w.B = append(w.B, '[')
+	for i, s := range v {
+		if i > 0 {
+			w.B = append(w.B, ',')
+		}
+		w.B = AppendString(w.B, s)
+	}
+	w.B = append(w.B, ']')
 }
