@@ -112,9 +112,10 @@ func validJSON(s string) bool {
 // parse scans s onto the tape and reports whether it is valid (see validJSON). It is one loop
 // over the text with the open containers on a stack (no recursion, no call per value), the
 // position and the tokens in locals, so that they stay in registers, and the common cases
-// written out in place: a string of printable ASCII is passed over eight bytes at a time
-// here, a value followed at once by a comma or its container's end takes no call, and only
-// the rest (escapes, other bytes, whitespace, numbers) is handed to jsonscan.
+// written out in place: a key of printable ASCII is passed over eight bytes at a time here
+// and checked for duplicates without a call when it is new, a value followed at once by a
+// comma or its container's end takes no call, and only the rest (escapes, other bytes,
+// whitespace, numbers, string values) is handed to jsonscan.
 func (t *tape) parse(s string) bool {
 	t.s = s
 	toks, ok := t.scan(s, t.toks[:0])
@@ -146,7 +147,6 @@ value: // a value starts at s[i]
 	}
 	toks = toks[:len(toks)+1]
 	tk = &toks[len(toks)-1]
-	start = i
 	// The token's fields are stored one by one in place: a token built whole and copied in
 	// is written in parts and read back in one piece, which the processor cannot forward
 	// and stalls on, once for every token.
