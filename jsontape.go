@@ -57,7 +57,9 @@ type tape struct {
 // Tapes are pooled in size classes, so that a large body finds a tape already grown to its
 // size and the cost per byte stays flat up to the body bound: class c holds tapes with room
 // for at least minTape<<c tokens. A tape is put back in the class of its capacity, which
-// grows when a body holds more tokens than the class it was taken from.
+// grows when a body holds more tokens than the class it was taken from. What the pools hold
+// is no more than what was in use at once, and the garbage collector empties them within two
+// cycles, so that a burst of large bodies leaves nothing behind.
 const (
 	minTape     = 256
 	tapeClasses = 13 // up to minTape<<12 = 2^20 tokens, more than a 1 MiB body holds (a token takes two bytes at least)
