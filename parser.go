@@ -436,8 +436,15 @@ func (p *parser) summarize() {
 		e.NextOperation, e.NextOperationArgs = b.NextOperation, b.NextOperationArgs
 	}
 	if len(e.Issues) == 0 {
+		n := 0
 		for i := range e.Errors {
-			e.Issues = append(e.Issues, e.Errors[i].Issues...)
+			n += len(e.Errors[i].Issues)
+		}
+		if n > 0 {
+			e.Issues = make([]Issue, 0, n)
+			for i := range e.Errors {
+				e.Issues = append(e.Issues, e.Errors[i].Issues...)
+			}
 		}
 	}
 }
