@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/remedy-go/remedy/internal/envwire"
 	"github.com/remedy-go/remedy/internal/jsonw"
 )
 
@@ -15,11 +16,19 @@ import (
 // docs_url, and the other normalized fields under their snake_case names. Members the envelope
 // does not hold are omitted. Parse reads it back to the same envelope (Dialect and RetrySource
 // aside: the flag is then the body's).
-func (e *Envelope) MarshalJSON() ([]byte, error) {
+func (e *Envelope) MarshalJSON() ([]byte, error) { return e.marshalCanonical(false), nil }
+
+// marshalCanonical is MarshalJSON; trusted copies the raw JSON members without checking them
+// (see envwire.MarshalTrusted).
+func (e *Envelope) marshalCanonical(trusted bool) []byte {
 	b := make([]byte, 0, e.sizeHint()+16)
 	b = append(b, `{"error":`...)
-	b = e.appendCanonical(b)
-	return append(b, '}'), nil
+	b = e.appendCanonical(b, trusted)
+	return append(b, '}')
+}
+
+func init() {
+	envwire.MarshalTrusted = func(env any) []byte { return env.(*Envelope).marshalCanonical(true) }
 }
 
 // MarshalProblem encodes the envelope as RFC 9457 problem details (application/problem+json):
@@ -66,8 +75,8 @@ func (e *Envelope) sizeHint() int {
 // ProblemContentType is the media type of MarshalProblem's output.
 const ProblemContentType = "application/problem+json"
 
-func (e *Envelope) appendCanonical(b []byte) []byte {
-	w := objWriter{jsonw.Object{B: append(b, '{')}}
+func (e *Envelope) appendCanonical(b []byte, trusted bool) []byte {
+	w := objWriter{jsonw.Object{B: append(b, '{')}, trusted}
 	if e.Status != 0 {
 		w.Int("statusCode", int64(e.Status))
 	}
@@ -80,7 +89,7 @@ func (e *Envelope) appendCanonical(b []byte) []byte {
 }
 
 func (e *Envelope) appendProblem(b []byte) []byte {
-	w := objWriter{jsonw.Object{B: append(b, '{')}}
+	w := objWriter{Object: jsonw.Object{B: append(b, '{')}}
 	typ := e.Type
 	if typ == "" {
 		typ = "about:blank"
@@ -105,7 +114,7 @@ func (e *Envelope) appendShared(w *objWriter, problem bool) {
 			if i > 0 {
 				w.B = append(w.B, ',')
 			}
-			w.B = e.Issues[i].appendJSON(w.B)
+			w.B = e.Issues[i].appendJSON(w.B, w.trusted)
 		}
 		w.B = append(w.B, ']')
 	}
@@ -141,15 +150,15 @@ func (e *Envelope) appendShared(w *objWriter, problem bool) {
 			if problem {
 				w.B = e.Errors[i].appendProblem(w.B)
 			} else {
-				w.B = e.Errors[i].appendCanonical(w.B)
+				w.B = e.Errors[i].appendCanonical(w.B, w.trusted)
 			}
 		}
 		w.B = append(w.B, ']')
 	}
 }
 
-func (is *Issue) appendJSON(b []byte) []byte {
-	w := objWriter{jsonw.Object{B: append(b, '{')}}
+func (is *Issue) appendJSON(b []byte, trusted bool) []byte {
+	w := objWriter{jsonw.Object{B: append(b, '{')}, trusted}
 	w.Key("path")
 	w.B = jsonw.AppendPointerSegments(w.B, is.Path)
 	w.Key("pointer")
@@ -165,7 +174,7 @@ func (is *Issue) appendJSON(b []byte) []byte {
 			if i > 0 {
 				w.B = append(w.B, ',')
 			}
-			w.B = appendRaw(w.B, v)
+			w.value(v)
 		}
 		w.B = append(w.B, ']')
 	}
@@ -174,14 +183,26 @@ func (is *Issue) appendJSON(b []byte) []byte {
 }
 
 // objWriter appends the members of one JSON object, skipping empty values; raw values are
-// checked (see appendRaw).
-type objWriter struct{ jsonw.Object }
+// checked (see appendRaw) unless the caller vouches for them.
+type objWriter struct {
+	jsonw.Object
+	trusted bool
+}
 
 func (w *objWriter) raw(k string, v json.RawMessage) {
 	if len(v) > 0 {
 		w.Key(k)
-		w.B = appendRaw(w.B, v)
+		w.value(v)
 	}
+}
+
+// value writes a raw value: as it is when trusted, else through appendRaw; empty is null.
+func (w *objWriter) value(v json.RawMessage) {
+	if w.trusted && len(v) > 0 {
+		w.B = append(w.B, v...)
+		return
+	}
+	w.B = appendRaw(w.B, v)
 }
 
 // appendRaw writes raw JSON, or null when it is not valid JSON (a RawMessage set by hand), so
