@@ -74,3 +74,35 @@ func TestGoccyValidates(t *testing.T) {
 		}
 	}
 }
+
+// TestGoccyDecodes holds the goccy-decode baseline to the job it stands for: decoding the
+// agent envelopes into agentShape keeps what Parse keeps of them (the code, the message,
+// every issue's pointer, code and raw values), so that it reads every member Parse reads and
+// skips none.
+func TestGoccyDecodes(t *testing.T) {
+	for _, body := range [][]byte{agentBody, largeAgentBody} {
+		var got agentShape
+		if err := gojson.Unmarshal(body, &got); err != nil {
+			t.Fatal(err)
+		}
+		e, ok := remedy.Parse(422, nil, body)
+		if !ok {
+			t.Fatal("not a failure")
+		}
+		g := got.Error
+		if g.Code != e.Code || g.Message != e.Message || g.Hint != e.Hint || g.TraceID != e.TraceID || g.StatusCode != e.Status {
+			t.Errorf("decoded %q %q %q %q %d, Parse read %q %q %q %q %d", g.Code, g.Message, g.Hint, g.TraceID, g.StatusCode,
+				e.Code, e.Message, e.Hint, e.TraceID, e.Status)
+		}
+		if len(g.Issues) < len(e.Issues) || len(e.Issues) < 3 {
+			t.Fatalf("decoded %d issues, Parse kept %d", len(g.Issues), len(e.Issues))
+		}
+		for i, is := range e.Issues {
+			d := g.Issues[i]
+			if d.Pointer != is.Path || d.Code != is.Code || d.Message != is.Message ||
+				!bytes.Equal(d.Received, is.Received) || len(d.Allowed) != len(is.AllowedValues) {
+				t.Errorf("issue %d: decoded %+v, Parse read %+v", i, d, is)
+			}
+		}
+	}
+}

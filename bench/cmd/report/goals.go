@@ -233,3 +233,41 @@ func slowerThanPeers(tables []*Table) []string {
 	}
 	return out
 }
+
+// decoderScale says what reading a body into Go values costs the fastest decoder, for the
+// goals that measure Parse against goccy's Valid: goccy's own Unmarshal over its Valid on the
+// same bodies, and Parse over that Unmarshal. A goal a decoder cannot meet for itself is one
+// whose floor is above it. It returns nothing when the run did not measure both.
+func decoderScale(tables []*Table) []string {
+	var out []string
+	if t := find(tables, "BenchmarkAgentEnvelope"); t != nil {
+		d, v := t.stat("1KB", "goccy-decode"), t.stat("1KB", "goccy")
+		if r, ok := t.ratio("1KB", "remedy", "goccy-decode"); ok && d != nil && v != nil {
+			own := newRatio(t.Group, "1KB", d, v)
+			out = append(out, fmt.Sprintf("on the 1 KB agent envelope, goccy's `Unmarshal` into a struct of the fields `Parse` keeps "+
+				"takes %s its own `Valid`, and `Parse` takes %s that `Unmarshal`", describeScale(own), describeScale(r)))
+		}
+	}
+	if t := find(tables, "BenchmarkParse"); t != nil {
+		var own []Ratio
+		for _, cas := range t.Cases {
+			if d, v := t.stat(cas, "goccy-decode"), t.stat(cas, "goccy"); d != nil && v != nil {
+				own = append(own, newRatio(t.Group, cas, d, v))
+			}
+		}
+		if m, n := t.MedianRatio("remedy", "goccy-decode"); n > 0 && len(own) > 0 {
+			out = append(out, fmt.Sprintf("over the corpus, goccy's `Unmarshal` into `map[string]any` takes %s its `Valid` at the median "+
+				"of %d dialects, and `Parse` takes %s that `Unmarshal`", describeScale(medianOf(t.Group, own)), len(own), describeScale(m)))
+		}
+	}
+	return out
+}
+
+// describeScale writes a ratio by wall time, with its CPU-time twin when it was measured.
+func describeScale(r Ratio) string {
+	s := formatRatio(r.Value)
+	if r.HasCPU {
+		s += " (CPU " + formatRatio(r.CPU) + ")"
+	}
+	return s
+}

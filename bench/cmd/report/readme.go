@@ -53,13 +53,13 @@ func readmeRows(tables []*Table) [][3]string {
 
 	if t := find(tables, "BenchmarkAgentEnvelope"); t != nil {
 		if s := t.stat("1KB", "remedy"); s != nil {
-			add("`Parse`, the 1 KB agent envelope", costCell(s), against(t, "1KB", "remedy", "goccy", "encoding-json"))
+			add("`Parse`, the 1 KB agent envelope", costCell(s), against(t, "1KB", "remedy", "goccy", "encoding-json", "goccy-decode"))
 		}
 	}
 	if t := find(tables, "BenchmarkParse"); t != nil {
 		var parts []string
 		n := 0
-		for _, base := range []string{"goccy", "encoding-json"} {
+		for _, base := range []string{"goccy", "encoding-json", "goccy-decode"} {
 			if m, k := t.MedianRatio("remedy", base); k > 0 {
 				n = k
 				parts = append(parts, t.Group.name(base)+" ("+readmeRatio(m)+")")
