@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/remedy-go/remedy"
-	"github.com/remedy-go/remedy/internal/corpus"
+	"github.com/remedy-go/remedy/internal/testkit/corpus"
 )
 
 // BenchmarkParse measures Parse on every dialect of the corpus, each beside a baseline that

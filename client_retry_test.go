@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/remedy-go/remedy"
-	"github.com/remedy-go/remedy/internal/nettest"
+	"github.com/remedy-go/remedy/internal/testkit/nettest"
 )
 
 // An unchanged retry sends what the attempt before it sent: the same body, key and headers —

@@ -19,7 +19,7 @@ import (
 
 	"github.com/cenkalti/backoff/v4"
 	"github.com/remedy-go/remedy"
-	"github.com/remedy-go/remedy/internal/margin"
+	"github.com/remedy-go/remedy/internal/testkit/margin"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/remedy-go/remedy"
-	"github.com/remedy-go/remedy/internal/corpus"
+	"github.com/remedy-go/remedy/internal/testkit/corpus"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/envelopes")

@@ -4,7 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/remedy-go/remedy/internal/corpus"
+	"github.com/remedy-go/remedy/internal/testkit/corpus"
 )
 
 // TestSizeHintFitsCorpus checks that both encodings of every corpus envelope fit in the

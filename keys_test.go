@@ -17,8 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/remedy-go/remedy"
-	"github.com/remedy-go/remedy/internal/billing"
-	"github.com/remedy-go/remedy/internal/nettest"
+	"github.com/remedy-go/remedy/internal/demo/billing"
+	"github.com/remedy-go/remedy/internal/testkit/nettest"
 )
 
 // Idempotency keys are counted on only where the server honours them (issue 21): these tests

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/remedy-go/remedy/internal/corpus"
+	"github.com/remedy-go/remedy/internal/testkit/corpus"
 )
 
 // The prefix scanner's properties, checked on every cut of every seed (TestPrefixEveryCut) and

@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/remedy-go/remedy"
-	"github.com/remedy-go/remedy/internal/billing"
+	"github.com/remedy-go/remedy/internal/demo/billing"
 )
 
 // langchainTool is langchaingo's tools.Tool, restated so that the method set is checked here

@@ -14,7 +14,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
 
-	"github.com/remedy-go/remedy/internal/corpus"
+	"github.com/remedy-go/remedy/internal/testkit/corpus"
 )
 
 var capture = flag.Bool("capture", false, "rewrite the huma responses recorded in ../testdata/envelopes/rfc9457")

@@ -10,7 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/remedy-go/remedy/internal/redistest"
+	"github.com/remedy-go/remedy/internal/testkit/redistest"
 	"github.com/remedy-go/remedy/server"
 	"github.com/remedy-go/remedy/server/redisstore"
 )

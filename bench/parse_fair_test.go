@@ -9,7 +9,7 @@ import (
 	gojson "github.com/goccy/go-json"
 
 	"github.com/remedy-go/remedy"
-	"github.com/remedy-go/remedy/internal/corpus"
+	"github.com/remedy-go/remedy/internal/testkit/corpus"
 )
 
 // TestLargeAgentBody holds the size benchmark to what it claims: the ~1 MB body is valid JSON

@@ -11,7 +11,7 @@ import (
 	gojson "github.com/goccy/go-json"
 
 	"github.com/remedy-go/remedy"
-	"github.com/remedy-go/remedy/internal/corpus"
+	"github.com/remedy-go/remedy/internal/testkit/corpus"
 )
 
 // quote is what the floor counts: bytes.Count(body, quote) reads every byte of the body once

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/remedy-go/remedy/internal/billing"
+	"github.com/remedy-go/remedy/internal/demo/billing"
 )
 
 // FuzzPlan checks that any document either is refused with an error or gives operations from

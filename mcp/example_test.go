@@ -13,7 +13,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/remedy-go/remedy"
-	"github.com/remedy-go/remedy/internal/billing"
+	"github.com/remedy-go/remedy/internal/demo/billing"
 	"github.com/remedy-go/remedy/mcp"
 )
 

@@ -21,7 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/remedy-go/remedy"
-	"github.com/remedy-go/remedy/internal/nettest"
+	"github.com/remedy-go/remedy/internal/testkit/nettest"
 	"github.com/remedy-go/remedy/mcp"
 )
 

@@ -11,8 +11,8 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/remedy-go/remedy/internal/billing"
-	"github.com/remedy-go/remedy/internal/margin"
+	"github.com/remedy-go/remedy/internal/demo/billing"
+	"github.com/remedy-go/remedy/internal/testkit/margin"
 )
 
 // TestMCPEventStreamOutlivesServerLimits serves the API from an http.Server with short read

@@ -16,7 +16,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/remedy-go/remedy"
-	"github.com/remedy-go/remedy/internal/transcript"
+	"github.com/remedy-go/remedy/internal/demo/transcript"
 )
 
 // The failures of the charge server, as a server states them: a bound the amount violates

@@ -3,7 +3,7 @@ package main
 import (
 	"context"
 
-	"github.com/remedy-go/remedy/internal/quickstart"
+	"github.com/remedy-go/remedy/internal/demo/quickstart"
 )
 
 var demoCommand = &command{

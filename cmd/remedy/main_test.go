@@ -22,9 +22,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/remedy-go/remedy/conformance"
-	"github.com/remedy-go/remedy/internal/billing"
-	"github.com/remedy-go/remedy/internal/margin"
-	"github.com/remedy-go/remedy/internal/redistest"
+	"github.com/remedy-go/remedy/internal/demo/billing"
+	"github.com/remedy-go/remedy/internal/testkit/margin"
+	"github.com/remedy-go/remedy/internal/testkit/redistest"
 )
 
 // result is what one run of the command gave.

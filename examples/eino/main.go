@@ -41,8 +41,8 @@ import (
 	"github.com/cloudwego/eino/schema"
 
 	"github.com/remedy-go/remedy"
-	"github.com/remedy-go/remedy/internal/billing"
-	"github.com/remedy-go/remedy/internal/transcript"
+	"github.com/remedy-go/remedy/internal/demo/billing"
+	"github.com/remedy-go/remedy/internal/demo/transcript"
 )
 
 func main() {

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/remedy-go/remedy"
-	"github.com/remedy-go/remedy/internal/billing"
+	"github.com/remedy-go/remedy/internal/demo/billing"
 )
 
 func billingToolset(t *testing.T, opts remedy.ToolOptions) (*remedy.Toolset, *billing.Store) {

@@ -44,8 +44,8 @@ import (
 	"github.com/tmc/langchaingo/tools"
 
 	"github.com/remedy-go/remedy"
-	"github.com/remedy-go/remedy/internal/billing"
-	"github.com/remedy-go/remedy/internal/transcript"
+	"github.com/remedy-go/remedy/internal/demo/billing"
+	"github.com/remedy-go/remedy/internal/demo/transcript"
 )
 
 // remedy does not import langchaingo; this is where the method sets are held to each other.

@@ -6,15 +6,15 @@
 //
 //	go run ./examples/quickstart
 //
-// The scenarios live in internal/quickstart, which `remedy demo` runs too; the API is
-// internal/billing.
+// The scenarios live in internal/demo/quickstart, which `remedy demo` runs too; the API is
+// internal/demo/billing.
 package main
 
 import (
 	"fmt"
 	"os"
 
-	"github.com/remedy-go/remedy/internal/quickstart"
+	"github.com/remedy-go/remedy/internal/demo/quickstart"
 )
 
 func main() {

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/remedy-go/remedy/internal/redistest"
+	"github.com/remedy-go/remedy/internal/testkit/redistest"
 )
 
 func TestRun(t *testing.T) {

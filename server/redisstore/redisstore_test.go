@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/remedy-go/remedy/internal/redistest"
+	"github.com/remedy-go/remedy/internal/testkit/redistest"
 	"github.com/remedy-go/remedy/server"
 	"github.com/remedy-go/remedy/server/redisstore"
 	"github.com/remedy-go/remedy/server/storetest"

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/remedy-go/remedy/internal/margin"
+	"github.com/remedy-go/remedy/internal/testkit/margin"
 	"github.com/remedy-go/remedy/server"
 )
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/remedy-go/remedy/internal/interop"
+	"github.com/remedy-go/remedy/internal/testkit/interop"
 )
 
 var row = interop.Row{Peer: "Peer", Package: "@peer/rest", Version: "1.2.3", Role: "server", Transport: "REST", Tested: []string{"validation"}}

@@ -19,8 +19,8 @@ import (
 	"time"
 
 	"github.com/remedy-go/remedy"
-	"github.com/remedy-go/remedy/internal/billing"
-	"github.com/remedy-go/remedy/internal/transcript"
+	"github.com/remedy-go/remedy/internal/demo/billing"
+	"github.com/remedy-go/remedy/internal/demo/transcript"
 )
 
 // scenario is one call an agent makes, and the side effect it should have executed once.

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/remedy-go/remedy/internal/margin"
+	"github.com/remedy-go/remedy/internal/testkit/margin"
 )
 
 func TestGrowDoublesUntilTested(t *testing.T) {

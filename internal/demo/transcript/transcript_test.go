@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/remedy-go/remedy"
-	"github.com/remedy-go/remedy/internal/transcript"
+	"github.com/remedy-go/remedy/internal/demo/transcript"
 )
 
 func TestAttemptChanges(t *testing.T) {

@@ -1,8 +1,8 @@
 // Command interoptable writes the README's interoperability table from the rows the
-// interoperability tests recorded (internal/interop), or checks that the README holds it.
+// interoperability tests recorded (internal/testkit/interop), or checks that the README holds it.
 //
 //	REMEDY_INTEROP_OUT=/tmp/interop go test ./... && (cd interop/mcpgo && REMEDY_INTEROP_OUT=/tmp/interop go test ./...)
-//	go run ./internal/interop/cmd/interoptable -rows /tmp/interop -write README.md
+//	go run ./internal/testkit/interop/cmd/interoptable -rows /tmp/interop -write README.md
 //
 // With -check instead of -write it changes nothing and exits 1 when the README's table differs
 // from the one the rows give (CI runs it after the tests), printing the table it expected.
@@ -14,7 +14,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/remedy-go/remedy/internal/interop"
+	"github.com/remedy-go/remedy/internal/testkit/interop"
 )
 
 func main() {
@@ -59,7 +59,7 @@ func run(dir, write, check string) error {
 		return os.WriteFile(write, []byte(want), 0o644)
 	}
 	if want != string(doc) {
-		return fmt.Errorf("%s: the interoperability table is not what CI ran; run go run ./internal/interop/cmd/interoptable -rows DIR -write %s after the tests, with %s=DIR. The table CI ran:\n%s",
+		return fmt.Errorf("%s: the interoperability table is not what CI ran; run go run ./internal/testkit/interop/cmd/interoptable -rows DIR -write %s after the tests, with %s=DIR. The table CI ran:\n%s",
 			check, check, interop.OutEnv, table)
 	}
 	return nil

@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/remedy-go/remedy"
-	"github.com/remedy-go/remedy/internal/reliability"
+	"github.com/remedy-go/remedy/internal/testkit/reliability"
 	"github.com/remedy-go/remedy/server"
 )
 

@@ -1,0 +1,89 @@
+package remedy_test
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestLayout holds the tree to the levels the README's "Development" section describes: the
+// leaf libraries under internal/ import nothing of remedy's but one another; the libraries a
+// user imports (the root package, server/…, mcp, conformance) import no demo application and no
+// test kit, but for server/storetest, which is a test kit itself. Only code that is built into
+// a package counts (tests may use the kits).
+func TestLayout(t *testing.T) {
+	const module = "github.com/remedy-go/remedy"
+	leaves := map[string]bool{}
+	entries, err := os.ReadDir("internal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.IsDir() && e.Name() != "demo" && e.Name() != "testkit" {
+			leaves["internal/"+e.Name()] = true
+		}
+	}
+	if len(leaves) == 0 {
+		t.Fatal("no leaf libraries found under internal/")
+	}
+	under := func(dir, prefix string) bool { return dir == prefix || strings.HasPrefix(dir, prefix+"/") }
+	err = filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); p != "." && (strings.HasPrefix(name, ".") || name == "testdata" || name == "node_modules") {
+				return filepath.SkipDir
+			}
+			if p != "." {
+				if _, err := os.Stat(filepath.Join(p, "go.mod")); err == nil {
+					return filepath.SkipDir // a module of its own
+				}
+			}
+			return nil
+		}
+		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		dir := filepath.ToSlash(filepath.Dir(p))
+		for _, spec := range f.Imports {
+			imp, _ := strconv.Unquote(spec.Path.Value)
+			if !strings.HasPrefix(imp, module) {
+				continue
+			}
+			target := strings.TrimPrefix(strings.TrimPrefix(imp, module), "/")
+			switch {
+			case leaves[topTwo(dir)] && !leaves[topTwo(target)]:
+				t.Errorf("%s: the leaf library %s imports %s", p, topTwo(dir), imp)
+			case under(dir, "internal") || under(dir, "cmd") || under(dir, "examples") || dir == "server/storetest":
+				// applications and kits may import anything
+			case under(target, "internal/demo") || under(target, "internal/testkit"):
+				t.Errorf("%s: a library imports %s (a demo or a test kit)", p, imp)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// topTwo is the first two elements of a slash-separated path ("internal/jsonw" of
+// "internal/jsonw/x").
+func topTwo(p string) string {
+	parts := strings.SplitN(p, "/", 3)
+	if len(parts) < 2 {
+		return p
+	}
+	return path.Join(parts[0], parts[1])
+}
