@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
+
+	"github.com/remedy-go/remedy/internal/neterr"
 )
 
 // Action is what the loop does after an attempt.
@@ -156,7 +158,7 @@ func Decide(env *Envelope, err error, s *State) Decision {
 		return stop(ErrDeadline, "the context is done")
 	case err != nil:
 		switch {
-		case !transientTransportError(err):
+		case !neterr.Transient(err):
 			return stop(ErrNotRetryable, "the transport failed for good")
 		case notSentError(err):
 			return retry(0, s, lim, "the connection failed before the request was written")

@@ -26,6 +26,7 @@ import (
 	"github.com/cenkalti/backoff/v4"
 	"github.com/remedy-go/remedy"
 	"github.com/remedy-go/remedy/internal/testkit/margin"
+	"github.com/remedy-go/remedy/retryable"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -939,7 +940,7 @@ func TestHostileClientRetryableHTTP(t *testing.T) {
 			Body: io.NopCloser(strings.NewReader(`{"error":{"code":"busy"}}`))}
 		var retry bool
 		var err error
-		if p := hostileCatch(func() { retry, err = remedy.CheckRetry(context.Background(), resp, nil) }); p != nil {
+		if p := hostileCatch(func() { retry, err = retryable.CheckRetry(context.Background(), resp, nil) }); p != nil {
 			t.Fatalf("panicked: %v", p)
 		}
 		assert.True(t, retry)
@@ -951,7 +952,7 @@ func TestHostileClientRetryableHTTP(t *testing.T) {
 			if resp.Header == nil {
 				resp.Header = http.Header{}
 			}
-			wait := remedy.Backoff(time.Millisecond, 50*time.Millisecond, 1, resp)
+			wait := retryable.Backoff(time.Millisecond, 50*time.Millisecond, 1, resp)
 			assert.GreaterOrEqual(t, wait, time.Duration(0))
 			assert.LessOrEqual(t, wait, 50*time.Millisecond)
 			if tc.after == hostileMaxDuration && tc.bug == "" {

@@ -1,27 +1,25 @@
-package remedy
+// Package retryable adapts remedy's retry decision to github.com/hashicorp/go-retryablehttp:
+// CheckRetry, Backoff and ErrorHandler have exactly that package's function types, so an
+// existing client adopts them by assigning three fields, or starts from NewClient. It is a
+// package of its own so that a program that never uses go-retryablehttp does not link it.
+package retryable
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
-	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"mime"
-	"net"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
+
+	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/internal/neterr"
 )
 
-// This file adapts remedy's retry decision to github.com/hashicorp/go-retryablehttp: CheckRetry,
-// Backoff and ErrorHandler have exactly that package's function types, so an existing client
-// adopts them by assigning three fields (or starts from NewRetryableClient).
-//
 // The three share one parse per response: CheckRetry leaves resp.Body wrapped in a checkedBody
 // that remembers the envelope, and Backoff and ErrorHandler read it back from there. Tying the
 // envelope to the response rather than to a package-level cache means nothing has to be cleared
@@ -36,11 +34,11 @@ import (
 //   - A transport error (or a response handler's error): retried when it is transient —
 //     connection refused or reset, an EOF before the response ended, a timeout — and never for
 //     TLS certificate failures, bad URLs or schemes, or too many redirects.
-//   - A response: read with ParseResponse, at most DefaultMaxBody of its body (resp.Body is
+//   - A response: read with ParseResponse, at most remedy.DefaultMaxBody of its body (resp.Body is
 //     restored, so the caller still reads the whole body from its start). A success, including a 2xx without an in-band failure, is
 //     not retried and returns no error. A failure — any status of 400 or more, or an in-band
 //     failure inside a 2xx such as GraphQL errors — is retried when Envelope.Retryable is true
-//     and its severity is not fatal, and the *Envelope is returned as the error either way.
+//     and its severity is not fatal, and the *remedy.Envelope is returned as the error either way.
 //
 // Returning the envelope for a failure that is not retried differs from retryablehttp's
 // default policy, which hands a 4xx back as a response with a nil error: here Client.Do then
@@ -50,7 +48,7 @@ import (
 // The body of a non-failure status is read only when it could carry an in-band failure: not
 // for a 1xx (a 101's body is the upgraded connection), not for streams (text/event-stream,
 // NDJSON) or media that reading 1 MiB of would only delay, and not when its Content-Length
-// already exceeds DefaultMaxBody, which Parse would classify by status alone anyway.
+// already exceeds remedy.DefaultMaxBody, which Parse would classify by status alone anyway.
 func CheckRetry(ctx context.Context, resp *http.Response, err error) (bool, error) {
 	if ctx.Err() != nil {
 		return false, ctx.Err()
@@ -58,7 +56,7 @@ func CheckRetry(ctx context.Context, resp *http.Response, err error) (bool, erro
 	if err != nil {
 		// retryablehttp reports both a failed round trip and a failed response handler
 		// here; in both cases the error, not the response, says what went wrong.
-		return transientTransportError(err), nil
+		return neterr.Transient(err), nil
 	}
 	if resp == nil {
 		return false, nil
@@ -67,7 +65,7 @@ func CheckRetry(ctx context.Context, resp *http.Response, err error) (bool, erro
 	if env == nil {
 		return false, nil
 	}
-	return env.Retryable && env.Severity != SeverityFatal, env
+	return env.Retryable && env.Severity != remedy.SeverityFatal, env
 }
 
 // Backoff is a retryablehttp.Backoff that waits as long as the server asked, whatever the
@@ -137,7 +135,7 @@ func exponentialWait(min, max time.Duration, n int) time.Duration {
 
 // ErrorHandler is a retryablehttp.ErrorHandler for when Client.Do gives up. It closes the
 // response body and returns no response; the error says how many attempts were made and
-// wraps what ended them: the *Envelope of the last response (errors.As(err, &env) finds it),
+// wraps what ended them: the *remedy.Envelope of the last response (errors.As(err, &env) finds it),
 // else the transport error or the context's error (errors.Is finds them).
 func ErrorHandler(resp *http.Response, err error, numTries int) (*http.Response, error) {
 	if resp != nil {
@@ -164,12 +162,12 @@ func ErrorHandler(resp *http.Response, err error, numTries int) (*http.Response,
 	return nil, fmt.Errorf("remedy: giving up after %d %s: %w", numTries, attempts, err)
 }
 
-// NewRetryableClient returns retryablehttp.NewClient() with CheckRetry, Backoff and
+// NewClient returns retryablehttp.NewClient() with CheckRetry, Backoff and
 // ErrorHandler from this package and no logger, since a library should not print by default.
 // Its other settings are retryablehttp's defaults (4 retries, waits from 1s to 30s), to be
 // changed on the returned client. An existing client adopts the same policy by assigning the
 // three fields.
-func NewRetryableClient() *retryablehttp.Client {
+func NewClient() *retryablehttp.Client {
 	c := retryablehttp.NewClient()
 	c.Logger = nil
 	c.CheckRetry = CheckRetry
@@ -182,26 +180,28 @@ func NewRetryableClient() *retryablehttp.Client {
 // a response that is not a failure.
 type checkedBody struct {
 	io.ReadCloser
-	env *Envelope
+	env *remedy.Envelope
 }
 
 // responseEnvelope reads resp as an envelope once; later calls on the same response return the
 // envelope the first one found. nil means resp is not a failure.
-func responseEnvelope(resp *http.Response) *Envelope {
+func responseEnvelope(resp *http.Response) *remedy.Envelope {
 	if b, ok := resp.Body.(*checkedBody); ok {
 		return b.env
 	}
 	if !mayCarryFailure(resp) {
 		return nil
 	}
-	env, ok := ParseResponse(resp)
+	before := resp.Body
+	env, ok := remedy.ParseResponse(resp)
 	if !ok {
 		env = nil
 	}
-	// Only a body ParseResponse replaced is worth remembering on: a nil or http.NoBody body
-	// parses again for free, and must stay what the caller may compare it with.
-	if rb, isReplay := resp.Body.(*replayBody); isReplay {
-		resp.Body = &checkedBody{ReadCloser: rb, env: env}
+	// Only a body ParseResponse replaced (with one that replays what it read) is worth
+	// remembering on: a nil or http.NoBody body parses again for free, and must stay what the
+	// caller may compare it with.
+	if resp.Body != before {
+		resp.Body = &checkedBody{ReadCloser: resp.Body, env: env}
 	}
 	return env
 }
@@ -214,7 +214,7 @@ func mayCarryFailure(resp *http.Response) bool {
 		return true
 	case resp.StatusCode < 200:
 		return false
-	case resp.ContentLength > DefaultMaxBody:
+	case resp.ContentLength > remedy.DefaultMaxBody:
 		return false
 	}
 	mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
@@ -230,115 +230,4 @@ func mayCarryFailure(resp *http.Response) bool {
 		return false
 	}
 	return true
-}
-
-// transientTransportError reports whether a request that failed with err, before any response
-// or while reading it, can succeed if sent again unchanged. Unknown errors are not transient:
-// retrying is for failures known to pass.
-//
-// The caller checks its own context first: a deadline found here is taken for a per-attempt
-// timeout (http.Client.Timeout, a dialer's), which is transient, while a cancellation is not.
-func transientTransportError(err error) bool {
-	if err == nil || errors.Is(err, context.Canceled) {
-		return false
-	}
-	// The typed checks come first and allocate nothing (a walk down the chain, not errors.As,
-	// whose target escapes): they decide every error a dropped or refused connection
-	// produces, so the loop's decision stays allocation-free.
-	for e := err; e != nil; {
-		switch x := e.(type) {
-		case *net.DNSError:
-			return x.IsTemporary || x.IsTimeout
-		case *net.AddrError, *net.ParseError:
-			return false // an address that cannot be dialled, whatever the attempt
-		case *net.OpError:
-			// Refused, unreachable, reset, broken pipe, aborted: the connection failed, not
-			// the request. Matched by operation rather than by errno because the errno values
-			// differ between systems (and do not exist on some).
-			if x.Op == "dial" || x.Op == "read" || x.Op == "write" {
-				switch x.Err.(type) {
-				case *net.DNSError, *net.AddrError, *net.ParseError: // decided one step down
-				default:
-					return true
-				}
-			}
-		}
-		if e == io.EOF || e == io.ErrUnexpectedEOF {
-			return true
-		}
-		if j, ok := e.(interface{ Unwrap() []error }); ok {
-			// A joined error (errors.Join, fmt.Errorf with several %w) is transient when one
-			// of its errors is and none is permanent: the connection loss it carries decides,
-			// not its companions (the go-sdk joins one to its JSON-RPC "rejected" error).
-			transient := false
-			for _, x := range j.Unwrap() {
-				if permanentTransportError(x) {
-					return false
-				}
-				transient = transient || transientTransportError(x)
-			}
-			return transient
-		}
-		u, ok := e.(interface{ Unwrap() error })
-		if !ok {
-			break
-		}
-		e = u.Unwrap()
-	}
-	var netErr net.Error
-	if permanentTransportError(err) {
-		return false
-	}
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return true // through a joined error, which the walk above does not enter
-	}
-	if errors.As(err, &netErr) && netErr.Timeout() {
-		return true
-	}
-	// Connection losses net/http reports without a type to match.
-	msg := err.Error()
-	for _, s := range [...]string{
-		"server closed idle connection",
-		"http2: client connection lost",
-		"http2: server sent GOAWAY",
-		"REFUSED_STREAM",
-	} {
-		if strings.Contains(msg, s) {
-			return true
-		}
-	}
-	return false
-}
-
-// permanentTransportError recognizes failures that sending again cannot fix: the peer's
-// certificate, a plain-HTTP peer behind an https URL, the URL itself, the redirect chain, the
-// request's own headers. Several are reported by net/http only as text.
-func permanentTransportError(err error) bool {
-	var (
-		certErr      *tls.CertificateVerificationError
-		unknownAuth  x509.UnknownAuthorityError
-		hostnameErr  x509.HostnameError
-		certInvalid  x509.CertificateInvalidError
-		recordHeader tls.RecordHeaderError
-		escapeErr    url.EscapeError
-		hostErr      url.InvalidHostError
-	)
-	if errors.As(err, &certErr) || errors.As(err, &unknownAuth) || errors.As(err, &hostnameErr) ||
-		errors.As(err, &certInvalid) || errors.As(err, &recordHeader) ||
-		errors.As(err, &escapeErr) || errors.As(err, &hostErr) {
-		return true
-	}
-	msg := err.Error()
-	for _, s := range [...]string{
-		"unsupported protocol scheme",
-		"no Host in request URL",
-		"invalid header field",
-		"certificate is not trusted",
-	} {
-		if strings.Contains(msg, s) {
-			return true
-		}
-	}
-	// http.Client's "stopped after 10 redirects", the wording retryablehttp also matches.
-	return strings.Contains(msg, "stopped after ") && strings.HasSuffix(msg, " redirects")
 }

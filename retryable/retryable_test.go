@@ -1,12 +1,10 @@
-package remedy
+package retryable
 
-// Internal tests: transientTransportError and the wait helpers are unexported.
+// Internal tests: the wait helpers are unexported.
 
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -16,17 +14,17 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
 	"github.com/stretchr/testify/require"
+
+	"github.com/remedy-go/remedy"
 )
 
 // script serves the i-th request with the i-th handler (the last one repeats) and counts the
@@ -58,7 +56,7 @@ func reply(status int, body string, header ...string) http.HandlerFunc {
 	}
 }
 
-// recorder is a client built the way a user would (NewRetryableClient) whose Backoff is
+// recorder is a client built the way a user would (NewClient) whose Backoff is
 // observed: every wait remedy's Backoff chose is kept, and the attempts are counted.
 type recorder struct {
 	client   *retryablehttp.Client
@@ -72,7 +70,7 @@ type recorder struct {
 // asserted through Backoff's return value without the test sleeping through them.
 func newRecorder(t *testing.T, minWait, maxWait time.Duration, sleep bool) *recorder {
 	t.Helper()
-	r := &recorder{client: NewRetryableClient()}
+	r := &recorder{client: NewClient()}
 	c := r.client
 	c.RetryMax = 3
 	c.RetryWaitMin, c.RetryWaitMax = minWait, maxWait
@@ -144,7 +142,7 @@ func TestRetryableNotRetryableFailure(t *testing.T) {
 
 	resp, err := r.get(t, srv.URL)
 	require.Nil(t, resp)
-	var env *Envelope
+	var env *remedy.Envelope
 	require.ErrorAs(t, err, &env)
 	require.Equal(t, "bug", env.Code)
 	require.Equal(t, 500, env.Status)
@@ -160,9 +158,9 @@ func TestRetryableFatalSeverityNotRetried(t *testing.T) {
 	r := newRecorder(t, time.Millisecond, 50*time.Millisecond, true)
 
 	_, err := r.get(t, srv.URL)
-	var env *Envelope
+	var env *remedy.Envelope
 	require.ErrorAs(t, err, &env)
-	require.Equal(t, SeverityFatal, env.Severity)
+	require.Equal(t, remedy.SeverityFatal, env.Severity)
 	require.EqualValues(t, 1, srv.hits.Load())
 }
 
@@ -207,9 +205,9 @@ func TestRetryableGraphQLInBand(t *testing.T) {
 
 		resp, err := r.get(t, srv.URL)
 		require.Nil(t, resp)
-		var env *Envelope
+		var env *remedy.Envelope
 		require.ErrorAs(t, err, &env)
-		require.Equal(t, DialectGraphQL, env.Dialect)
+		require.Equal(t, remedy.DialectGraphQL, env.Dialect)
 		require.Equal(t, "BAD_USER_INPUT", env.Code)
 		require.Equal(t, "amount must be positive", env.Message)
 		require.EqualValues(t, 1, srv.hits.Load())
@@ -288,7 +286,7 @@ func TestRetryableFailureBodyReadable(t *testing.T) {
 	resp, err := r.get(t, srv.URL)
 	require.NotNil(t, resp)
 	require.Equal(t, body, readAll(t, resp))
-	var env *Envelope
+	var env *remedy.Envelope
 	require.ErrorAs(t, err, &env)
 	require.Equal(t, "down", env.Code)
 	require.EqualValues(t, 4, srv.hits.Load())
@@ -306,7 +304,7 @@ func TestRetryableFailureBodyReadable(t *testing.T) {
 		}
 
 		_, err := r.get(t, srv.URL)
-		var env *Envelope
+		var env *remedy.Envelope
 		require.ErrorAs(t, err, &env)
 		require.Equal(t, "maintenance until noon", env.Message)
 		require.Equal(t, []string{body, body, body, body}, logged)
@@ -334,7 +332,7 @@ func TestRetryableExhausted(t *testing.T) {
 
 	resp, err := r.get(t, srv.URL)
 	require.Nil(t, resp)
-	var env *Envelope
+	var env *remedy.Envelope
 	require.ErrorAs(t, err, &env)
 	require.Equal(t, "down", env.Code)
 	require.Equal(t, "maintenance until noon", env.Message)
@@ -454,9 +452,9 @@ func TestRetryableContextCanceled(t *testing.T) {
 	})
 }
 
-func TestNewRetryableClient(t *testing.T) {
+func TestNewClient(t *testing.T) {
 	t.Parallel()
-	c := NewRetryableClient()
+	c := NewClient()
 	require.Nil(t, c.Logger)
 	require.NotNil(t, c.CheckRetry)
 	require.NotNil(t, c.Backoff)
@@ -514,7 +512,7 @@ func TestCheckRetry(t *testing.T) {
 			{StatusCode: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}},
 			{StatusCode: 200, Header: http.Header{"Content-Type": {"application/x-ndjson"}}},
 			{StatusCode: 200, Header: http.Header{"Content-Type": {"video/mp4"}}},
-			{StatusCode: 200, Header: http.Header{}, ContentLength: DefaultMaxBody + 1},
+			{StatusCode: 200, Header: http.Header{}, ContentLength: remedy.DefaultMaxBody + 1},
 		} {
 			body := blockingBody{t}
 			resp.Body = body
@@ -528,7 +526,7 @@ func TestCheckRetry(t *testing.T) {
 	t.Run("retryable failure", func(t *testing.T) {
 		ok, err := CheckRetry(ctx, response(503, `{"error":{"code":"down"}}`), nil)
 		require.True(t, ok)
-		var env *Envelope
+		var env *remedy.Envelope
 		require.ErrorAs(t, err, &env)
 		require.Equal(t, "down", env.Code)
 	})
@@ -656,7 +654,7 @@ func TestErrorHandler(t *testing.T) {
 		_, checkErr := CheckRetry(context.Background(), resp, nil)
 		out, err := ErrorHandler(resp, checkErr, 5)
 		require.Nil(t, out)
-		var env *Envelope
+		var env *remedy.Envelope
 		require.ErrorAs(t, err, &env)
 		require.Equal(t, "down", env.Code)
 		require.Equal(t, "remedy: giving up after 5 attempts: down (503)", err.Error())
@@ -666,7 +664,7 @@ func TestErrorHandler(t *testing.T) {
 		body := &closeRecorder{Reader: strings.NewReader(`{"error":{"code":"quota","message":"later"}}`)}
 		resp := &http.Response{StatusCode: 429, Header: http.Header{}, Body: body}
 		_, err := ErrorHandler(resp, nil, 2)
-		var env *Envelope
+		var env *remedy.Envelope
 		require.ErrorAs(t, err, &env)
 		require.Equal(t, "quota", env.Code)
 		require.True(t, body.closed)
@@ -687,108 +685,3 @@ type closeRecorder struct {
 }
 
 func (c *closeRecorder) Close() error { c.closed = true; return nil }
-
-type timeoutErr struct{}
-
-func (timeoutErr) Error() string   { return "i/o timeout" }
-func (timeoutErr) Timeout() bool   { return true }
-func (timeoutErr) Temporary() bool { return true }
-
-func TestTransientTransportError(t *testing.T) {
-	t.Parallel()
-	urlErr := func(err error) error { return &url.Error{Op: "Get", URL: "http://127.0.0.1/", Err: err} }
-	opErr := func(op string, err error) error {
-		return urlErr(&net.OpError{Op: op, Net: "tcp", Err: os.NewSyscallError(op, err)})
-	}
-
-	// Real failures from net/http, not imitations of them.
-	refused := func() error {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		addr := ln.Addr().String()
-		require.NoError(t, ln.Close())
-		_, err = http.Get("http://" + addr + "/")
-		return err
-	}()
-	untrusted := func() error {
-		srv := quietTLSServer()
-		defer srv.Close()
-		_, err := http.Get(srv.URL)
-		return err
-	}()
-	plainBehindHTTPS := func() error {
-		srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
-		defer srv.Close()
-		_, err := http.Get(strings.Replace(srv.URL, "http:", "https:", 1))
-		return err
-	}()
-	redirects := func() error {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			http.Redirect(w, r, r.URL.Path, http.StatusFound)
-		}))
-		defer srv.Close()
-		resp, err := http.Get(srv.URL)
-		if resp != nil {
-			_ = resp.Body.Close()
-		}
-		return err
-	}()
-	_, scheme := http.Get("ftp://127.0.0.1/")
-	_, badURL := http.Get("http://127.0.0.1:99999/")
-	timeout := func() error {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			<-r.Context().Done()
-		}))
-		defer srv.Close()
-		_, err := (&http.Client{Timeout: 20 * time.Millisecond}).Get(srv.URL)
-		return err
-	}()
-
-	for _, c := range []struct {
-		name string
-		err  error
-		want bool
-	}{
-		{"nil", nil, false},
-		{"connection refused (real)", refused, true},
-		{"connection refused", opErr("dial", syscall.ECONNREFUSED), true},
-		{"connection reset", opErr("read", syscall.ECONNRESET), true},
-		{"broken pipe", opErr("write", syscall.EPIPE), true},
-		{"EOF", urlErr(io.EOF), true},
-		{"unexpected EOF", urlErr(fmt.Errorf("reading body: %w", io.ErrUnexpectedEOF)), true},
-		{"client timeout (real)", timeout, true},
-		{"dial timeout", urlErr(&net.OpError{Op: "dial", Net: "tcp", Err: timeoutErr{}}), true},
-		{"deadline exceeded", urlErr(context.DeadlineExceeded), true},
-		{"server closed idle connection", urlErr(errors.New("http: server closed idle connection")), true},
-		{"http2 GOAWAY", urlErr(errors.New("http2: server sent GOAWAY and closed the connection; LastStreamID=1, ErrCode=NO_ERROR")), true},
-		{"DNS temporary", urlErr(&net.OpError{Op: "dial", Err: &net.DNSError{Err: "server misbehaving", Name: "x", IsTemporary: true}}), true},
-		{"DNS no such host", urlErr(&net.OpError{Op: "dial", Err: &net.DNSError{Err: "no such host", Name: "x", IsNotFound: true}}), false},
-		{"canceled", urlErr(context.Canceled), false},
-		{"untrusted certificate (real)", untrusted, false},
-		{"plain HTTP behind an https URL (real)", plainBehindHTTPS, false},
-		{"unknown authority", urlErr(&tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}), false},
-		{"hostname mismatch", urlErr(x509.HostnameError{Host: "x", Certificate: &x509.Certificate{}}), false},
-		{"expired certificate", urlErr(x509.CertificateInvalidError{Reason: x509.Expired, Cert: &x509.Certificate{}}), false},
-		{"TLS alert", urlErr(&net.OpError{Op: "remote error", Err: errors.New("tls: handshake failure")}), false},
-		{"unsupported scheme (real)", scheme, false},
-		{"invalid port (real)", badURL, false},
-		{"too many redirects (real)", redirects, false},
-		{"too many redirects", urlErr(errors.New("stopped after 10 redirects")), false},
-		{"invalid URL escape", urlErr(url.EscapeError("%zz")), false},
-		{"invalid header", urlErr(errors.New(`net/http: invalid header field name "a b"`)), false},
-		{"unknown", errors.New("boom"), false},
-		// Joined errors, as the MCP go-sdk reports a call its transport lost.
-		{"a reset joined to a protocol error", errors.Join(errors.New("rejected by transport"), opErr("read", syscall.ECONNRESET)), true},
-		{"a refusal joined, wrapped", fmt.Errorf("calling tool: %w", errors.Join(errors.New("rejected"), opErr("dial", syscall.ECONNREFUSED))), true},
-		{"a certificate failure joined to an EOF", errors.Join(urlErr(&tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}), io.EOF), false},
-		{"nothing transient joined", errors.Join(errors.New("a"), errors.New("b")), false},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			if c.name != "nil" {
-				require.Error(t, c.err)
-			}
-			require.Equal(t, c.want, transientTransportError(c.err), "%v", c.err)
-		})
-	}
-}

@@ -1,4 +1,4 @@
-package remedy_test
+package retryable_test
 
 import (
 	"errors"
@@ -10,12 +10,13 @@ import (
 	"time"
 
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/retryable"
 )
 
 // A go-retryablehttp client that retries what the server says is retryable (here a 503, then
 // a success) and reports what is not as the *Envelope (here a validation failure: a retry
 // cannot fix the arguments).
-func ExampleNewRetryableClient() {
+func ExampleNewClient() {
 	var calls atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
@@ -32,7 +33,7 @@ func ExampleNewRetryableClient() {
 	}))
 	defer srv.Close()
 
-	client := remedy.NewRetryableClient()
+	client := retryable.NewClient()
 	client.RetryWaitMin, client.RetryWaitMax = time.Millisecond, 50*time.Millisecond
 
 	resp, err := client.Get(srv.URL + "/invoices/inv_1")
