@@ -383,7 +383,7 @@ func TestBadInputParseResponseMaxBody(t *testing.T) {
 			t.Parallel()
 			orig := &badReadCloser{data: []byte(tc.body), err: io.EOF}
 			resp := &http.Response{StatusCode: 503, Header: http.Header{}, Body: orig}
-			e, ok := remedy.ParseResponse(resp, remedy.MaxBody(16))
+			e, ok := remedy.ParseResponse(resp, remedy.WithMaxBody(16))
 			require.True(t, ok)
 			require.NotNil(t, e)
 			assert.Equal(t, remedy.DialectUnstructured, e.Dialect)
@@ -408,7 +408,7 @@ func TestBadInputParseResponseWholeBody(t *testing.T) {
 	t.Parallel()
 	body := `{"error":{"statusCode":503,"code":"maintenance","message":"Back soon.","retryable":false}}`
 	resp := &http.Response{StatusCode: 503, Header: http.Header{}, Body: io.NopCloser(strings.NewReader(body))}
-	e, ok := remedy.ParseResponse(resp, remedy.MaxBody(-1)) // ignored: the default bound applies
+	e, ok := remedy.ParseResponse(resp, remedy.WithMaxBody(-1)) // ignored: the default bound applies
 	require.True(t, ok)
 	assert.Equal(t, remedy.DialectAgent, e.Dialect)
 	assert.Equal(t, "maintenance", e.Code)

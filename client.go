@@ -540,7 +540,7 @@ func parseFailure(hresp *http.Response, read []byte, maxBody int64) *Envelope {
 	}
 	prefix := &http.Response{StatusCode: hresp.StatusCode, Header: hresp.Header, ContentLength: -1,
 		Body: io.NopCloser(bytes.NewReader(read))}
-	env, _ := ParseResponse(prefix, MaxBody(maxBody))
+	env, _ := ParseResponse(prefix, WithMaxBody(maxBody))
 	return env
 }
 

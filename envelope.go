@@ -262,10 +262,10 @@ type ParseOption func(*parseConfig)
 
 type parseConfig struct{ maxBody int64 }
 
-// MaxBody bounds how many bytes of the body ParseResponse reads (default DefaultMaxBody). A
+// WithMaxBody bounds how many bytes of the body ParseResponse reads (default DefaultMaxBody). A
 // larger body is classified from the prefix that was read: by the decision members that
 // prefix states (DialectTruncated), else by status and headers.
-func MaxBody(n int64) ParseOption {
+func WithMaxBody(n int64) ParseOption {
 	return func(c *parseConfig) {
 		if n > 0 {
 			c.maxBody = n

@@ -66,7 +66,7 @@ func ExampleParseResponse() {
 		panic(err)
 	}
 	defer resp.Body.Close()
-	e, _ := remedy.ParseResponse(resp, remedy.MaxBody(64<<10))
+	e, _ := remedy.ParseResponse(resp, remedy.WithMaxBody(64<<10))
 	fmt.Println(e.Code, e.NextOperation, string(e.NextOperationArgs))
 	rest, _ := io.ReadAll(resp.Body)
 	fmt.Println(strings.HasPrefix(string(rest), `{"type"`))

@@ -29,7 +29,7 @@ func readCut(t *testing.T, status int, header http.Header, prefix string) (*reme
 		header = http.Header{}
 	}
 	resp := &http.Response{StatusCode: status, Header: header, Body: io.NopCloser(strings.NewReader(prefix + afterCut))}
-	e, ok := remedy.ParseResponse(resp, remedy.MaxBody(int64(len(prefix))))
+	e, ok := remedy.ParseResponse(resp, remedy.WithMaxBody(int64(len(prefix))))
 
 	big := []byte(strings.Repeat(" ", remedy.DefaultMaxBody-len(prefix)) + prefix + afterCut)
 	pe, pok := remedy.Parse(status, header, big)
@@ -186,7 +186,7 @@ func TestTruncatedWholeEnvelope(t *testing.T) {
 	t.Parallel()
 	body := hugeAgentEnvelope(`"code":"account_closed","retryable":false,"retry_after_ms":250,"severity":"fatal"`, 64<<10)
 	full, ok := remedy.ParseResponse(&http.Response{StatusCode: 503, Header: http.Header{},
-		Body: io.NopCloser(strings.NewReader(body))}, remedy.MaxBody(int64(len(body))))
+		Body: io.NopCloser(strings.NewReader(body))}, remedy.WithMaxBody(int64(len(body))))
 	require.True(t, ok)
 	require.Equal(t, remedy.DialectAgent, full.Dialect)
 	require.NotEmpty(t, full.Issues)

@@ -209,7 +209,7 @@ func TestEachBrokenServerFailsItsRule(t *testing.T) {
 			})
 		}},
 		{rule: "confirmation-bound", wrap: unboundTokens},
-		{rule: "confirmation-single-use", opts: []server.Option{server.WithConfirmation(server.ConfirmConfig{
+		{rule: "confirmation-single-use", opts: []server.Option{server.WithConfirmation(server.ConfirmOptions{
 			Store: reusable{server.NewMemoryStore(server.MemoryOptions{})}})}},
 		{rule: "idempotent-replay", wrap: func(h http.Handler) http.Handler {
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

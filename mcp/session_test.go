@@ -39,7 +39,7 @@ func newRestartable(t *testing.T) *restartable {
 }
 
 func (r *restartable) restart(t *testing.T) *billing.Store {
-	api, store, err := billing.New(server.WithMCP(server.MCPConfig{}))
+	api, store, err := billing.New(server.WithMCP(server.MCPOptions{}))
 	require.NoError(t, err)
 	var h http.Handler = api
 	r.handler.Store(&h)
@@ -119,7 +119,7 @@ func TestSessionReconnects(t *testing.T) {
 // it is safe to repeat; it runs once.
 func TestSessionReconnectsAfterExpiry(t *testing.T) {
 	t.Parallel()
-	api, store, err := billing.New(server.WithMCP(server.MCPConfig{SessionIdleTimeout: 500 * time.Millisecond}))
+	api, store, err := billing.New(server.WithMCP(server.MCPOptions{SessionIdleTimeout: 500 * time.Millisecond}))
 	require.NoError(t, err)
 	hs := httptest.NewServer(api)
 	t.Cleanup(hs.Close)

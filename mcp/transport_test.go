@@ -174,7 +174,7 @@ func TestProtocolErrorsAreEnvelopes(t *testing.T) {
 			}
 			t.Run(mode+"/"+tc.ask+"/"+client, func(t *testing.T) {
 				t.Parallel()
-				api, _, err := billing.New(server.WithMCP(server.MCPConfig{Stateless: tc.stateless}))
+				api, _, err := billing.New(server.WithMCP(server.MCPOptions{Stateless: tc.stateless}))
 				require.NoError(t, err)
 				hs := httptest.NewServer(api)
 				t.Cleanup(hs.Close)

@@ -122,7 +122,7 @@ func BenchmarkRefusal(b *testing.B) {
 func BenchmarkIdempotent(b *testing.B) {
 	// Room for every key of the runs: a full store would refuse them (503).
 	store := server.NewMemoryStore(server.MemoryOptions{MaxRecords: 1 << 30, ScopeRecords: 1 << 30})
-	api := server.New(server.WithIdempotency(server.IdempotencyConfig{Store: store}))
+	api := server.New(server.WithIdempotency(server.IdempotencyOptions{Store: store}))
 	answer := map[string]string{"id": "ord_1", "status": "created"}
 	if err := server.Post(api, "/v1/orders", func(ctx context.Context, in benchOrder) (map[string]string, error) {
 		return answer, nil

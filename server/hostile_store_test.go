@@ -99,8 +99,8 @@ func TestFloodOfChallengesKeepsAnotherPrincipalsCharge(t *testing.T) {
 	t.Parallel()
 	const size = 1000
 	store := server.NewMemoryStore(server.MemoryOptions{MaxChallenges: size, MaxRecords: size})
-	l := newLedger(t, server.WithConfirmation(server.ConfirmConfig{Store: store}),
-		server.WithIdempotency(server.IdempotencyConfig{Store: store}))
+	l := newLedger(t, server.WithConfirmation(server.ConfirmOptions{Store: store}),
+		server.WithIdempotency(server.IdempotencyOptions{Store: store}))
 	const charge = `{"amount":1200,"currency":"usd"}`
 	status, _, b := do(t, "POST", l.url+"/v1/charges", "application/json", charge, "Authorization", "Bearer ann", "Idempotency-Key", "charge-1")
 	require.Equal(t, 201, status, "%s", b)
@@ -182,7 +182,7 @@ func TestFailedCompletionNeverExecutesTwice(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			store := &failingComplete{MemoryStore: server.NewMemoryStore(server.MemoryOptions{}), fails: tc.fails}
-			l := newLedger(t, server.WithIdempotency(server.IdempotencyConfig{Store: store, Wait: tc.wait}))
+			l := newLedger(t, server.WithIdempotency(server.IdempotencyOptions{Store: store, Wait: tc.wait}))
 			const charge = `{"amount":1200,"currency":"usd"}`
 			status, _, b := do(t, "POST", l.url+"/v1/charges", "application/json", charge, "Authorization", "Bearer ann", "Idempotency-Key", "charge-1")
 			require.Equal(t, 201, status, "%s", b)

@@ -18,7 +18,7 @@ import (
 // port matches that name with any port, an entry with a port ("api.example.com:8443") only
 // that port, and "*" matches every host. A request without a Host is refused.
 //
-// The MCP endpoint applies it always, with MCPConfig.AllowedHosts; WithHostCheck applies it
+// The MCP endpoint applies it always, with MCPOptions.AllowedHosts; WithHostCheck applies it
 // to the other routes.
 func HostAllowed(r *http.Request, hosts []string) bool {
 	if r.Host == "" {

@@ -201,7 +201,7 @@ func TestIdempotencyInFlight(t *testing.T) {
 	t.Run("duplicates share the one execution", func(t *testing.T) {
 		t.Parallel()
 		w := &storetest.Waiters{}
-		p := newPayments(t, server.Idempotent(), server.WithIdempotency(server.IdempotencyConfig{
+		p := newPayments(t, server.Idempotent(), server.WithIdempotency(server.IdempotencyOptions{
 			Store: w.Watch(server.NewMemoryStore(server.MemoryOptions{})), Wait: time.Minute}))
 		var wg sync.WaitGroup
 		t.Cleanup(wg.Wait)         // the requests end before the server closes,
@@ -239,7 +239,7 @@ func TestIdempotencyInFlight(t *testing.T) {
 	})
 	t.Run("past the wait", func(t *testing.T) {
 		t.Parallel()
-		p := newPayments(t, server.Idempotent(), server.WithIdempotency(server.IdempotencyConfig{Wait: -1}))
+		p := newPayments(t, server.Idempotent(), server.WithIdempotency(server.IdempotencyOptions{Wait: -1}))
 		release, open := gate(t)
 		p.hook = func(ctx context.Context, run int64) error {
 			<-release
@@ -283,7 +283,7 @@ func TestIdempotencyLeaseTakeover(t *testing.T) {
 	logs := &logSink{}
 	p := newPayments(t, server.Idempotent(), server.WithClock(clock.Now),
 		server.WithLogger(slog.New(slog.NewJSONHandler(logs, nil))),
-		server.WithIdempotency(server.IdempotencyConfig{Lease: time.Minute, Wait: -1}))
+		server.WithIdempotency(server.IdempotencyOptions{Lease: time.Minute, Wait: -1}))
 	release, open := gate(t)
 	p.hook = func(ctx context.Context, run int64) error {
 		if run == 1 {
@@ -388,7 +388,7 @@ func TestStoreFailureIsUnavailable(t *testing.T) {
 	t.Parallel()
 	logs := &logSink{}
 	p := newPayments(t, server.Idempotent(), server.WithLogger(slog.New(slog.NewJSONHandler(logs, nil))),
-		server.WithIdempotency(server.IdempotencyConfig{Store: brokenStore{}}))
+		server.WithIdempotency(server.IdempotencyOptions{Store: brokenStore{}}))
 	r := p.post(t, "/v1/charges", chargeBody, "ann", "k")
 	env := envelope(t, r.status, r.header, r.body)
 	assert.Equal(t, 503, r.status)
@@ -399,7 +399,7 @@ func TestStoreFailureIsUnavailable(t *testing.T) {
 	assert.Zero(t, p.runs.Load())
 
 	srv, runs := confirmAPI(t, server.WithLogger(slog.New(slog.NewJSONHandler(io.Discard, nil))),
-		server.WithConfirmation(server.ConfirmConfig{Store: brokenStore{}}))
+		server.WithConfirmation(server.ConfirmOptions{Store: brokenStore{}}))
 	status, h, b := do(t, "POST", srv.URL+"/v1/accounts/acct_1/delete", "application/json", deleteBody, "Authorization", "Bearer ann")
 	assert.Equal(t, 503, status)
 	assert.Equal(t, "unavailable", envelope(t, status, h, b).Code)

@@ -22,8 +22,8 @@ import (
 // DefaultMCPPath is where an API serves MCP unless WithMCP says otherwise.
 const DefaultMCPPath = "/mcp"
 
-// MCPConfig configures the MCP surface: the API's operations as tools over streamable HTTP.
-type MCPConfig struct {
+// MCPOptions configures the MCP surface: the API's operations as tools over streamable HTTP.
+type MCPOptions struct {
 	// Path is where it is served (default DefaultMCPPath). No operation may be registered there.
 	Path string
 	// Disabled serves no MCP endpoint (MCPServer still builds the tools).
@@ -114,7 +114,7 @@ func refuseSessionlessDiscover(w http.ResponseWriter, r *http.Request, body []by
 }
 
 // WithMCP configures the MCP surface (default: stateful streamable HTTP at DefaultMCPPath).
-func WithMCP(c MCPConfig) Option { return func(a *API) { a.mcpConf = c } }
+func WithMCP(c MCPOptions) Option { return func(a *API) { a.mcpConf = c } }
 
 // MCPServer returns the API's operations as an MCP server, for transports other than the
 // streamable HTTP endpoint the API serves itself (stdio, in-memory). It is built once, at the

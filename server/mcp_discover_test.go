@@ -84,7 +84,7 @@ func TestMCPStatefulDiscoverRefusesSessionlessVersion(t *testing.T) {
 // where an initialize is refused 503.
 func TestMCPStatefulDiscoverHoldsNoSession(t *testing.T) {
 	t.Parallel()
-	_, _, srv := billingServer(t, server.WithMCP(server.MCPConfig{MaxSessions: 1}))
+	_, _, srv := billingServer(t, server.WithMCP(server.MCPOptions{MaxSessions: 1}))
 	openSession(t, srv.URL)
 	status, a := discover(t, srv.URL)
 	assert.Equal(t, 400, status)
@@ -103,7 +103,7 @@ func TestMCPDefaultClientVersion(t *testing.T) {
 	assert.Equal(t, "2025-11-25", cs.InitializeResult().ProtocolVersion)
 	assert.NotEmpty(t, cs.ID(), "a session")
 
-	_, _, stateless := billingServer(t, server.WithMCP(server.MCPConfig{Stateless: true}))
+	_, _, stateless := billingServer(t, server.WithMCP(server.MCPOptions{Stateless: true}))
 	status, a := discover(t, stateless.URL)
 	assert.Equal(t, 200, status)
 	require.NotNil(t, a.Result, "a stateless endpoint speaks 2026-07-28")

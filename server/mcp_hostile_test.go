@@ -183,8 +183,8 @@ func TestMCPDecodeErrorsInPlainWords(t *testing.T) {
 	t.Parallel()
 	for _, mode := range []struct {
 		name string
-		conf server.MCPConfig
-	}{{"event stream", server.MCPConfig{}}, {"JSON", server.MCPConfig{JSONResponse: true}}} {
+		conf server.MCPOptions
+	}{{"event stream", server.MCPOptions{}}, {"JSON", server.MCPOptions{JSONResponse: true}}} {
 		t.Run(mode.name, func(t *testing.T) {
 			t.Parallel()
 			_, _, srv := billingServer(t, server.WithMCP(mode.conf))
@@ -345,7 +345,7 @@ func TestAuthFailureLimitKey(t *testing.T) {
 func TestMCPRefusalsAreHonest(t *testing.T) {
 	t.Parallel()
 	_, _, stateful := billingServer(t)
-	_, _, stateless := billingServer(t, server.WithMCP(server.MCPConfig{Stateless: true}))
+	_, _, stateless := billingServer(t, server.WithMCP(server.MCPOptions{Stateless: true}))
 	for _, c := range []struct {
 		name, url, method, body string
 		header                  []string
@@ -404,10 +404,10 @@ func TestMCPRefusalsAreHonest(t *testing.T) {
 	}
 }
 
-// MCPConfig.AllowedHosts: the endpoint answers to the names listed, and to no other.
+// MCPOptions.AllowedHosts: the endpoint answers to the names listed, and to no other.
 func TestMCPAllowedHosts(t *testing.T) {
 	t.Parallel()
-	_, _, srv := billingServer(t, server.WithMCP(server.MCPConfig{AllowedHosts: []string{"api.example.com"}}))
+	_, _, srv := billingServer(t, server.WithMCP(server.MCPOptions{AllowedHosts: []string{"api.example.com"}}))
 	for host, want := range map[string]int{"api.example.com": 200, "API.example.com:443": 200, "127.0.0.1": 403, "evil.example": 403} {
 		req, err := http.NewRequest("POST", srv.URL+"/mcp", strings.NewReader(initializeBody))
 		require.NoError(t, err)
@@ -481,7 +481,7 @@ func liveSessions(api *server.API) int {
 }
 
 // Issue 22, row 5: initialize calls without end never hold more sessions than
-// MCPConfig.MaxSessions at once (the rest are refused 503 with Retry-After), and the sessions
+// MCPOptions.MaxSessions at once (the rest are refused 503 with Retry-After), and the sessions
 // nobody uses are closed after the idle timeout, their memory freed: a second flood leaves the
 // heap where the first left it. Not parallel: it measures the heap.
 //
@@ -490,7 +490,7 @@ func liveSessions(api *server.API) int {
 // them.
 func TestMCPSessionsCappedAndFreed(t *testing.T) {
 	const maxSessions, attempts = 1000, 3000
-	api, _, err := billing.New(server.WithMCP(server.MCPConfig{MaxSessions: maxSessions, SessionIdleTimeout: time.Second}))
+	api, _, err := billing.New(server.WithMCP(server.MCPOptions{MaxSessions: maxSessions, SessionIdleTimeout: time.Second}))
 	require.NoError(t, err)
 	srv := newLocalServer(t, api)
 	tr := &http.Transport{MaxIdleConnsPerHost: 8}
@@ -618,12 +618,12 @@ func TestMCPSessionBoundToPrincipal(t *testing.T) {
 	assert.Contains(t, string(body), "create_invoice", "ann's session serves ann")
 }
 
-// One principal holds at most MCPConfig.SessionsPerPrincipal sessions: past it, its
+// One principal holds at most MCPOptions.SessionsPerPrincipal sessions: past it, its
 // initialize is refused (503, retryable, with Retry-After) and another's is not.
 func TestMCPSessionsPerPrincipal(t *testing.T) {
 	t.Parallel()
 	_, _, srv := billingServer(t, server.WithAuthenticator(byBearer),
-		server.WithMCP(server.MCPConfig{SessionsPerPrincipal: 3}))
+		server.WithMCP(server.MCPOptions{SessionsPerPrincipal: 3}))
 	for range 3 {
 		openSession(t, srv.URL, "Authorization", "Bearer ann")
 	}

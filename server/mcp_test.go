@@ -312,7 +312,7 @@ func TestMCPIdempotencyAcrossSurfaces(t *testing.T) {
 
 func TestMCPStateless(t *testing.T) {
 	t.Parallel()
-	_, store, srv := billingServer(t, server.WithMCP(server.MCPConfig{Stateless: true, JSONResponse: true}))
+	_, store, srv := billingServer(t, server.WithMCP(server.MCPOptions{Stateless: true, JSONResponse: true}))
 	cs := connect(t, srv.URL, nil)
 	assert.Empty(t, cs.ID(), "no session")
 	inv := result[billing.Invoice](t, call(t, cs, "create_invoice", map[string]any{"customer_id": "cus_ada", "currency": "usd", "amount": 10}))

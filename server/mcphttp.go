@@ -22,7 +22,7 @@ import (
 // handle. Sending it again unchanged cannot succeed.
 const CodeInvalidRequest = "invalid_request"
 
-// Defaults of MCPConfig's session limits.
+// Defaults of MCPOptions's session limits.
 const (
 	// DefaultMaxMCPSessions is how many sessions the MCP endpoint holds at once: about 16 KiB
 	// each while idle.
@@ -64,7 +64,7 @@ func (a *API) newMCPGate() *mcpGate {
 // authentication (every JSON-RPC method included, with op nil), then the principal's rate
 // limit; on a stateful endpoint, a server/discover for a protocol version without sessions is
 // refused (refuseSessionlessDiscover), and a request that would open a session beyond
-// MCPConfig.MaxSessions is refused. Only then does the SDK see it, and only once the SDK has
+// MCPOptions.MaxSessions is refused. Only then does the SDK see it, and only once the SDK has
 // opened an event stream are the http.Server's read and write limits lifted for it.
 //
 // A tools/call is not charged to the rate limit here: the pipeline charges it as the REST
@@ -357,7 +357,7 @@ func (w *sdkResponse) finish() {
 
 // mcpRefusal is the envelope for a refusal of the MCP SDK's, by its status and text: what
 // the caller must change, and not retryable when sending it again unchanged cannot succeed.
-func mcpRefusal(status int, text string, h http.Header, conf MCPConfig) *Problem {
+func mcpRefusal(status int, text string, h http.Header, conf MCPOptions) *Problem {
 	has := func(s string) bool { return strings.Contains(text, s) }
 	switch status {
 	case http.StatusNotFound:

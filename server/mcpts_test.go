@@ -93,7 +93,7 @@ type tsMode string
 
 const (
 	tsStateful  tsMode = "stateful"  // streamable HTTP, the default /mcp: a session per client
-	tsStateless tsMode = "stateless" // streamable HTTP, MCPConfig.Stateless: no sessions
+	tsStateless tsMode = "stateless" // streamable HTTP, MCPOptions.Stateless: no sessions
 	tsStdio     tsMode = "stdio"     // `remedy serve --stdio`, launched by the SDK's stdio transport
 )
 
@@ -200,7 +200,7 @@ func testTypeScriptMCPClient(t *testing.T, run tsRun, remedyBin string) {
 	} else {
 		var opts []server.Option
 		if run.mode == tsStateless {
-			opts = append(opts, server.WithMCP(server.MCPConfig{Stateless: true}))
+			opts = append(opts, server.WithMCP(server.MCPOptions{Stateless: true}))
 		}
 		var srv *httptest.Server
 		api, store, srv = billingServer(t, opts...)

@@ -251,7 +251,7 @@ func TestOpenAPIPathOptions(t *testing.T) {
 	require.Equal(t, 200, status)
 	assert.Equal(t, "{}", string(body), "the operation, not the document")
 
-	off := server.New(server.WithOpenAPIPath(""), server.WithMCP(server.MCPConfig{Disabled: true}))
+	off := server.New(server.WithOpenAPIPath(""), server.WithMCP(server.MCPOptions{Disabled: true}))
 	srv2 := httptest.NewServer(off)
 	defer srv2.Close()
 	for _, p := range []string{"/openapi.json", "/mcp"} {

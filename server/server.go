@@ -20,8 +20,8 @@ type API struct {
 	maxBody int64
 	logger  *slog.Logger
 	now     func() time.Time
-	confirm ConfirmConfig
-	idem    IdempotencyConfig
+	confirm ConfirmOptions
+	idem    IdempotencyOptions
 
 	ops    []*Operation
 	routes router
@@ -31,7 +31,7 @@ type API struct {
 	docOnce     sync.Once
 	doc         []byte
 	docErr      error
-	mcpConf     MCPConfig
+	mcpConf     MCPOptions
 	mcpServer   *mcp.Server
 	mcpHandler  http.Handler
 	gate        *mcpGate    // the MCP endpoint's sessions and mark (nil when it is disabled)
@@ -63,8 +63,8 @@ func New(opts ...Option) *API {
 	return a
 }
 
-// ConfirmConfig configures the gate of the operations registered with Confirm.
-type ConfirmConfig struct {
+// ConfirmOptions configures the gate of the operations registered with Confirm.
+type ConfirmOptions struct {
 	// Store keeps the challenges (default: one MemoryStore the API shares with idempotency,
 	// which keeps challenges and records apart). Instances of one API behind a load balancer
 	// must share it.
@@ -73,9 +73,9 @@ type ConfirmConfig struct {
 	TTL time.Duration
 }
 
-// IdempotencyConfig configures the operations registered with Idempotent or
+// IdempotencyOptions configures the operations registered with Idempotent or
 // RequireIdempotencyKey.
-type IdempotencyConfig struct {
+type IdempotencyOptions struct {
 	// Store keeps the claims and results (default: one MemoryStore the API shares with
 	// confirmation, which keeps challenges and records apart). Instances of one API behind a
 	// load balancer must share it.
@@ -93,7 +93,7 @@ type IdempotencyConfig struct {
 	Wait time.Duration
 }
 
-// Defaults of ConfirmConfig and IdempotencyConfig.
+// Defaults of ConfirmOptions and IdempotencyOptions.
 const (
 	DefaultConfirmTTL   = 5 * time.Minute
 	DefaultRetention    = 24 * time.Hour
@@ -102,10 +102,10 @@ const (
 )
 
 // WithConfirmation configures the confirmation gate; zero fields keep their defaults.
-func WithConfirmation(c ConfirmConfig) Option { return func(a *API) { a.confirm = c } }
+func WithConfirmation(c ConfirmOptions) Option { return func(a *API) { a.confirm = c } }
 
 // WithIdempotency configures idempotency; zero fields keep their defaults.
-func WithIdempotency(c IdempotencyConfig) Option { return func(a *API) { a.idem = c } }
+func WithIdempotency(c IdempotencyOptions) Option { return func(a *API) { a.idem = c } }
 
 // WithClock sets the clock the API reads (default time.Now): the rate limiter's, and the
 // default MemoryStore's, from which tokens and results expire. For tests.
@@ -185,7 +185,7 @@ func WithMaxBody(n int64) Option {
 // Host header HostAllowed(r, hosts) refuses: the defence against DNS rebinding for the REST
 // routes and the OpenAPI document, which the MCP endpoint always has. With no hosts it is
 // HostAllowed's loopback rule (a request that arrived on a loopback address must name a
-// loopback host). The MCP endpoint takes hosts too, unless MCPConfig.AllowedHosts lists its
+// loopback host). The MCP endpoint takes hosts too, unless MCPOptions.AllowedHosts lists its
 // own. Off by default: a server behind a proxy on the same machine sees the public name.
 func WithHostCheck(hosts ...string) Option {
 	return func(a *API) {

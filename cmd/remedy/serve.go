@@ -126,11 +126,11 @@ func serve(ctx context.Context, in *invocation) error {
 		}
 		defer closeRedis()
 		opts = append(opts,
-			server.WithConfirmation(server.ConfirmConfig{Store: store}),
-			server.WithIdempotency(server.IdempotencyConfig{Store: store}),
-			server.WithMCP(server.MCPConfig{Stateless: true}))
+			server.WithConfirmation(server.ConfirmOptions{Store: store}),
+			server.WithIdempotency(server.IdempotencyOptions{Store: store}),
+			server.WithMCP(server.MCPOptions{Stateless: true}))
 	} else if *stateless {
-		opts = append(opts, server.WithMCP(server.MCPConfig{Stateless: true}))
+		opts = append(opts, server.WithMCP(server.MCPOptions{Stateless: true}))
 	}
 	api, _, err := billing.NewDemo(opts...)
 	if err != nil {

@@ -51,7 +51,7 @@ func TestMCPGoClientAgainstReferenceServer(t *testing.T) {
 	stdio := func(t *testing.T) (transport.Interface, *billing.Store) {
 		return transport.NewStdio(remedyBinary(t), nil, "serve", "--stdio"), nil
 	}
-	stateless := server.WithMCP(server.MCPConfig{Stateless: true})
+	stateless := server.WithMCP(server.MCPOptions{Stateless: true})
 	const stateful, statelessHTTP = "MCP streamable HTTP (stateful)", "MCP streamable HTTP (stateless)"
 	peers := []refPeer{
 		// The default /mcp keeps sessions, which 2026-07-28 has none of: mcp-go's default

@@ -24,8 +24,8 @@ func Example() {
 	}
 
 	api := server.New(
-		server.WithConfirmation(server.ConfirmConfig{Store: store}),
-		server.WithIdempotency(server.IdempotencyConfig{Store: store}),
+		server.WithConfirmation(server.ConfirmOptions{Store: store}),
+		server.WithIdempotency(server.IdempotencyOptions{Store: store}),
 	)
 	log.Fatal(http.ListenAndServe(":8080", api))
 }

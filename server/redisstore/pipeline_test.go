@@ -42,8 +42,8 @@ func instance(t testing.TB, addr, prefix string, runs *atomic.Int64, gate <-chan
 	if w != nil {
 		idem = w.Watch(s)
 	}
-	api := server.New(server.WithConfirmation(server.ConfirmConfig{Store: s}),
-		server.WithIdempotency(server.IdempotencyConfig{Store: idem, Wait: time.Minute}))
+	api := server.New(server.WithConfirmation(server.ConfirmOptions{Store: s}),
+		server.WithIdempotency(server.IdempotencyOptions{Store: idem, Wait: time.Minute}))
 	handler := func(ctx context.Context, in charge) (receipt, error) {
 		run := runs.Add(1)
 		if gate != nil {
@@ -165,7 +165,7 @@ func BenchmarkPipeline(b *testing.B) {
 	// Room for every key of the run (the one principal's quota would refuse them past 10,000).
 	s := redisstore.New(client, redisstore.Options{Prefix: fmt.Sprintf("bench%d:", time.Now().UnixNano()),
 		ScopeRecords: 1 << 30})
-	api := server.New(server.WithIdempotency(server.IdempotencyConfig{Store: s}))
+	api := server.New(server.WithIdempotency(server.IdempotencyOptions{Store: s}))
 	require.NoError(b, server.Post(api, "/v1/charges", func(ctx context.Context, in charge) (receipt, error) {
 		return receipt{ID: "ch_1", Run: 1}, nil
 	}, server.OperationID("create_charge"), server.Idempotent()))

@@ -106,7 +106,7 @@ func mcpSurface(t *testing.T, url string, onAttempt func(*remedy.Attempt)) onceC
 // exchange. (On a stateful session the go-sdk refuses the second copy of a request whose ID is
 // in flight, 400 "duplicate in-flight request ID", and which copy's answer the client gets is
 // a race.)
-var mcpStateless = []server.Option{server.WithMCP(server.MCPConfig{Stateless: true})}
+var mcpStateless = []server.Option{server.WithMCP(server.MCPOptions{Stateless: true})}
 
 // isToolCall selects an MCP tools/call request, so that faults spare the session's handshake.
 func isToolCall(r *http.Request, body []byte) bool {

@@ -218,7 +218,7 @@ func TestHostileClientParseResponseBounded(t *testing.T) {
 			bound := tc.bound
 			var opts []remedy.ParseOption
 			if bound > 0 {
-				opts = append(opts, remedy.MaxBody(bound))
+				opts = append(opts, remedy.WithMaxBody(bound))
 			} else {
 				bound = remedy.DefaultMaxBody
 			}
@@ -756,7 +756,7 @@ func TestHostileClientGzipUnasked(t *testing.T) {
 			assert.Equal(t, tc.uncompressed, resp.Uncompressed)
 			var read atomic.Int64
 			resp.Body = hostileCountingBody{resp.Body, &read}
-			e, ok := remedy.ParseResponse(resp, remedy.MaxBody(64<<10))
+			e, ok := remedy.ParseResponse(resp, remedy.WithMaxBody(64<<10))
 			require.True(t, ok)
 			assert.LessOrEqual(t, read.Load(), int64(64<<10+1))
 			assert.Equal(t, tc.dialect, e.Dialect)

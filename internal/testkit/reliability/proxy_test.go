@@ -75,7 +75,7 @@ func transferAPI(t testing.TB, apiOpts []server.Option, opts ...server.OpOption)
 	t.Helper()
 	l := &execLedger{runs: map[string]int{}}
 	api := server.New(append([]server.Option{server.WithInfo(server.Info{Title: "transfers", Version: "1"}),
-		server.WithIdempotency(server.IdempotencyConfig{Wait: 20 * time.Second})}, apiOpts...)...)
+		server.WithIdempotency(server.IdempotencyOptions{Wait: 20 * time.Second})}, apiOpts...)...)
 	require.NoError(t, server.Post(api, "/v1/transfers", func(_ context.Context, in transferIn) (transferOut, error) {
 		return transferOut{CallID: in.CallID, Execution: l.record(in.CallID)}, nil
 	}, append([]server.OpOption{server.OperationID("transfer"), server.SuccessStatus(http.StatusCreated)}, opts...)...))
