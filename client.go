@@ -154,7 +154,8 @@ func WithHTTPClient(hc *http.Client) Option {
 // WithBaseURL is the URL registered operations' paths are under.
 func WithBaseURL(u string) Option { return func(c *clientConfig) error { c.base = u; return nil } }
 
-// WithOperations registers operations, as Register does.
+// WithOperations registers operations, as Register does. Two operations of one name, in one
+// WithOperations or several, make NewClient fail (Register, later, replaces one by name).
 func WithOperations(ops ...Operation) Option {
 	return func(c *clientConfig) error { c.ops = append(c.ops, ops...); return nil }
 }
@@ -254,7 +255,14 @@ func NewClient(opts ...Option) (*Client, error) {
 		u.RawQuery, u.Fragment, u.RawFragment = "", "", ""
 		c.baseStr = strings.TrimSuffix(u.String(), "/")
 	}
+	seen := make(map[string]bool, len(cfg.ops))
 	for _, op := range cfg.ops {
+		if seen[op.Name] {
+			// Two registrations of one name: the second would replace the first, and a call
+			// by that name would run whichever came last — refused rather than guessed.
+			return nil, fmt.Errorf("remedy: operation %q is given twice (WithOperations)", op.Name)
+		}
+		seen[op.Name] = true
 		if err := c.Register(op); err != nil {
 			return nil, err
 		}

@@ -31,5 +31,12 @@ type ConfirmFunc func(ctx context.Context, c *Challenge) (bool, error)
 // Approve calls f.
 func (f ConfirmFunc) Approve(ctx context.Context, c *Challenge) (bool, error) { return f(ctx, c) }
 
-// RefuseAll is the default policy: nothing is confirmed on the caller's behalf.
-var RefuseAll ConfirmPolicy = ConfirmFunc(func(context.Context, *Challenge) (bool, error) { return false, nil })
+// RefuseAll is the default policy: nothing is confirmed on the caller's behalf. It is a
+// constant, so that no part of a program can change what another part's default means.
+const RefuseAll refuseAll = 0
+
+// refuseAll is RefuseAll's type.
+type refuseAll uint8
+
+// Approve refuses.
+func (refuseAll) Approve(context.Context, *Challenge) (bool, error) { return false, nil }

@@ -73,11 +73,23 @@ type RewritePolicyFunc func(ctx context.Context, p *Proposal) (bool, error)
 // Approve calls f.
 func (f RewritePolicyFunc) Approve(ctx context.Context, p *Proposal) (bool, error) { return f(ctx, p) }
 
-// SafeRewrites is the default policy: lossless repairs only; every lossy proposal is refused.
-var SafeRewrites RewritePolicy = RewritePolicyFunc(func(context.Context, *Proposal) (bool, error) { return false, nil })
+// The two policies every program may name. They are constants, so that no part of a program
+// can change what another part's policy means.
+const (
+	// SafeRewrites is the default policy: lossless repairs only; every lossy proposal is
+	// refused.
+	SafeRewrites approveAll = false
+	// AllRewrites approves every proposal: the rewriter's repairs are sent whatever they
+	// change.
+	AllRewrites approveAll = true
+)
 
-// AllRewrites approves every proposal: the rewriter's repairs are sent whatever they change.
-var AllRewrites RewritePolicy = RewritePolicyFunc(func(context.Context, *Proposal) (bool, error) { return true, nil })
+// approveAll is the type of SafeRewrites and AllRewrites: a policy that approves every
+// proposal or none.
+type approveAll bool
+
+// Approve answers p's value.
+func (p approveAll) Approve(context.Context, *Proposal) (bool, error) { return bool(p), nil }
 
 // RewriterFunc adapts a function to a Rewriter.
 type RewriterFunc func(ctx context.Context, r *Rewrite) (json.RawMessage, error)
@@ -189,9 +201,18 @@ func anyLossy(changes []Change) bool {
 // decides whether to send them. Setting a value creates the objects missing on its path,
 // never arrays: an index past the end of an array, or a path through a string, number,
 // boolean or null, gives up. It never returns an error.
-var DefaultRewriter Rewriter = RewriterFunc(func(_ context.Context, r *Rewrite) (json.RawMessage, error) {
+//
+// It is a constant, so that no part of a program can change what another part's default
+// means.
+const DefaultRewriter defaultRewriter = 0
+
+// defaultRewriter is DefaultRewriter's type.
+type defaultRewriter uint8
+
+// Rewrite repairs r (see DefaultRewriter).
+func (defaultRewriter) Rewrite(_ context.Context, r *Rewrite) (json.RawMessage, error) {
 	return rewriteDefault(r), nil
-})
+}
 
 // ErrRewriteReply is wrapped by the error LLMRewriter returns when the model's reply is not one
 // JSON object of arguments.

@@ -75,7 +75,10 @@ func (c *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 // remedyIdempotent is remedyServer's operation, Idempotent, keeping its records in store.
 func remedyIdempotent(tb testing.TB, store server.IdempotencyStore) http.Handler {
 	tb.Helper()
-	api := server.New(server.WithIdempotency(server.IdempotencyOptions{Store: store}))
+	api, err := server.New(server.WithIdempotency(server.IdempotencyOptions{Store: store}))
+	if err != nil {
+		tb.Fatal(err)
+	}
 	if err := server.Post(api, "/v1/orders", func(ctx context.Context, in order) (created, error) {
 		return answer, nil
 	}, server.OperationID("create_order"), server.Idempotent()); err != nil {

@@ -56,7 +56,10 @@ var invalidOrder = []byte(`{"customer_id":"CUS-8F3K2","email":"ada@example.com",
 // remedyServer is the operation on remedy's reference server.
 func remedyServer(tb testing.TB, opts ...server.OpOption) *server.API {
 	tb.Helper()
-	api := server.New()
+	api, err := server.New()
+	if err != nil {
+		tb.Fatal(err)
+	}
 	opts = append([]server.OpOption{server.OperationID("create_order")}, opts...)
 	if err := server.Post(api, "/v1/orders", func(ctx context.Context, in order) (created, error) {
 		return answer, nil

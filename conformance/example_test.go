@@ -17,7 +17,10 @@ type note struct {
 // Probe a server built on the reference server: every rule that can be checked without
 // executing anything passes, and those that need writes say so.
 func ExampleRun() {
-	api := server.New()
+	api, err := server.New()
+	if err != nil {
+		panic(err)
+	}
 	_ = server.Post(api, "/notes", func(_ context.Context, in note) (note, error) { return in, nil },
 		server.OperationID("create_note"), server.Idempotent())
 	srv := httptest.NewServer(api)

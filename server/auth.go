@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"time"
@@ -73,11 +75,15 @@ const (
 // proxy's address: give a key function that reads the address the proxy reports, and trust
 // that header only from the proxy.
 func WithAuthFailureLimit(perSecond float64, burst int, key func(*http.Request) string) Option {
-	return func(a *API) {
+	return func(a *API) error {
+		if math.IsNaN(perSecond) || math.IsInf(perSecond, 0) {
+			return fmt.Errorf("WithAuthFailureLimit: a rate of %v per second", perSecond)
+		}
 		a.authFail = authFailure{set: true, key: key}
 		if perSecond > 0 && burst >= 1 {
 			a.authFail.limiter = newRateLimiter(perSecond, burst, func() time.Time { return a.now() })
 		}
+		return nil
 	}
 }
 

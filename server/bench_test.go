@@ -37,7 +37,10 @@ var benchBody = []byte(`{"customer_id":"cus_8f3k2","email":"ada@example.com","cu
 // decodes the same struct with encoding/json and encodes the same answer, in one run.
 func BenchmarkPipeline(b *testing.B) {
 	answer := map[string]string{"id": "ord_1", "status": "created"}
-	api := server.New()
+	api, err := server.New()
+	if err != nil {
+		b.Fatal(err)
+	}
 	if err := server.Post(api, "/v1/orders", func(ctx context.Context, in benchOrder) (map[string]string, error) {
 		return answer, nil
 	}, server.OperationID("create_order")); err != nil {
@@ -98,7 +101,10 @@ var benchInvalid = []byte(`{"customer_id":"CUS-8F3K2","email":"ada@example.com",
 // the text (validator.explainText) and written by encodeMade, as the bench module's
 // BenchmarkServer/invalid measures it against its peers.
 func BenchmarkRefusal(b *testing.B) {
-	api := server.New()
+	api, err := server.New()
+	if err != nil {
+		b.Fatal(err)
+	}
 	if err := server.Post(api, "/v1/orders", func(ctx context.Context, in benchOrder) (map[string]string, error) {
 		return nil, nil
 	}, server.OperationID("create_order")); err != nil {
@@ -122,7 +128,10 @@ func BenchmarkRefusal(b *testing.B) {
 func BenchmarkIdempotent(b *testing.B) {
 	// Room for every key of the runs: a full store would refuse them (503).
 	store := server.NewMemoryStore(server.MemoryOptions{MaxRecords: 1 << 30, ScopeRecords: 1 << 30})
-	api := server.New(server.WithIdempotency(server.IdempotencyOptions{Store: store}))
+	api, err := server.New(server.WithIdempotency(server.IdempotencyOptions{Store: store}))
+	if err != nil {
+		b.Fatal(err)
+	}
 	answer := map[string]string{"id": "ord_1", "status": "created"}
 	if err := server.Post(api, "/v1/orders", func(ctx context.Context, in benchOrder) (map[string]string, error) {
 		return answer, nil

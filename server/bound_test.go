@@ -31,7 +31,10 @@ type ItemRef struct {
 // the 404 suggestions to weigh.
 func boundAPI(t testing.TB) (*server.API, *[]string) {
 	t.Helper()
-	api := server.New()
+	api, err := server.New()
+	if err != nil {
+		t.Fatal(err)
+	}
 	var mu sync.Mutex
 	var seen []string
 	require.NoError(t, server.Post(api, "/v1/orders", func(ctx context.Context, in CreateOrder) (Order, error) {
@@ -312,7 +315,10 @@ func TestHandlerIssuesBounded(t *testing.T) {
 	for i := range issues {
 		issues[i] = remedy.Issue{Path: "/items/" + strconv.Itoa(i), Code: "out_of_stock", Message: "out of stock"}
 	}
-	api := server.New()
+	api, err := server.New()
+	if err != nil {
+		t.Fatal(err)
+	}
 	require.NoError(t, server.Get(api, "/v1/items/{id}", func(ctx context.Context, in ItemRef) (ItemRef, error) {
 		return ItemRef{}, &remedy.Envelope{Status: 409, Code: "conflict", Message: "out of stock", Issues: issues}
 	}, server.OperationID("get_item")))

@@ -40,7 +40,10 @@ type Deleted struct {
 func confirmAPI(t *testing.T, opts ...server.Option) (*httptest.Server, *atomic.Int64) {
 	t.Helper()
 	var runs atomic.Int64
-	api := server.New(append([]server.Option{server.WithAuthenticator(byBearer)}, opts...)...)
+	api, err := server.New(append([]server.Option{server.WithAuthenticator(byBearer)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
 	h := func(ctx context.Context, in DeleteAccount) (Deleted, error) {
 		runs.Add(1)
 		return Deleted{ID: in.ID, Deleted: true}, nil

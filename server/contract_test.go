@@ -20,7 +20,10 @@ func TestEveryCodeRoundTrips(t *testing.T) {
 	reg := server.NewRegistry()
 	require.NoError(t, reg.Register(server.Code{Code: "card_declined", Status: 402, Category: remedy.CategoryState,
 		Hint: "Use another card.", Cause: "The card was declined.", Repair: "Ask for another payment method."}))
-	api := server.New(server.WithRegistry(reg))
+	api, err := server.New(server.WithRegistry(reg))
+	if err != nil {
+		t.Fatal(err)
+	}
 	issue := remedy.Issue{Path: "/items/0/sku", Code: "enum", Message: "sku must be one of a, b",
 		AllowedValues: []json.RawMessage{json.RawMessage(`"a"`), json.RawMessage(`"b"`)}, SuggestedValue: json.RawMessage(`"a"`)}
 	require.NoError(t, server.Post(api, "/v1/fail", func(ctx context.Context, in Fail) (struct{}, error) {

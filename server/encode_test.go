@@ -173,7 +173,10 @@ func TestEncodeMadeSize(t *testing.T) { // not parallel: it counts allocations
 // together give the same bytes.
 func TestRefusalPipeline(t *testing.T) {
 	t.Parallel()
-	api := New()
+	api, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
 	require.NoError(t, Post(api, "/v1/orders", func(ctx context.Context, in xpOrder) (struct{}, error) {
 		return struct{}{}, nil
 	}, OperationID("create_order")))

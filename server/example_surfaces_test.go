@@ -22,8 +22,11 @@ type Refunded struct {
 }
 
 func refundAPI() *server.API {
-	api := server.New(server.WithInfo(server.Info{Title: "payments", Version: "1.0.0"}))
-	err := server.Post(api, "/v1/charges/{id}/refund", func(ctx context.Context, in Refund) (Refunded, error) {
+	api, err := server.New(server.WithInfo(server.Info{Title: "payments", Version: "1.0.0"}))
+	if err != nil {
+		panic(err)
+	}
+	err = server.Post(api, "/v1/charges/{id}/refund", func(ctx context.Context, in Refund) (Refunded, error) {
 		return Refunded{ID: "re_1"}, nil
 	}, server.OperationID("refund"), server.Summary("Refund a charge"), server.Confirm(), server.Idempotent())
 	if err != nil {

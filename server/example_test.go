@@ -27,8 +27,11 @@ func ExamplePost() {
 	type Order struct {
 		ID string `json:"id"`
 	}
-	api := server.New()
-	err := server.Post(api, "/v1/orders", func(ctx context.Context, in CreateOrder) (Order, error) {
+	api, err := server.New()
+	if err != nil {
+		panic(err)
+	}
+	err = server.Post(api, "/v1/orders", func(ctx context.Context, in CreateOrder) (Order, error) {
 		return Order{ID: "ord_1"}, nil
 	}, server.OperationID("create_order"), server.SuccessStatus(201))
 	if err != nil {

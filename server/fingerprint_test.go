@@ -45,7 +45,10 @@ type exactAPI struct {
 func newExactAPI(t *testing.T) *exactAPI {
 	t.Helper()
 	a := &exactAPI{}
-	api := server.New(server.WithAuthenticator(byBearer))
+	api, err := server.New(server.WithAuthenticator(byBearer))
+	if err != nil {
+		t.Fatal(err)
+	}
 	h := func(ctx context.Context, in ExactTransfer) (ExactTransferred, error) {
 		run := a.runs.Add(1)
 		a.mu.Lock()

@@ -33,7 +33,10 @@ type ledger struct {
 func newLedger(t *testing.T, opts ...server.Option) *ledger {
 	t.Helper()
 	l := &ledger{}
-	api := server.New(append([]server.Option{server.WithAuthenticator(byBearer)}, opts...)...)
+	api, err := server.New(append([]server.Option{server.WithAuthenticator(byBearer)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
 	require.NoError(t, server.Post(api, "/v1/charges", func(ctx context.Context, in Charge) (Receipt, error) {
 		run := l.charges.Add(1)
 		return Receipt{ID: fmt.Sprint("ch_", run), Amount: in.Amount, Run: run}, nil

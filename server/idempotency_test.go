@@ -45,7 +45,10 @@ type payments struct {
 func newPayments(t *testing.T, mode server.OpOption, opts ...server.Option) *payments {
 	t.Helper()
 	p := &payments{}
-	api := server.New(append([]server.Option{server.WithAuthenticator(byBearer)}, opts...)...)
+	api, err := server.New(append([]server.Option{server.WithAuthenticator(byBearer)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
 	charge := func(ctx context.Context, in Charge) (Receipt, error) {
 		run := p.runs.Add(1)
 		if p.hook != nil {
@@ -314,7 +317,10 @@ func TestIdempotencyLeaseTakeover(t *testing.T) {
 func TestConfirmedIdempotentRetry(t *testing.T) {
 	t.Parallel()
 	var runs atomic.Int64
-	api := server.New(server.WithAuthenticator(byBearer))
+	api, err := server.New(server.WithAuthenticator(byBearer))
+	if err != nil {
+		t.Fatal(err)
+	}
 	require.NoError(t, server.Post(api, "/v1/accounts/{id}/delete", func(ctx context.Context, in DeleteAccount) (Deleted, error) {
 		runs.Add(1)
 		return Deleted{ID: in.ID, Deleted: true}, nil
@@ -337,7 +343,10 @@ func TestConfirmedIdempotentRetry(t *testing.T) {
 func TestClientConfirmsOnce(t *testing.T) {
 	t.Parallel()
 	var runs atomic.Int64
-	api := server.New()
+	api, err := server.New()
+	if err != nil {
+		t.Fatal(err)
+	}
 	require.NoError(t, server.Post(api, "/v1/accounts/{id}/delete", func(ctx context.Context, in DeleteAccount) (Deleted, error) {
 		runs.Add(1)
 		return Deleted{ID: in.ID, Deleted: true}, nil

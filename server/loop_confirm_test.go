@@ -41,7 +41,10 @@ type ChargeRefundLate struct {
 func confirmedRefundAPI(t *testing.T) (*httptest.Server, *atomic.Int64) {
 	t.Helper()
 	var runs atomic.Int64
-	api := server.New()
+	api, err := server.New()
+	if err != nil {
+		t.Fatal(err)
+	}
 	require.NoError(t, server.Post(api, "/v1/charges/{id}/refund", func(ctx context.Context, in ChargeRefund) (ChargeRefunded, error) {
 		runs.Add(1)
 		return ChargeRefunded{ID: in.ID, Currency: in.Currency}, nil

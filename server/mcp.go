@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -114,7 +115,16 @@ func refuseSessionlessDiscover(w http.ResponseWriter, r *http.Request, body []by
 }
 
 // WithMCP configures the MCP surface (default: stateful streamable HTTP at DefaultMCPPath).
-func WithMCP(c MCPOptions) Option { return func(a *API) { a.mcpConf = c } }
+// A Path that does not begin with "/" is an error.
+func WithMCP(c MCPOptions) Option {
+	return func(a *API) error {
+		if c.Path != "" && !strings.HasPrefix(c.Path, "/") {
+			return fmt.Errorf("WithMCP: the path %q does not begin with /", c.Path)
+		}
+		a.mcpConf = c
+		return nil
+	}
+}
 
 // MCPServer returns the API's operations as an MCP server, for transports other than the
 // streamable HTTP endpoint the API serves itself (stdio, in-memory). It is built once, at the

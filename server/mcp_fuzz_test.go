@@ -20,7 +20,10 @@ type fuzzToolIn struct {
 // the tool's operation, with every path parameter in its segment and a body that is a JSON
 // object (or none), or are refused with a problem — never a panic.
 func FuzzToolRequest(f *testing.F) {
-	a := New()
+	a, err := New()
+	if err != nil {
+		f.Fatal(err)
+	}
 	h := func(ctx context.Context, in fuzzToolIn) (struct{}, error) { return struct{}{}, nil }
 	if err := Patch(a, "/v1/{account}/items/{id}", h, OperationID("edit"), Confirm(), Idempotent()); err != nil {
 		f.Fatal(err)

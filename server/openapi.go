@@ -21,15 +21,24 @@ type Info struct {
 }
 
 // WithInfo sets the API's title, version and description.
-func WithInfo(i Info) Option { return func(a *API) { a.info = i } }
+func WithInfo(i Info) Option { return func(a *API) error { a.info = i; return nil } }
 
 // DefaultOpenAPIPath is where an API serves its OpenAPI document unless WithOpenAPIPath says
 // otherwise.
 const DefaultOpenAPIPath = "/openapi.json"
 
 // WithOpenAPIPath serves the OpenAPI document at path (default DefaultOpenAPIPath); "" does not
-// serve it. No operation may be registered at that path.
-func WithOpenAPIPath(path string) Option { return func(a *API) { a.openapiPath = path } }
+// serve it. No operation may be registered at that path. A path that does not begin with "/"
+// is an error.
+func WithOpenAPIPath(path string) Option {
+	return func(a *API) error {
+		if path != "" && !strings.HasPrefix(path, "/") {
+			return fmt.Errorf("WithOpenAPIPath: the path %q does not begin with /", path)
+		}
+		a.openapiPath = path
+		return nil
+	}
+}
 
 // OpenAPI returns the API's OpenAPI 3.1.0 document, as served at its OpenAPI path: every
 // operation with its operationId, summary, parameters and body (the schemas that validate

@@ -234,9 +234,12 @@ func TestOpenAPIServing(t *testing.T) {
 
 func TestOpenAPIPathOptions(t *testing.T) {
 	t.Parallel()
-	api := server.New(server.WithOpenAPIPath("/v1/spec.json"))
+	api, err := server.New(server.WithOpenAPIPath("/v1/spec.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	h := func(ctx context.Context, in struct{}) (struct{}, error) { return struct{}{}, nil }
-	err := server.Get(api, "/v1/spec.json", h)
+	err = server.Get(api, "/v1/spec.json", h)
 	require.Error(t, err, "an operation cannot take the document's path")
 	assert.Contains(t, err.Error(), "/v1/spec.json")
 	err = server.Post(api, "/mcp", h)
@@ -251,7 +254,10 @@ func TestOpenAPIPathOptions(t *testing.T) {
 	require.Equal(t, 200, status)
 	assert.Equal(t, "{}", string(body), "the operation, not the document")
 
-	off := server.New(server.WithOpenAPIPath(""), server.WithMCP(server.MCPOptions{Disabled: true}))
+	off, err := server.New(server.WithOpenAPIPath(""), server.WithMCP(server.MCPOptions{Disabled: true}))
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv2 := httptest.NewServer(off)
 	defer srv2.Close()
 	for _, p := range []string{"/openapi.json", "/mcp"} {

@@ -33,7 +33,10 @@ type Batch struct {
 // hostileAPI serves POST /v1/batches, which takes a Batch.
 func hostileAPI(t testing.TB) *server.API {
 	t.Helper()
-	api := server.New()
+	api, err := server.New()
+	if err != nil {
+		t.Fatal(err)
+	}
 	require.NoError(t, server.Post(api, "/v1/batches", func(ctx context.Context, in Batch) (Batch, error) {
 		return in, nil
 	}, server.OperationID("create_batch")))

@@ -2,8 +2,12 @@ package server
 
 import (
 	"cmp"
+	"errors"
+	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -43,24 +47,31 @@ type API struct {
 	run  handler // the pipeline, assembled at the first request
 }
 
-// Option configures an API.
-type Option func(*API)
+// Option configures an API. An option given a value it cannot take makes New fail with an
+// error that names it, rather than be ignored.
+type Option func(*API) error
 
 // DefaultMaxBody is the largest request body an API reads unless WithMaxBody says otherwise.
 const DefaultMaxBody = 1 << 20
 
 // New returns an API with no operations. Without options it authenticates nobody (every
 // caller is the anonymous principal), limits no rates, and reads bodies up to DefaultMaxBody.
-func New(opts ...Option) *API {
+// It fails only when an option is given a value it cannot take.
+func New(opts ...Option) (*API, error) {
 	a := &API{reg: NewRegistry(), maxBody: DefaultMaxBody, logger: slog.Default(), now: time.Now,
 		openapiPath: DefaultOpenAPIPath}
 	for _, o := range opts {
-		o(a)
+		if o == nil {
+			continue
+		}
+		if err := o(a); err != nil {
+			return nil, fmt.Errorf("server: %w", err)
+		}
 	}
 	if a.mcpConf.Path == "" {
 		a.mcpConf.Path = DefaultMCPPath
 	}
-	return a
+	return a, nil
 }
 
 // ConfirmOptions configures the gate of the operations registered with Confirm.
@@ -101,19 +112,39 @@ const (
 	DefaultInFlightWait = 5 * time.Second
 )
 
-// WithConfirmation configures the confirmation gate; zero fields keep their defaults.
-func WithConfirmation(c ConfirmOptions) Option { return func(a *API) { a.confirm = c } }
+// WithConfirmation configures the confirmation gate; zero fields keep their defaults. A
+// negative TTL is an error.
+func WithConfirmation(c ConfirmOptions) Option {
+	return func(a *API) error {
+		if c.TTL < 0 {
+			return fmt.Errorf("WithConfirmation: a negative TTL (%v)", c.TTL)
+		}
+		a.confirm = c
+		return nil
+	}
+}
 
-// WithIdempotency configures idempotency; zero fields keep their defaults.
-func WithIdempotency(c IdempotencyOptions) Option { return func(a *API) { a.idem = c } }
+// WithIdempotency configures idempotency; zero fields keep their defaults. A negative
+// Retention or Lease is an error (a negative Wait means no wait, as documented).
+func WithIdempotency(c IdempotencyOptions) Option {
+	return func(a *API) error {
+		if c.Retention < 0 || c.Lease < 0 {
+			return fmt.Errorf("WithIdempotency: a negative Retention (%v) or Lease (%v)", c.Retention, c.Lease)
+		}
+		a.idem = c
+		return nil
+	}
+}
 
 // WithClock sets the clock the API reads (default time.Now): the rate limiter's, and the
 // default MemoryStore's, from which tokens and results expire. For tests.
 func WithClock(now func() time.Time) Option {
-	return func(a *API) {
-		if now != nil {
-			a.now = now
+	return func(a *API) error {
+		if now == nil {
+			return errors.New("WithClock: a nil clock")
 		}
+		a.now = now
+		return nil
 	}
 }
 
@@ -149,35 +180,51 @@ func (a *API) setup() {
 // WithRegistry sets the registry the API's errors come from (default: NewRegistry(), the
 // built-in codes). Register application codes on it before serving.
 func WithRegistry(r *Registry) Option {
-	return func(a *API) {
-		if r != nil {
-			a.reg = r
+	return func(a *API) error {
+		if r == nil {
+			return errors.New("WithRegistry: a nil registry")
 		}
+		a.reg = r
+		return nil
 	}
 }
 
 // WithAuthenticator sets who may call what. Without one, every caller is Anonymous.
-func WithAuthenticator(au Authenticator) Option { return func(a *API) { a.auth = au } }
+func WithAuthenticator(au Authenticator) Option {
+	return func(a *API) error {
+		if au == nil {
+			return errors.New("WithAuthenticator: a nil Authenticator (leave the option out for none)")
+		}
+		a.auth = au
+		return nil
+	}
+}
 
 // WithRateLimit gives every principal a token bucket of burst requests, refilled at perSecond;
 // a request that finds it empty is refused with 429 rate_limited saying how long to wait.
 // A perSecond or burst below 1 turns rate limiting off.
 func WithRateLimit(perSecond float64, burst int) Option {
-	return func(a *API) {
+	return func(a *API) error {
+		if math.IsNaN(perSecond) || math.IsInf(perSecond, 0) {
+			return fmt.Errorf("WithRateLimit: a rate of %v per second", perSecond)
+		}
 		a.limiter = nil
 		if perSecond > 0 && burst >= 1 {
 			a.limiter = newRateLimiter(perSecond, burst, func() time.Time { return a.now() })
 		}
+		return nil
 	}
 }
 
 // WithMaxBody sets the largest request body read (default DefaultMaxBody); a larger one is
-// refused with 413 payload_too_large.
+// refused with 413 payload_too_large. A bound below 1 is an error.
 func WithMaxBody(n int64) Option {
-	return func(a *API) {
-		if n > 0 {
-			a.maxBody = n
+	return func(a *API) error {
+		if n < 1 {
+			return fmt.Errorf("WithMaxBody: a bound of %d bytes", n)
 		}
+		a.maxBody = n
+		return nil
 	}
 }
 
@@ -188,8 +235,12 @@ func WithMaxBody(n int64) Option {
 // loopback host). The MCP endpoint takes hosts too, unless MCPOptions.AllowedHosts lists its
 // own. Off by default: a server behind a proxy on the same machine sees the public name.
 func WithHostCheck(hosts ...string) Option {
-	return func(a *API) {
+	return func(a *API) error {
+		if slices.Contains(hosts, "") {
+			return errors.New("WithHostCheck: an empty host name")
+		}
 		a.hostCheck, a.hosts = true, append([]string(nil), hosts...)
+		return nil
 	}
 }
 
@@ -201,10 +252,12 @@ func errHostRefused() *Problem {
 // WithLogger sets where the real causes of internal errors are logged (default
 // slog.Default()), under the trace id the response carries.
 func WithLogger(l *slog.Logger) Option {
-	return func(a *API) {
-		if l != nil {
-			a.logger = l
+	return func(a *API) error {
+		if l == nil {
+			return errors.New("WithLogger: a nil logger")
 		}
+		a.logger = l
+		return nil
 	}
 }
 

@@ -89,7 +89,10 @@ func newOrderAPI(t testing.TB, opts ...server.Option) (*httptest.Server, *logSin
 	t.Helper()
 	logs := &logSink{}
 	opts = append([]server.Option{server.WithLogger(slog.New(slog.NewJSONHandler(logs, nil)))}, opts...)
-	api := server.New(opts...)
+	api, err := server.New(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var mu sync.Mutex
 	orders := map[string]Order{}
 	require.NoError(t, server.Post(api, "/v1/orders", func(ctx context.Context, in CreateOrder) (Order, error) {
@@ -482,25 +485,28 @@ func TestRegistrationErrors(t *testing.T) {
 		{"bad status", "/v1/orders/{id}", "not a 2xx", []server.OpOption{server.SuccessStatus(302)}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			err := server.Get(server.New(), c.path, h, c.opts...)
+			err := server.Get(newAPI(t), c.path, h, c.opts...)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), c.want)
 		})
 	}
 	t.Run("duplicate route", func(t *testing.T) {
-		api := server.New()
+		api, err := server.New()
+		if err != nil {
+			t.Fatal(err)
+		}
 		require.NoError(t, server.Get(api, "/v1/orders/{id}", h))
-		err := server.Get(api, "/v1/orders/{id}", h, server.OperationID("again"))
+		err = server.Get(api, "/v1/orders/{id}", h, server.OperationID("again"))
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "already routed")
 	})
 	t.Run("not a struct", func(t *testing.T) {
-		err := server.Post(server.New(), "/x", func(ctx context.Context, in string) (string, error) { return in, nil })
+		err := server.Post(newAPI(t), "/x", func(ctx context.Context, in string) (string, error) { return in, nil })
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "not a struct")
 	})
 	t.Run("nil handler", func(t *testing.T) {
-		err := server.Post[CreateOrder, Order](server.New(), "/x", nil)
+		err := server.Post[CreateOrder, Order](newAPI(t), "/x", nil)
 		require.Error(t, err)
 	})
 }
@@ -517,7 +523,10 @@ type ListByPage struct {
 
 func TestParametersThroughEmbeddedPointer(t *testing.T) {
 	t.Parallel()
-	api := server.New()
+	api, err := server.New()
+	if err != nil {
+		t.Fatal(err)
+	}
 	require.NoError(t, server.Get(api, "/v1/items", func(ctx context.Context, in ListByPage) (map[string]any, error) {
 		limit := -1
 		if in.Paging != nil {
@@ -621,7 +630,10 @@ func TestBodyWithParameters(t *testing.T) {
 		Text    string   `json:"text" schema:"maxLength=20"`
 		Tags    []string `json:"tags,omitempty" schema:"uniqueItems"`
 	}
-	api := server.New()
+	api, err := server.New()
+	if err != nil {
+		t.Fatal(err)
+	}
 	require.NoError(t, server.Put(api, "/v1/notes/{id}", func(ctx context.Context, in EditNote) (EditNote, error) {
 		return in, nil
 	}, server.OperationID("edit_note")))
@@ -700,4 +712,14 @@ func TestInvalidUTF8IsRefused(t *testing.T) {
 		assert.Contains(t, string(resp), "invalid UTF-8 at byte")
 	}
 	assert.Zero(t, store.Effects("create_invoice"))
+}
+
+// newAPI is server.New for a test that gives it only options it takes.
+func newAPI(t testing.TB, opts ...server.Option) *server.API {
+	t.Helper()
+	api, err := server.New(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return api
 }

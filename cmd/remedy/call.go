@@ -202,7 +202,7 @@ func call(ctx context.Context, in *invocation) error {
 			fmt.Fprintf(out, "    %s      %s\n", strings.Repeat("  ", a.Depth), l)
 		}
 	}
-	policy := remedy.RefuseAll
+	var policy remedy.ConfirmPolicy = remedy.RefuseAll
 	if cfg.confirm {
 		policy = remedy.ConfirmFunc(func(_ context.Context, ch *remedy.Challenge) (bool, error) {
 			mu.Lock()

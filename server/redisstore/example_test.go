@@ -23,9 +23,12 @@ func Example() {
 		log.Printf("redis is not reachable yet: %v", err) // requests will answer 503 until it is
 	}
 
-	api := server.New(
+	api, err := server.New(
 		server.WithConfirmation(server.ConfirmOptions{Store: store}),
 		server.WithIdempotency(server.IdempotencyOptions{Store: store}),
 	)
+	if err != nil {
+		panic(err)
+	}
 	log.Fatal(http.ListenAndServe(":8080", api))
 }

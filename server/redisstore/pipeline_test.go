@@ -42,8 +42,11 @@ func instance(t testing.TB, addr, prefix string, runs *atomic.Int64, gate <-chan
 	if w != nil {
 		idem = w.Watch(s)
 	}
-	api := server.New(server.WithConfirmation(server.ConfirmOptions{Store: s}),
+	api, err := server.New(server.WithConfirmation(server.ConfirmOptions{Store: s}),
 		server.WithIdempotency(server.IdempotencyOptions{Store: idem, Wait: time.Minute}))
+	if err != nil {
+		t.Fatal(err)
+	}
 	handler := func(ctx context.Context, in charge) (receipt, error) {
 		run := runs.Add(1)
 		if gate != nil {
@@ -165,7 +168,10 @@ func BenchmarkPipeline(b *testing.B) {
 	// Room for every key of the run (the one principal's quota would refuse them past 10,000).
 	s := redisstore.New(client, redisstore.Options{Prefix: fmt.Sprintf("bench%d:", time.Now().UnixNano()),
 		ScopeRecords: 1 << 30})
-	api := server.New(server.WithIdempotency(server.IdempotencyOptions{Store: s}))
+	api, err := server.New(server.WithIdempotency(server.IdempotencyOptions{Store: s}))
+	if err != nil {
+		b.Fatal(err)
+	}
 	require.NoError(b, server.Post(api, "/v1/charges", func(ctx context.Context, in charge) (receipt, error) {
 		return receipt{ID: "ch_1", Run: 1}, nil
 	}, server.OperationID("create_charge"), server.Idempotent()))

@@ -8,9 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
 	"github.com/remedy-go/remedy/server"
 )
 
@@ -20,15 +17,15 @@ import (
 // requireFull requires err to be the refusal of a full store or scope.
 func requireFull(t *testing.T, err error, call string) {
 	t.Helper()
-	require.Error(t, err, "%s beyond the quota of %d", call, quota)
-	require.ErrorIs(t, err, server.ErrStoreFull, "%s beyond the quota of %d", call, quota)
+	mustError(t, err, "%s beyond the quota of %d", call, quota)
+	mustErrorIs(t, err, server.ErrStoreFull, "%s beyond the quota of %d", call, quota)
 }
 
 // fillChallenges puts quota challenges in sc, ids prefix0 to prefix(quota-1), for ttl.
 func fillChallenges(t *testing.T, s Stores, sc, prefix string, ttl time.Duration) {
 	t.Helper()
 	for i := range quota {
-		require.NoError(t, s.PutChallenge(context.Background(), sc, fmt.Sprint(prefix, i), []byte{byte(i)}, ttl), "challenge %d of %d", i, quota)
+		mustNoError(t, s.PutChallenge(context.Background(), sc, fmt.Sprint(prefix, i), []byte{byte(i)}, ttl), "challenge %d of %d", i, quota)
 	}
 }
 
@@ -39,31 +36,31 @@ func fillRecords(t *testing.T, s Stores, sc, prefix string, lease time.Duration)
 	for i := range quota {
 		key := fmt.Sprint(prefix, i)
 		_, claimed, err := s.Claim(context.Background(), sc, key, fp(key), key, lease)
-		require.NoError(t, err, "claim %d of %d", i, quota)
-		require.True(t, claimed, "claim %d of %d", i, quota)
+		mustNoError(t, err, "claim %d of %d", i, quota)
+		mustTrue(t, claimed, "claim %d of %d", i, quota)
 	}
 }
 
 func scopesApart(t *testing.T, s Stores, _ func(time.Duration)) {
 	ctx := context.Background()
 	// One id in two scopes is two entries.
-	require.NoError(t, s.PutChallenge(ctx, scope, "c", []byte("a"), Long))
-	require.NoError(t, s.PutChallenge(ctx, otherScope, "c", []byte("b"), Long))
+	mustNoError(t, s.PutChallenge(ctx, scope, "c", []byte("a"), Long))
+	mustNoError(t, s.PutChallenge(ctx, otherScope, "c", []byte("b"), Long))
 	got, ok, err := s.TakeChallenge(ctx, otherScope, "c")
-	require.NoError(t, err)
-	require.True(t, ok, "the challenge of the other scope")
-	assert.Equal(t, []byte("b"), got)
+	mustNoError(t, err)
+	mustTrue(t, ok, "the challenge of the other scope")
+	checkEqual(t, []byte("b"), got)
 	got, ok, err = s.TakeChallenge(ctx, scope, "c")
-	require.NoError(t, err)
-	require.True(t, ok, "the challenge of the first scope, after the other's was taken")
-	assert.Equal(t, []byte("a"), got)
+	mustNoError(t, err)
+	mustTrue(t, ok, "the challenge of the first scope, after the other's was taken")
+	checkEqual(t, []byte("a"), got)
 
 	claim(t, s, "k", fp("a"), "owner-a", Long)
 	rec, claimed, err := s.Claim(ctx, otherScope, "k", fp("b"), "owner-b", Long)
-	require.NoError(t, err)
-	require.True(t, claimed, "a key of another scope, named like one in flight: record %+v", rec)
-	assert.ErrorIs(t, s.Release(ctx, otherScope, "k", "owner-a"), server.ErrNotOwner, "Release by the owner of the key in the first scope, in the other")
-	require.NoError(t, s.Complete(ctx, otherScope, "k", "owner-b", sampleResult(), Long))
+	mustNoError(t, err)
+	mustTrue(t, claimed, "a key of another scope, named like one in flight: record %+v", rec)
+	checkErrorIs(t, s.Release(ctx, otherScope, "k", "owner-a"), server.ErrNotOwner, "Release by the owner of the key in the first scope, in the other")
+	mustNoError(t, s.Complete(ctx, otherScope, "k", "owner-b", sampleResult(), Long))
 	requireInFlight(t, s, "k", fp("a"), "owner-a")
 }
 
@@ -72,7 +69,7 @@ func scopesApart(t *testing.T, s Stores, _ func(time.Duration)) {
 func challengesNeverEvictRecords(t *testing.T, s Stores, _ func(time.Duration)) {
 	ctx := context.Background()
 	claim(t, s, "done", fp("done"), "owner-done", Long)
-	require.NoError(t, s.Complete(ctx, scope, "done", "owner-done", sampleResult(), Long))
+	mustNoError(t, s.Complete(ctx, scope, "done", "owner-done", sampleResult(), Long))
 	claim(t, s, "running", fp("running"), "owner-running", Long)
 
 	fillChallenges(t, s, scope, "c", Long)
@@ -86,25 +83,25 @@ func challengesNeverEvictRecords(t *testing.T, s Stores, _ func(time.Duration)) 
 	// And the challenges that were put are all there.
 	for i := range quota {
 		got, ok, err := s.TakeChallenge(ctx, scope, fmt.Sprint("c", i))
-		require.NoError(t, err)
-		require.True(t, ok, "challenge %d of a full scope", i)
-		assert.Equal(t, []byte{byte(i)}, got)
+		mustNoError(t, err)
+		mustTrue(t, ok, "challenge %d of a full scope", i)
+		checkEqual(t, []byte{byte(i)}, got)
 	}
 }
 
 // Filling a scope's records never touches its challenges.
 func recordsNeverEvictChallenges(t *testing.T, s Stores, _ func(time.Duration)) {
 	ctx := context.Background()
-	require.NoError(t, s.PutChallenge(ctx, scope, "c", binary, Long))
+	mustNoError(t, s.PutChallenge(ctx, scope, "c", binary, Long))
 	fillRecords(t, s, scope, "k", Long)
 	_, claimed, err := s.Claim(ctx, scope, "more", fp("more"), "owner", Long)
 	requireFull(t, err, "Claim")
-	assert.False(t, claimed)
-	require.NoError(t, s.PutChallenge(ctx, scope, "c2", binary, Long), "a challenge, in a scope whose records are full")
+	checkFalse(t, claimed)
+	mustNoError(t, s.PutChallenge(ctx, scope, "c2", binary, Long), "a challenge, in a scope whose records are full")
 	for _, id := range []string{"c", "c2"} {
 		_, ok, err := s.TakeChallenge(ctx, scope, id)
-		require.NoError(t, err)
-		assert.True(t, ok, "challenge %q of a scope whose records are full", id)
+		mustNoError(t, err)
+		checkTrue(t, ok, "challenge %q of a scope whose records are full", id)
 	}
 }
 
@@ -130,16 +127,16 @@ func quotaPerScope(t *testing.T, s Stores, _ func(time.Duration)) {
 func fullRefusesNeverEvicts(t *testing.T, s Stores, _ func(time.Duration)) {
 	ctx := context.Background()
 	fillRecords(t, s, scope, "k", Long)
-	require.NoError(t, s.Complete(ctx, scope, "k0", "k0", sampleResult(), Long), "Complete in a full scope")
-	require.NoError(t, s.Complete(ctx, scope, "k1", "k1", sampleResult(), Long), "Complete in a full scope")
+	mustNoError(t, s.Complete(ctx, scope, "k0", "k0", sampleResult(), Long), "Complete in a full scope")
+	mustNoError(t, s.Complete(ctx, scope, "k1", "k1", sampleResult(), Long), "Complete in a full scope")
 	fillChallenges(t, s, scope, "c", Long)
 
 	for i := range 3 * quota {
 		key := fmt.Sprint("new", i)
 		rec, claimed, err := s.Claim(ctx, scope, key, fp(key), key, Long)
 		requireFull(t, err, "Claim")
-		assert.False(t, claimed, "Claim refused as full: claimed")
-		assert.Equal(t, server.IdempotencyRecord{}, rec, "Claim refused as full: the record")
+		checkFalse(t, claimed, "Claim refused as full: claimed")
+		checkEqual(t, server.IdempotencyRecord{}, rec, "Claim refused as full: the record")
 		requireFull(t, s.PutChallenge(ctx, scope, key, nil, Long), "PutChallenge")
 	}
 
@@ -153,15 +150,15 @@ func fullRefusesNeverEvicts(t *testing.T, s Stores, _ func(time.Duration)) {
 	_, _, err := s.Claim(ctx, scope, "new0", fp("new0"), "again", Long)
 	requireFull(t, err, "Claim of a key refused before")
 	// A challenge the scope holds may be put again: it takes no more room.
-	require.NoError(t, s.PutChallenge(ctx, scope, "c0", []byte("again"), Long), "PutChallenge of an id the full scope holds")
+	mustNoError(t, s.PutChallenge(ctx, scope, "c0", []byte("again"), Long), "PutChallenge of an id the full scope holds")
 	got, ok, err := s.TakeChallenge(ctx, scope, "c0")
-	require.NoError(t, err)
-	require.True(t, ok)
-	assert.Equal(t, []byte("again"), got)
+	mustNoError(t, err)
+	mustTrue(t, ok)
+	checkEqual(t, []byte("again"), got)
 	for i := 1; i < quota; i++ {
 		_, ok, err := s.TakeChallenge(ctx, scope, fmt.Sprint("c", i))
-		require.NoError(t, err)
-		assert.True(t, ok, "challenge %d of a full scope", i)
+		mustNoError(t, err)
+		checkTrue(t, ok, "challenge %d of a full scope", i)
 	}
 }
 
@@ -171,15 +168,15 @@ func quotaFreedByTakeAndRelease(t *testing.T, s Stores, _ func(time.Duration)) {
 	fillChallenges(t, s, scope, "c", Long)
 	requireFull(t, s.PutChallenge(ctx, scope, "more", nil, Long), "PutChallenge")
 	_, ok, err := s.TakeChallenge(ctx, scope, "c0")
-	require.NoError(t, err)
-	require.True(t, ok)
-	require.NoError(t, s.PutChallenge(ctx, scope, "more", nil, Long), "PutChallenge after a challenge was taken")
+	mustNoError(t, err)
+	mustTrue(t, ok)
+	mustNoError(t, s.PutChallenge(ctx, scope, "more", nil, Long), "PutChallenge after a challenge was taken")
 	requireFull(t, s.PutChallenge(ctx, scope, "more2", nil, Long), "PutChallenge")
 
 	fillRecords(t, s, scope, "k", Long)
 	for i := range quota {
 		key := fmt.Sprint("k", i)
-		require.NoError(t, s.Complete(ctx, scope, key, key, sampleResult(), Long), "Complete %d in a full scope", i)
+		mustNoError(t, s.Complete(ctx, scope, key, key, sampleResult(), Long), "Complete %d in a full scope", i)
 	}
 	_, _, err = s.Claim(ctx, scope, "more", fp("more"), "owner", Long)
 	requireFull(t, err, "Claim")
@@ -187,10 +184,10 @@ func quotaFreedByTakeAndRelease(t *testing.T, s Stores, _ func(time.Duration)) {
 	fillRecords(t, s, otherScope, "r", Long)
 	_, _, err = s.Claim(ctx, otherScope, "more", fp("more"), "owner", Long)
 	requireFull(t, err, "Claim in the other scope")
-	require.NoError(t, s.Release(ctx, otherScope, "r0", "r0"))
+	mustNoError(t, s.Release(ctx, otherScope, "r0", "r0"))
 	_, claimed, err := s.Claim(ctx, otherScope, "more", fp("more"), "owner", Long)
-	require.NoError(t, err, "Claim after a release")
-	assert.True(t, claimed, "Claim after a release")
+	mustNoError(t, err, "Claim after a release")
+	checkTrue(t, claimed, "Claim after a release")
 }
 
 // Expired entries give their room back.
@@ -236,7 +233,7 @@ func quotaConcurrentClaims(t *testing.T, s Stores, _ func(time.Duration)) {
 	}
 	close(start)
 	wg.Wait()
-	assert.Empty(t, errs)
-	assert.Equal(t, quota, claimed, "of %d concurrent claims in a scope of quota %d, how many claimed", claimers, quota)
-	assert.Equal(t, claimers-quota, fulls, "of %d concurrent claims in a scope of quota %d, how many were refused as full", claimers, quota)
+	checkEmpty(t, errs)
+	checkEqual(t, quota, claimed, "of %d concurrent claims in a scope of quota %d, how many claimed", claimers, quota)
+	checkEqual(t, claimers-quota, fulls, "of %d concurrent claims in a scope of quota %d, how many were refused as full", claimers, quota)
 }

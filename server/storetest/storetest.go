@@ -12,9 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
 	"github.com/remedy-go/remedy/internal/testkit/margin"
 	"github.com/remedy-go/remedy/server"
 )
@@ -95,8 +92,8 @@ func Run(t *testing.T, newStore func(t *testing.T, limits Limits) (Stores, func(
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			s, advance := newStore(t, tc.limits)
-			require.NotNil(t, s, "newStore returned no store")
-			require.NotNil(t, advance, "newStore returned no clock")
+			mustNotNil(t, s, "newStore returned no store")
+			mustNotNil(t, advance, "newStore returned no clock")
 			tc.test(t, s, advance)
 		})
 	}
@@ -135,22 +132,22 @@ func sampleResult() server.StoredResponse {
 func claim(t *testing.T, s Stores, key string, fingerprint []byte, owner string, lease time.Duration) {
 	t.Helper()
 	rec, claimed, err := s.Claim(context.Background(), scope, key, fingerprint, owner, lease)
-	require.NoError(t, err, "Claim(%q, %q)", key, owner)
-	require.True(t, claimed, "Claim(%q, %q) of a free key: not claimed, record %+v", key, owner, rec)
-	assert.Equal(t, fingerprint, rec.Fingerprint, "the claimed record's fingerprint")
-	assert.Equal(t, owner, rec.Owner, "the claimed record's owner")
-	assert.False(t, rec.Completed, "a fresh claim is completed")
+	mustNoError(t, err, "Claim(%q, %q)", key, owner)
+	mustTrue(t, claimed, "Claim(%q, %q) of a free key: not claimed, record %+v", key, owner, rec)
+	checkEqual(t, fingerprint, rec.Fingerprint, "the claimed record's fingerprint")
+	checkEqual(t, owner, rec.Owner, "the claimed record's owner")
+	checkFalse(t, rec.Completed, "a fresh claim is completed")
 }
 
 // requireInFlight claims key as a probe and requires it held in flight by owner with fingerprint.
 func requireInFlight(t *testing.T, s Stores, key string, fingerprint []byte, owner string) {
 	t.Helper()
 	rec, claimed, err := s.Claim(context.Background(), scope, key, fp("probe"), "probe", Long)
-	require.NoError(t, err, "Claim(%q)", key)
-	require.False(t, claimed, "key %q was free; want it in flight for %q", key, owner)
-	assert.False(t, rec.Completed, "key %q is completed; want it in flight for %q", key, owner)
-	assert.Equal(t, owner, rec.Owner, "the owner of key %q", key)
-	assert.Equal(t, fingerprint, rec.Fingerprint, "the fingerprint of key %q", key)
+	mustNoError(t, err, "Claim(%q)", key)
+	mustFalse(t, claimed, "key %q was free; want it in flight for %q", key, owner)
+	checkFalse(t, rec.Completed, "key %q is completed; want it in flight for %q", key, owner)
+	checkEqual(t, owner, rec.Owner, "the owner of key %q", key)
+	checkEqual(t, fingerprint, rec.Fingerprint, "the fingerprint of key %q", key)
 }
 
 // requireCompleted claims key as a probe and requires it completed with result and fingerprint.
@@ -169,11 +166,11 @@ func probe(s Stores, key string) (server.IdempotencyRecord, bool, error) {
 // result and fingerprint.
 func checkCompleted(t *testing.T, key string, rec server.IdempotencyRecord, claimed bool, err error, fingerprint []byte, result server.StoredResponse) {
 	t.Helper()
-	require.NoError(t, err, "Claim(%q)", key)
-	require.False(t, claimed, "key %q was free; want it completed", key)
-	require.True(t, rec.Completed, "key %q is in flight (owner %q); want it completed", key, rec.Owner)
-	assert.Equal(t, fingerprint, rec.Fingerprint, "the fingerprint of key %q", key)
-	assert.Equal(t, result, rec.Result, "the result of key %q", key)
+	mustNoError(t, err, "Claim(%q)", key)
+	mustFalse(t, claimed, "key %q was free; want it completed", key)
+	mustTrue(t, rec.Completed, "key %q is in flight (owner %q); want it completed", key, rec.Owner)
+	checkEqual(t, fingerprint, rec.Fingerprint, "the fingerprint of key %q", key)
+	checkEqual(t, result, rec.Result, "the result of key %q", key)
 }
 
 // requireFree claims key for owner and requires the claim to succeed.
@@ -184,71 +181,71 @@ func requireFree(t *testing.T, s Stores, key, owner string) {
 
 func challengeRoundTrip(t *testing.T, s Stores, _ func(time.Duration)) {
 	ctx := context.Background()
-	require.NoError(t, s.PutChallenge(ctx, scope, "c1", binary, Long))
+	mustNoError(t, s.PutChallenge(ctx, scope, "c1", binary, Long))
 	got, ok, err := s.TakeChallenge(ctx, scope, "c1")
-	require.NoError(t, err)
-	require.True(t, ok, "TakeChallenge of a challenge just put")
-	assert.Equal(t, binary, got, "the binding taken")
+	mustNoError(t, err)
+	mustTrue(t, ok, "TakeChallenge of a challenge just put")
+	checkEqual(t, binary, got, "the binding taken")
 
 	// An empty binding is a binding.
-	require.NoError(t, s.PutChallenge(ctx, scope, "c2", []byte{}, Long))
+	mustNoError(t, s.PutChallenge(ctx, scope, "c2", []byte{}, Long))
 	got, ok, err = s.TakeChallenge(ctx, scope, "c2")
-	require.NoError(t, err)
-	require.True(t, ok, "TakeChallenge of an empty binding")
-	assert.Empty(t, got, "the empty binding taken")
+	mustNoError(t, err)
+	mustTrue(t, ok, "TakeChallenge of an empty binding")
+	checkEmpty(t, got, "the empty binding taken")
 }
 
 func challengeTakenOnce(t *testing.T, s Stores, _ func(time.Duration)) {
 	ctx := context.Background()
-	require.NoError(t, s.PutChallenge(ctx, scope, "c", binary, Long))
+	mustNoError(t, s.PutChallenge(ctx, scope, "c", binary, Long))
 	_, ok, err := s.TakeChallenge(ctx, scope, "c")
-	require.NoError(t, err)
-	require.True(t, ok, "the first take")
+	mustNoError(t, err)
+	mustTrue(t, ok, "the first take")
 	got, ok, err := s.TakeChallenge(ctx, scope, "c")
-	require.NoError(t, err)
-	assert.False(t, ok, "a second take of one challenge: ok, binding %q", got)
+	mustNoError(t, err)
+	checkFalse(t, ok, "a second take of one challenge: ok, binding %q", got)
 }
 
 func challengeUnknown(t *testing.T, s Stores, _ func(time.Duration)) {
 	ctx := context.Background()
-	require.NoError(t, s.PutChallenge(ctx, scope, "known", binary, Long))
+	mustNoError(t, s.PutChallenge(ctx, scope, "known", binary, Long))
 	for _, id := range []string{"unknown", "", "know", "known\x00"} {
 		got, ok, err := s.TakeChallenge(ctx, scope, id)
-		require.NoError(t, err, "TakeChallenge(%q)", id)
-		assert.False(t, ok, "TakeChallenge(%q) of an id never put: ok, binding %q", id, got)
+		mustNoError(t, err, "TakeChallenge(%q)", id)
+		checkFalse(t, ok, "TakeChallenge(%q) of an id never put: ok, binding %q", id, got)
 	}
 	_, ok, err := s.TakeChallenge(ctx, scope, "known")
-	require.NoError(t, err)
-	assert.True(t, ok, "the challenge put, after takes of other ids")
+	mustNoError(t, err)
+	checkTrue(t, ok, "the challenge put, after takes of other ids")
 }
 
 func challengeExpired(t *testing.T, s Stores, advance func(time.Duration)) {
 	ctx := context.Background()
-	require.NoError(t, s.PutChallenge(ctx, scope, "short", binary, Short))
-	require.NoError(t, s.PutChallenge(ctx, scope, "long", binary, Long))
+	mustNoError(t, s.PutChallenge(ctx, scope, "short", binary, Short))
+	mustNoError(t, s.PutChallenge(ctx, scope, "long", binary, Long))
 	advance(Past)
 	got, ok, err := s.TakeChallenge(ctx, scope, "short")
-	require.NoError(t, err)
-	assert.False(t, ok, "a challenge taken %v after it was put for %v: ok, binding %q", Past, Short, got)
+	mustNoError(t, err)
+	checkFalse(t, ok, "a challenge taken %v after it was put for %v: ok, binding %q", Past, Short, got)
 	_, ok, err = s.TakeChallenge(ctx, scope, "long")
-	require.NoError(t, err)
-	assert.True(t, ok, "a challenge put for %v, taken after %v", Long, Past)
+	mustNoError(t, err)
+	checkTrue(t, ok, "a challenge put for %v, taken after %v", Long, Past)
 }
 
 func challengeReplaced(t *testing.T, s Stores, _ func(time.Duration)) {
 	ctx := context.Background()
-	require.NoError(t, s.PutChallenge(ctx, scope, "c", []byte("first"), Long))
-	require.NoError(t, s.PutChallenge(ctx, scope, "c", []byte("second"), Long))
+	mustNoError(t, s.PutChallenge(ctx, scope, "c", []byte("first"), Long))
+	mustNoError(t, s.PutChallenge(ctx, scope, "c", []byte("second"), Long))
 	got, ok, err := s.TakeChallenge(ctx, scope, "c")
-	require.NoError(t, err)
-	require.True(t, ok)
-	assert.Equal(t, []byte("second"), got, "a challenge put twice under one id holds the second binding")
+	mustNoError(t, err)
+	mustTrue(t, ok)
+	checkEqual(t, []byte("second"), got, "a challenge put twice under one id holds the second binding")
 }
 
 func challengeConcurrentTakes(t *testing.T, s Stores, _ func(time.Duration)) {
 	const takers = 100
 	ctx := context.Background()
-	require.NoError(t, s.PutChallenge(ctx, scope, "c", binary, Long))
+	mustNoError(t, s.PutChallenge(ctx, scope, "c", binary, Long))
 	var (
 		wg    sync.WaitGroup
 		start = make(chan struct{})
@@ -275,19 +272,19 @@ func challengeConcurrentTakes(t *testing.T, s Stores, _ func(time.Duration)) {
 	}
 	close(start)
 	wg.Wait()
-	assert.Empty(t, errs)
-	assert.Equal(t, 1, oks, "of %d concurrent takes of one challenge, how many got it", takers)
+	checkEmpty(t, errs)
+	checkEqual(t, 1, oks, "of %d concurrent takes of one challenge, how many got it", takers)
 }
 
 func challengeCopied(t *testing.T, s Stores, _ func(time.Duration)) {
 	ctx := context.Background()
 	binding := []byte("binding")
-	require.NoError(t, s.PutChallenge(ctx, scope, "c", binding, Long))
+	mustNoError(t, s.PutChallenge(ctx, scope, "c", binding, Long))
 	copy(binding, "XXXXXXX") // the caller reuses its buffer
 	got, ok, err := s.TakeChallenge(ctx, scope, "c")
-	require.NoError(t, err)
-	require.True(t, ok)
-	assert.Equal(t, []byte("binding"), got, "the binding after the caller changed the slice it put")
+	mustNoError(t, err)
+	mustTrue(t, ok)
+	checkEqual(t, []byte("binding"), got, "the binding after the caller changed the slice it put")
 }
 
 func firstClaim(t *testing.T, s Stores, _ func(time.Duration)) {
@@ -298,16 +295,16 @@ func inFlight(t *testing.T, s Stores, _ func(time.Duration)) {
 	ctx := context.Background()
 	claim(t, s, "k", fp("first"), "owner-1", Long)
 	rec, claimed, err := s.Claim(ctx, scope, "k", fp("second"), "owner-2", Long)
-	require.NoError(t, err)
-	assert.False(t, claimed, "a second claim of a key in flight")
-	assert.Equal(t, server.IdempotencyRecord{Fingerprint: fp("first"), Owner: "owner-1"}, rec,
+	mustNoError(t, err)
+	checkFalse(t, claimed, "a second claim of a key in flight")
+	checkEqual(t, server.IdempotencyRecord{Fingerprint: fp("first"), Owner: "owner-1"}, rec,
 		"the record a second claim sees")
 }
 
 func complete(t *testing.T, s Stores, _ func(time.Duration)) {
 	ctx := context.Background()
 	claim(t, s, "k", binary, "owner-1", Long)
-	require.NoError(t, s.Complete(ctx, scope, "k", "owner-1", sampleResult(), Long))
+	mustNoError(t, s.Complete(ctx, scope, "k", "owner-1", sampleResult(), Long))
 	requireCompleted(t, s, "k", binary, sampleResult())
 	// And again: a replay changes nothing.
 	requireCompleted(t, s, "k", binary, sampleResult())
@@ -316,21 +313,21 @@ func complete(t *testing.T, s Stores, _ func(time.Duration)) {
 func completeEmptyResult(t *testing.T, s Stores, _ func(time.Duration)) {
 	ctx := context.Background()
 	claim(t, s, "k", fp("k"), "owner-1", Long)
-	require.NoError(t, s.Complete(ctx, scope, "k", "owner-1", server.StoredResponse{Status: http.StatusNoContent}, Long))
+	mustNoError(t, s.Complete(ctx, scope, "k", "owner-1", server.StoredResponse{Status: http.StatusNoContent}, Long))
 	rec, claimed, err := s.Claim(ctx, scope, "k", fp("k"), "owner-2", Long)
-	require.NoError(t, err)
-	require.False(t, claimed)
-	require.True(t, rec.Completed)
-	assert.Equal(t, http.StatusNoContent, rec.Result.Status)
-	assert.Empty(t, rec.Result.Header, "the headers of a result stored without any")
-	assert.Empty(t, rec.Result.Body, "the body of a result stored without one")
+	mustNoError(t, err)
+	mustFalse(t, claimed)
+	mustTrue(t, rec.Completed)
+	checkEqual(t, http.StatusNoContent, rec.Result.Status)
+	checkEmpty(t, rec.Result.Header, "the headers of a result stored without any")
+	checkEmpty(t, rec.Result.Body, "the body of a result stored without one")
 }
 
 func completeCopied(t *testing.T, s Stores, _ func(time.Duration)) {
 	ctx := context.Background()
 	claim(t, s, "k", binary, "owner-1", Long)
 	result := sampleResult()
-	require.NoError(t, s.Complete(ctx, scope, "k", "owner-1", result, Long))
+	mustNoError(t, s.Complete(ctx, scope, "k", "owner-1", result, Long))
 	// The caller reuses what it passed.
 	copy(result.Body, "XXXX")
 	result.Header.Set("Location", "/changed")
@@ -341,9 +338,9 @@ func completeCopied(t *testing.T, s Stores, _ func(time.Duration)) {
 func completeTwice(t *testing.T, s Stores, _ func(time.Duration)) {
 	ctx := context.Background()
 	claim(t, s, "k", binary, "owner-1", Long)
-	require.NoError(t, s.Complete(ctx, scope, "k", "owner-1", sampleResult(), Long))
+	mustNoError(t, s.Complete(ctx, scope, "k", "owner-1", sampleResult(), Long))
 	err := s.Complete(ctx, scope, "k", "owner-1", server.StoredResponse{Status: 500}, Long)
-	assert.ErrorIs(t, err, server.ErrNotOwner, "a second Complete by the owner of a completed key")
+	checkErrorIs(t, err, server.ErrNotOwner, "a second Complete by the owner of a completed key")
 	requireCompleted(t, s, "k", binary, sampleResult())
 }
 
@@ -351,24 +348,24 @@ func completeByAnother(t *testing.T, s Stores, _ func(time.Duration)) {
 	ctx := context.Background()
 	claim(t, s, "k", binary, "owner-1", Long)
 	err := s.Complete(ctx, scope, "k", "owner-2", sampleResult(), Long)
-	assert.ErrorIs(t, err, server.ErrNotOwner, "Complete by another owner")
+	checkErrorIs(t, err, server.ErrNotOwner, "Complete by another owner")
 	requireInFlight(t, s, "k", binary, "owner-1")
 	// The owner still completes it.
-	require.NoError(t, s.Complete(ctx, scope, "k", "owner-1", sampleResult(), Long))
+	mustNoError(t, s.Complete(ctx, scope, "k", "owner-1", sampleResult(), Long))
 	requireCompleted(t, s, "k", binary, sampleResult())
 }
 
 func completeUnclaimed(t *testing.T, s Stores, _ func(time.Duration)) {
 	ctx := context.Background()
 	err := s.Complete(ctx, scope, "k", "owner-1", sampleResult(), Long)
-	assert.ErrorIs(t, err, server.ErrNotOwner, "Complete of a key never claimed")
+	checkErrorIs(t, err, server.ErrNotOwner, "Complete of a key never claimed")
 	requireFree(t, s, "k", "owner-2")
 }
 
 func releaseByOwner(t *testing.T, s Stores, _ func(time.Duration)) {
 	ctx := context.Background()
 	claim(t, s, "k", fp("first"), "owner-1", Long)
-	require.NoError(t, s.Release(ctx, scope, "k", "owner-1"))
+	mustNoError(t, s.Release(ctx, scope, "k", "owner-1"))
 	claim(t, s, "k", fp("second"), "owner-2", Long)
 }
 
@@ -376,31 +373,31 @@ func releaseByAnother(t *testing.T, s Stores, _ func(time.Duration)) {
 	ctx := context.Background()
 	claim(t, s, "k", binary, "owner-1", Long)
 	err := s.Release(ctx, scope, "k", "owner-2")
-	assert.ErrorIs(t, err, server.ErrNotOwner, "Release by another owner")
+	checkErrorIs(t, err, server.ErrNotOwner, "Release by another owner")
 	requireInFlight(t, s, "k", binary, "owner-1")
 }
 
 func releaseCompleted(t *testing.T, s Stores, _ func(time.Duration)) {
 	ctx := context.Background()
 	claim(t, s, "k", binary, "owner-1", Long)
-	require.NoError(t, s.Complete(ctx, scope, "k", "owner-1", sampleResult(), Long))
+	mustNoError(t, s.Complete(ctx, scope, "k", "owner-1", sampleResult(), Long))
 	err := s.Release(ctx, scope, "k", "owner-1")
-	assert.ErrorIs(t, err, server.ErrNotOwner, "Release of a completed key by its owner")
+	checkErrorIs(t, err, server.ErrNotOwner, "Release of a completed key by its owner")
 	requireCompleted(t, s, "k", binary, sampleResult())
 }
 
 func releaseUnclaimed(t *testing.T, s Stores, _ func(time.Duration)) {
 	err := s.Release(context.Background(), scope, "k", "owner-1")
-	assert.ErrorIs(t, err, server.ErrNotOwner, "Release of a key never claimed")
+	checkErrorIs(t, err, server.ErrNotOwner, "Release of a key never claimed")
 	requireFree(t, s, "k", "owner-2")
 }
 
 func completeAfterRelease(t *testing.T, s Stores, _ func(time.Duration)) {
 	ctx := context.Background()
 	claim(t, s, "k", binary, "owner-1", Long)
-	require.NoError(t, s.Release(ctx, scope, "k", "owner-1"))
+	mustNoError(t, s.Release(ctx, scope, "k", "owner-1"))
 	err := s.Complete(ctx, scope, "k", "owner-1", sampleResult(), Long)
-	assert.ErrorIs(t, err, server.ErrNotOwner, "Complete after Release")
+	checkErrorIs(t, err, server.ErrNotOwner, "Complete after Release")
 	requireFree(t, s, "k", "owner-2")
 }
 
@@ -412,12 +409,12 @@ func leaseExpired(t *testing.T, s Stores, advance func(time.Duration)) {
 
 	// The old owner's late Complete and Release change nothing.
 	err := s.Complete(ctx, scope, "k", "old", sampleResult(), Long)
-	assert.ErrorIs(t, err, server.ErrNotOwner, "Complete by the owner whose lease ran out")
+	checkErrorIs(t, err, server.ErrNotOwner, "Complete by the owner whose lease ran out")
 	err = s.Release(ctx, scope, "k", "old")
-	assert.ErrorIs(t, err, server.ErrNotOwner, "Release by the owner whose lease ran out")
+	checkErrorIs(t, err, server.ErrNotOwner, "Release by the owner whose lease ran out")
 	requireInFlight(t, s, "k", fp("new"), "new")
 
-	require.NoError(t, s.Complete(ctx, scope, "k", "new", sampleResult(), Long))
+	mustNoError(t, s.Complete(ctx, scope, "k", "new", sampleResult(), Long))
 	requireCompleted(t, s, "k", fp("new"), sampleResult())
 }
 
@@ -430,7 +427,7 @@ func completeOutlivesLease(t *testing.T, s Stores, advance func(time.Duration)) 
 		if time.Since(start) >= short {
 			return false // the lease may have run out before Complete reached the store
 		}
-		require.NoError(t, err, "Complete within the lease")
+		mustNoError(t, err, "Complete within the lease")
 		advance(past)
 		requireCompleted(t, s, key, binary, sampleResult())
 		return true
@@ -442,7 +439,7 @@ func retentionExpired(t *testing.T, s Stores, advance func(time.Duration)) {
 	expiring(t, func(key string, short, past time.Duration) bool {
 		claim(t, s, key, binary, "owner-1", Long)
 		start := time.Now()
-		require.NoError(t, s.Complete(ctx, scope, key, "owner-1", sampleResult(), short))
+		mustNoError(t, s.Complete(ctx, scope, key, "owner-1", sampleResult(), short))
 		rec, claimed, err := probe(s, key)
 		if time.Since(start) >= short {
 			return false // the result may have expired before the probe reached the store
@@ -495,16 +492,16 @@ func concurrentClaims(t *testing.T, s Stores, _ func(time.Duration)) {
 
 	winner := -1
 	for i, o := range outcomes {
-		require.NoError(t, o.err, "claim %d", i)
+		mustNoError(t, o.err, "claim %d", i)
 		if o.claimed {
-			require.Equal(t, -1, winner, "claims %d and %d of one key both claimed it", winner, i)
+			mustEqual(t, -1, winner, "claims %d and %d of one key both claimed it", winner, i)
 			winner = i
 		}
 	}
-	require.NotEqual(t, -1, winner, "none of %d concurrent claims of a free key claimed it", claimers)
+	mustNotEqual(t, -1, winner, "none of %d concurrent claims of a free key claimed it", claimers)
 	want := server.IdempotencyRecord{Fingerprint: fp(fmt.Sprint("owner-", winner)), Owner: fmt.Sprint("owner-", winner)}
 	for i, o := range outcomes {
-		assert.Equal(t, want, o.rec, "the record claim %d got (claimed %v)", i, o.claimed)
+		checkEqual(t, want, o.rec, "the record claim %d got (claimed %v)", i, o.claimed)
 	}
 	requireInFlight(t, s, "k", want.Fingerprint, want.Owner)
 }
@@ -518,10 +515,10 @@ func distinctKeys(t *testing.T, s Stores, _ func(time.Duration)) {
 	claim(t, s, "a\x00", fp("a0"), "owner-a0", Long)
 	claim(t, s, "aa", fp("aa"), "owner-aa", Long)
 
-	require.NoError(t, s.Complete(ctx, scope, "a", "owner-a", sampleResult(), Long))
-	require.NoError(t, s.Release(ctx, scope, "b", "owner-b"))
+	mustNoError(t, s.Complete(ctx, scope, "a", "owner-a", sampleResult(), Long))
+	mustNoError(t, s.Release(ctx, scope, "b", "owner-b"))
 	// Owners are per key: a's owner cannot complete c.
-	assert.ErrorIs(t, s.Complete(ctx, scope, "c", "owner-a", sampleResult(), Long), server.ErrNotOwner)
+	checkErrorIs(t, s.Complete(ctx, scope, "c", "owner-a", sampleResult(), Long), server.ErrNotOwner)
 
 	requireCompleted(t, s, "a", fp("a"), sampleResult())
 	requireFree(t, s, "b", "owner-b2")
@@ -532,45 +529,45 @@ func distinctKeys(t *testing.T, s Stores, _ func(time.Duration)) {
 
 func challengesAndRecordsApart(t *testing.T, s Stores, _ func(time.Duration)) {
 	ctx := context.Background()
-	require.NoError(t, s.PutChallenge(ctx, scope, "x", []byte("binding"), Long))
+	mustNoError(t, s.PutChallenge(ctx, scope, "x", []byte("binding"), Long))
 	claim(t, s, "x", fp("x"), "owner-x", Long)
 	got, ok, err := s.TakeChallenge(ctx, scope, "x")
-	require.NoError(t, err)
-	require.True(t, ok, "a challenge, after a claim of an idempotency key named like it")
-	assert.Equal(t, []byte("binding"), got)
+	mustNoError(t, err)
+	mustTrue(t, ok, "a challenge, after a claim of an idempotency key named like it")
+	checkEqual(t, []byte("binding"), got)
 	requireInFlight(t, s, "x", fp("x"), "owner-x")
 }
 
 func cancelledContext(t *testing.T, s Stores, _ func(time.Duration)) {
 	bg := context.Background()
-	require.NoError(t, s.PutChallenge(bg, scope, "taken", binary, Long))
+	mustNoError(t, s.PutChallenge(bg, scope, "taken", binary, Long))
 	claim(t, s, "owned", binary, "owner-1", Long)
 
 	ctx, cancel := context.WithCancel(bg)
 	cancel()
 	notOwner := func(t *testing.T, err error, call string) {
 		t.Helper()
-		if assert.Error(t, err, call) {
-			assert.False(t, errors.Is(err, server.ErrNotOwner), "%s with a cancelled context: %v; want an error that is not ErrNotOwner", call, err)
+		if checkError(t, err, call) {
+			checkFalse(t, errors.Is(err, server.ErrNotOwner), "%s with a cancelled context: %v; want an error that is not ErrNotOwner", call, err)
 		}
 	}
-	assert.Error(t, s.PutChallenge(ctx, scope, "put", binary, Long), "PutChallenge")
+	checkError(t, s.PutChallenge(ctx, scope, "put", binary, Long), "PutChallenge")
 	_, ok, err := s.TakeChallenge(ctx, scope, "taken")
-	assert.Error(t, err, "TakeChallenge")
-	assert.False(t, ok, "TakeChallenge with a cancelled context: ok")
+	checkError(t, err, "TakeChallenge")
+	checkFalse(t, ok, "TakeChallenge with a cancelled context: ok")
 	_, claimed, err := s.Claim(ctx, scope, "claimed", binary, "owner-2", Long)
-	assert.Error(t, err, "Claim")
-	assert.False(t, claimed, "Claim with a cancelled context: claimed")
+	checkError(t, err, "Claim")
+	checkFalse(t, claimed, "Claim with a cancelled context: claimed")
 	notOwner(t, s.Complete(ctx, scope, "owned", "owner-1", sampleResult(), Long), "Complete")
 	notOwner(t, s.Release(ctx, scope, "owned", "owner-1"), "Release")
 
 	// None of them reached the store.
 	_, ok, err = s.TakeChallenge(bg, scope, "put")
-	require.NoError(t, err)
-	assert.False(t, ok, "a challenge put with a cancelled context was stored")
+	mustNoError(t, err)
+	checkFalse(t, ok, "a challenge put with a cancelled context was stored")
 	_, ok, err = s.TakeChallenge(bg, scope, "taken")
-	require.NoError(t, err)
-	assert.True(t, ok, "a challenge was taken with a cancelled context")
+	mustNoError(t, err)
+	checkTrue(t, ok, "a challenge was taken with a cancelled context")
 	requireFree(t, s, "claimed", "owner-3")
 	requireInFlight(t, s, "owned", binary, "owner-1")
 }

@@ -138,8 +138,11 @@ func New(opts ...server.Option) (*server.API, *Store, error) {
 	s := &Store{customers: map[string]*Customer{}, invoices: map[string]*Invoice{}, effects: map[string]int{}}
 	s.customers["cus_ada"] = &Customer{ID: "cus_ada", Name: "Ada Lovelace", Email: "ada@example.com"}
 	s.customers["cus_grace"] = &Customer{ID: "cus_grace", Name: "Grace Hopper", Email: "grace@example.com"}
-	api := server.New(append([]server.Option{server.WithInfo(server.Info{Title: "billing", Version: "1.0.0",
+	api, err := server.New(append([]server.Option{server.WithInfo(server.Info{Title: "billing", Version: "1.0.0",
 		Description: "Customers, invoices and charges."})}, opts...)...)
+	if err != nil {
+		return nil, nil, err
+	}
 	steps := []error{
 		server.Post(api, "/v1/invoices", s.createInvoice, server.OperationID("create_invoice"),
 			server.Summary("Create a draft invoice for a customer"), server.SuccessStatus(http.StatusCreated),

@@ -74,8 +74,11 @@ func (l *execLedger) Total() int {
 func transferAPI(t testing.TB, apiOpts []server.Option, opts ...server.OpOption) (*server.API, *execLedger) {
 	t.Helper()
 	l := &execLedger{runs: map[string]int{}}
-	api := server.New(append([]server.Option{server.WithInfo(server.Info{Title: "transfers", Version: "1"}),
+	api, err := server.New(append([]server.Option{server.WithInfo(server.Info{Title: "transfers", Version: "1"}),
 		server.WithIdempotency(server.IdempotencyOptions{Wait: 20 * time.Second})}, apiOpts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
 	require.NoError(t, server.Post(api, "/v1/transfers", func(_ context.Context, in transferIn) (transferOut, error) {
 		return transferOut{CallID: in.CallID, Execution: l.record(in.CallID)}, nil
 	}, append([]server.OpOption{server.OperationID("transfer"), server.SuccessStatus(http.StatusCreated)}, opts...)...))
