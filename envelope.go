@@ -1,10 +1,25 @@
 // Package remedy makes API failures repairable by agents: it reads any failure response —
 // its own envelope, RFC 9457 problem details, and the error shapes of the major public APIs —
 // as one normalized [Envelope] that says what went wrong, which field to fix, and whether and
-// when a retry can succeed.
+// when a retry can succeed; and it runs calls in a bounded try → rewrite → retry loop on top
+// of it. The README tells the same story in the same order.
 //
-// [Parse] and [ParseResponse] are the entry points; [Classify] is the allocation-free path for
-// code that only needs the retry decision.
+// Reading a failure: [Parse] (or [ParseResponse] for an *http.Response) returns the
+// [Envelope]; [Classify] is the allocation-free path for code that only needs the retry
+// decision; [Envelope.Prompt] writes a short repair instruction for a model.
+//
+// Calling through the loop: [NewClient] with the operations it may call ([WithOperations], or
+// [Client.LoadOpenAPI]) runs each [Client.Call] through the loop: transient failures retried
+// when and as the server says, repairs made by a [Rewriter] within a [RewritePolicy],
+// confirmations decided by a [ConfirmPolicy], idempotency keys attached so that no retry
+// executes twice. [Loop] is the same engine for any other transport (package mcp uses it for
+// MCP tool calls), configured by its fields. [Toolset] offers the operations to a model as
+// tools and runs the model's calls.
+//
+// Each constructor takes options of its own type, all named WithX: [Option] for NewClient,
+// [CallOption] for one call, [ParseOption] for ParseResponse. Elsewhere: package server is the
+// reference server, package conformance the kit that tests a server against the contract,
+// package retryable the adapter for go-retryablehttp.
 package remedy
 
 import (
