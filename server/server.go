@@ -22,6 +22,8 @@ type API struct {
 	now     func() time.Time
 	confirm ConfirmConfig
 	idem    IdempotencyConfig
+	// observer observes the pipeline's requests (observe.go).
+	observer Observer
 
 	ops    []*Operation
 	routes router
