@@ -192,11 +192,6 @@ func WithRetryBudget(b *RetryBudget) Option {
 	return func(c *clientConfig) error { c.loop.Budget = b; return nil }
 }
 
-// WithOnAttempt calls f after every attempt.
-func WithOnAttempt(f func(*Attempt)) Option {
-	return func(c *clientConfig) error { c.loop.OnAttempt = f; return nil }
-}
-
 // WithLogger logs every attempt at debug level.
 func WithLogger(l *slog.Logger) Option {
 	return func(c *clientConfig) error { c.loop.Logger = l; return nil }

@@ -457,10 +457,9 @@ type Loop struct {
 	Backoff func() backoff.BackOff
 	Limits  Limits
 	Budget  *RetryBudget // shared by every call; nil: no client-wide budget
-	// OnAttempt is called after every attempt, with the decision taken; it must not retain
-	// the record's pointers past the call.
-	OnAttempt func(*Attempt)
-	Logger    *slog.Logger // nil: nothing is logged
+	// Hooks observe every call and attempt (see Hooks): spans, metrics, records.
+	Hooks  Hooks
+	Logger *slog.Logger // nil: nothing is logged
 }
 
 // Do runs one call to its end: the success (with every attempt in Response.Attempts), or a
@@ -482,13 +481,22 @@ func (l *Loop) Do(ctx context.Context, c Call) (*Response, error) {
 	r.lent.release()
 	if r.cancel != nil {
 		r.cancel()
-		var ce *CallError
-		if err != nil && ctx.Err() == nil && r.bounded.Err() != nil && errors.As(err, &ce) && ce.Cause == ErrDeadline {
-			ce.Cause, ce.Detail = ErrElapsedBudget, "the call's elapsed budget ran out during an attempt"
-		}
 		r.bounded, r.cancel = nil, nil // the returned Response keeps the run reachable
 	}
 	return resp, err
+}
+
+// settle gives the caller's call (depth 0) its final cause: a call its elapsed bound (not the
+// caller's context) ended during an attempt stopped on the elapsed budget, not a deadline.
+func (r *run) settle(ctx context.Context, err error) error {
+	if r.cancel == nil || err == nil || ctx.Err() != nil {
+		return err // (before ce, which errors.As moves to the heap)
+	}
+	var ce *CallError
+	if errors.As(err, &ce) && ce.Cause == ErrDeadline {
+		ce.Cause, ce.Detail = ErrElapsedBudget, "the call's elapsed budget ran out during an attempt"
+	}
+	return err
 }
 
 // bound returns the context the call's later attempts run under: ctx, ended at the elapsed
@@ -538,7 +546,20 @@ func newRun(l *Loop) *run {
 	return r
 }
 
+// call runs one call (the caller's, or a next operation at depth > 0) to its end.
 func (r *run) call(ctx context.Context, t Transport, c Call, depth int) (*Response, error) {
+	if r.loop.Hooks.callHooked() {
+		return r.observed(ctx, t, c, depth)
+	}
+	resp, err := r.send(ctx, t, c, depth)
+	if depth == 0 {
+		err = r.settle(ctx, err)
+	}
+	return resp, err
+}
+
+// send makes a call's attempts, deciding after each what follows.
+func (r *run) send(ctx context.Context, t Transport, c Call, depth int) (*Response, error) {
 	l := r.loop
 	lim := l.Limits.withDefaults()
 	if len(c.Args) > 0 && !c.checked && !isJSONObject(c.Args) {
@@ -579,14 +600,25 @@ func (r *run) call(ctx context.Context, t Transport, c Call, depth int) (*Respon
 		if len(r.attempts) > 0 {
 			began = time.Since(r.start)
 		}
-		resp, err := t.RoundTrip(ctx, req)
+		actx := ctx // the attempt's context: ctx, or what AttemptStart made of it
+		if h := l.Hooks.AttemptStart; h != nil {
+			actx = h(ctx, &AttemptStart{
+				Operation: c.Operation, Number: n, Total: len(r.attempts) + 1, Depth: depth,
+				IdempotencyKey: req.IdempotencyKey != "", Confirmed: req.ConfirmationToken != "", Rewritten: rewritten,
+			})
+		}
+		resp, err := t.RoundTrip(actx, req)
 		since := time.Since(r.start)
 		after := r.start.Add(since)
 		if l := r.lent; l != nil && l.attached {
 			// The transport attached the run's watch to ctx: the later attempts go under the
-			// context that carries it (see lent.watch), and so does the elapsed bound.
+			// context that carries it (see lent.watch), and so does the elapsed bound. Not
+			// when a hook made the attempt's context: it is that attempt's alone (its span),
+			// and the later attempts are watched afresh.
 			l.attached = false
-			ctx = l.watched
+			if r.loop.Hooks.AttemptStart == nil {
+				ctx = l.watched
+			}
 		}
 		elapsed := since - began
 		var env *Envelope
@@ -650,7 +682,7 @@ func (r *run) call(ctx context.Context, t Transport, c Call, depth int) (*Respon
 			IdempotencyKey: req.IdempotencyKey, Confirmed: req.ConfirmationToken != "",
 			Envelope: env, Err: err, Decision: d, Elapsed: elapsed, Changes: changes,
 		}, resp)
-		r.report(ctx, a)
+		r.report(actx, a)
 		if d.Action != ActReturn && d.Action != ActStop {
 			ctx = r.bound(ctx)
 		}
@@ -779,10 +811,10 @@ func (r *run) record(a Attempt, resp *Response) *Attempt {
 	return &r.attempts[len(r.attempts)-1]
 }
 
-// report hands an attempt to the hook and the logger.
+// report hands an attempt to the hook and the logger, with the attempt's context.
 func (r *run) report(ctx context.Context, a *Attempt) {
-	if r.loop.OnAttempt != nil {
-		r.loop.OnAttempt(a)
+	if h := r.loop.Hooks.AttemptEnd; h != nil {
+		h(ctx, a)
 	}
 	if lg := r.loop.Logger; lg != nil {
 		attrs := []slog.Attr{

@@ -133,7 +133,7 @@ func testEverything(t *testing.T, run everythingRun) {
 
 	var attempts []remedy.Attempt // of the last call, for the checks that look at what was sent
 	client, err := mcp.NewClient(ctx, cs, remedy.Loop{Rewriter: remedy.DefaultRewriter,
-		OnAttempt: func(a *remedy.Attempt) { attempts = append(attempts, *a) }})
+		Hooks: remedy.Hooks{AttemptEnd: func(_ context.Context, a *remedy.Attempt) { attempts = append(attempts, *a) }}})
 	require.NoError(t, err)
 	call := func(t *testing.T, tool string, args any) *remedy.Response {
 		t.Helper()

@@ -37,7 +37,7 @@ var surfaces = []surface{
 	{"REST", func(t *testing.T, url string, loop remedy.Loop, drop func(*http.Request) bool) caller {
 		opts := []remedy.Option{remedy.WithBaseURL(url), remedy.WithRewriter(loop.Rewriter),
 			remedy.WithRewritePolicy(loop.Rewrites), remedy.WithConfirmPolicy(loop.Confirm),
-			remedy.WithHTTPClient(dropping(drop)), remedy.WithBackoff(loop.Backoff), remedy.WithOnAttempt(loop.OnAttempt)}
+			remedy.WithHTTPClient(dropping(drop)), remedy.WithBackoff(loop.Backoff), remedy.WithHooks(loop.Hooks)}
 		c, err := remedy.NewClient(opts...)
 		require.NoError(t, err)
 		n, err := c.LoadOpenAPI(context.Background(), "/openapi.json")
@@ -217,7 +217,7 @@ func TestScenariosSameOnBothSurfaces(t *testing.T) {
 					loop.Backoff = nil
 					// The hook runs after the loop has decided, before it waits: the wait passes
 					// on the server's clock exactly, however long the machine takes around it.
-					loop.OnAttempt = func(a *remedy.Attempt) { clock.Advance(a.Decision.Wait) }
+					loop.Hooks.AttemptEnd = func(_ context.Context, a *remedy.Attempt) { clock.Advance(a.Decision.Wait) }
 					call := sf.connect(t, srv.URL, loop, sc.drop)
 					ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 					defer cancel()

@@ -101,11 +101,11 @@ func TestClientWaitsOutRateLimit(t *testing.T) {
 	// its retry finds a token only if the client waited all the server asked.
 	clock := storetest.NewClock()
 	srv, _ := newOrderAPI(t, server.WithClock(clock.Now), server.WithRateLimit(20, 1))
-	c := orderClient(t, srv.URL, remedy.WithOnAttempt(func(a *remedy.Attempt) {
+	c := orderClient(t, srv.URL, remedy.WithHooks(remedy.Hooks{AttemptEnd: func(_ context.Context, a *remedy.Attempt) {
 		if a.Decision.Action == remedy.ActRetry {
 			clock.Advance(a.Decision.Wait)
 		}
-	}))
+	}}))
 	ctx := context.Background()
 	_, err := c.Call(ctx, "list_orders", nil)
 	require.NoError(t, err)

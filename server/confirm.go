@@ -34,6 +34,7 @@ func confirm(next handler) handler {
 			}
 			p := Error(CodeConfirmationRequired, what+" needs confirmation: if approved, send the identical call again with the token in "+x.tokenAt()+", within "+fmtDuration(cfg.TTL))
 			p.confirmationToken = token
+			x.obs.confirm = ConfirmationIssued
 			return p
 		}
 		invalid := Error(CodeConfirmationInvalid, "the confirmation token is unknown, expired, already used, or was issued for another caller, operation or payload; send the call without it for a new challenge")
@@ -47,6 +48,7 @@ func confirm(next handler) handler {
 		case !ok || subtle.ConstantTimeCompare(got, binding) != 1:
 			return invalid
 		}
+		x.obs.confirm = ConfirmationUsed
 		return next(x)
 	}
 }

@@ -32,6 +32,7 @@ type exchange struct {
 	fp      []byte          // the payload's fingerprint, once computed
 	capture *StoredResponse // where a success is recorded, for idempotency
 	traceID string
+	obs     observed // what the observer is told at the end (observe.go)
 	wrote   bool
 	tool    bool // the request is an MCP tool call's: tokens and keys are arguments, not headers
 }
@@ -45,6 +46,11 @@ type stage func(next handler) handler
 // run runs the pipeline and answers any error or panic with an envelope.
 func (x *exchange) run() {
 	x.ctx = x.r.Context()
+	if x.api.observer.Start != nil || x.api.observer.End != nil {
+		if x.observeStart() {
+			defer x.observeEnd() // after the recovery below has answered a panic
+		}
+	}
 	defer func() {
 		if v := recover(); v != nil {
 			if v == http.ErrAbortHandler {
@@ -150,6 +156,9 @@ func (x *exchange) logInternal(err error, msg string) {
 // else a new random one, the same for the whole exchange.
 func (x *exchange) trace() string {
 	if x.traceID == "" {
+		x.traceID = x.observedTrace() // the span's, when an observer started one
+	}
+	if x.traceID == "" {
 		x.traceID = traceID(x.r.Header.Get("Traceparent"))
 	}
 	return x.traceID
@@ -188,6 +197,7 @@ func (x *exchange) writeEnvelope(env *remedy.Envelope, header map[string]string,
 	h["Content-Length"] = vals[1:2:2]
 	h["X-Content-Type-Options"] = vals[2:3:3]
 	x.wrote = true
+	x.obs.status, x.obs.code = env.Status, env.Code
 	x.w.WriteHeader(env.Status)
 	x.w.Write(body)
 }

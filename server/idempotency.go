@@ -164,6 +164,7 @@ var replayedHeaders = []string{"Content-Type", "Content-Location", "Location", "
 
 // record keeps what writeJSON sends, when the exchange is capturing it.
 func (x *exchange) record(status int, body []byte) {
+	x.obs.status = status
 	if x.capture == nil {
 		return
 	}
@@ -184,6 +185,7 @@ func (x *exchange) replay(res StoredResponse) {
 	}
 	h.Set(remedy.HeaderReplayed, "true")
 	x.wrote = true
+	x.obs.status, x.obs.replayed = res.Status, true
 	x.w.WriteHeader(res.Status)
 	x.w.Write(res.Body)
 }

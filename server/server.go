@@ -26,6 +26,8 @@ type API struct {
 	now     func() time.Time
 	confirm ConfirmOptions
 	idem    IdempotencyOptions
+	// observer observes the pipeline's requests (observe.go).
+	observer Observer
 
 	ops    []*Operation
 	routes router

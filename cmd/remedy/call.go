@@ -277,7 +277,7 @@ func callREST(ctx context.Context, cfg *callConfig, policy remedy.ConfirmPolicy,
 		remedy.WithRewriter(cfg.rewriter),
 		remedy.WithRewritePolicy(cfg.rewrites),
 		remedy.WithConfirmPolicy(policy),
-		remedy.WithOnAttempt(onAttempt),
+		remedy.WithHooks(remedy.Hooks{AttemptEnd: func(_ context.Context, a *remedy.Attempt) { onAttempt(a) }}),
 	)
 	if err != nil {
 		return nil, cannotRunf("call: %v", unprefixed(err))
@@ -308,10 +308,10 @@ func callMCP(ctx context.Context, cfg *callConfig, policy remedy.ConfirmPolicy, 
 	}
 	defer session.Close()
 	c, err := mcp.NewClient(ctx, session, remedy.Loop{
-		Rewriter:  cfg.rewriter,
-		Rewrites:  cfg.rewrites,
-		Confirm:   policy,
-		OnAttempt: onAttempt,
+		Rewriter: cfg.rewriter,
+		Rewrites: cfg.rewrites,
+		Confirm:  policy,
+		Hooks:    remedy.Hooks{AttemptEnd: func(_ context.Context, a *remedy.Attempt) { onAttempt(a) }},
 	})
 	if err != nil {
 		return nil, cannotRunf("call: cannot list the tools of %s: %v", cfg.base.Redacted(), unprefixed(err))

@@ -70,7 +70,7 @@ func run(out io.Writer) error {
 
 	client, err := remedy.NewClient(
 		remedy.WithBaseURL(srv.URL),
-		remedy.WithOnAttempt(func(a *remedy.Attempt) { transcript.Attempt(out, a) }),
+		remedy.WithHooks(remedy.Hooks{AttemptEnd: func(_ context.Context, a *remedy.Attempt) { transcript.Attempt(out, a) }}),
 	)
 	if err != nil {
 		return err

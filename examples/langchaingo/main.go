@@ -108,14 +108,14 @@ func ask(ctx context.Context, out io.Writer, q string, opts remedy.ToolOptions) 
 	client, err := remedy.NewClient(
 		remedy.WithBaseURL(srv.URL),
 		// No WithRewriter: the model repairs its own calls.
-		remedy.WithOnAttempt(func(a *remedy.Attempt) {
+		remedy.WithHooks(remedy.Hooks{AttemptEnd: func(_ context.Context, a *remedy.Attempt) {
 			transcript.Attempt(out, a)
 			if a.Envelope != nil {
 				mu.Lock()
 				res.Refusals = append(res.Refusals, a.Envelope)
 				mu.Unlock()
 			}
-		}),
+		}}),
 	)
 	if err != nil {
 		return nil, err

@@ -118,7 +118,7 @@ func newClient(ctx context.Context, out io.Writer, base string, rewriter remedy.
 	client, err := remedy.NewClient(
 		remedy.WithBaseURL(base),
 		remedy.WithRewriter(rewriter),
-		remedy.WithOnAttempt(func(a *remedy.Attempt) { transcript.Attempt(out, a) }),
+		remedy.WithHooks(remedy.Hooks{AttemptEnd: func(_ context.Context, a *remedy.Attempt) { transcript.Attempt(out, a) }}),
 	)
 	if err != nil {
 		return nil, err

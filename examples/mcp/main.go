@@ -67,7 +67,7 @@ func run(out io.Writer, api *server.API, store *billing.Store) error {
 			// A real agent asks a person, or checks the call against what it was asked to do.
 			return true, nil
 		}),
-		OnAttempt: func(a *remedy.Attempt) { transcript.Attempt(out, a) },
+		Hooks: remedy.Hooks{AttemptEnd: func(_ context.Context, a *remedy.Attempt) { transcript.Attempt(out, a) }},
 	})
 	if err != nil {
 		return err

@@ -104,10 +104,10 @@ func run(out io.Writer, addr string) error {
 		remedy.WithConfirmPolicy(remedy.ConfirmFunc(func(context.Context, *remedy.Challenge) (bool, error) {
 			return true, nil
 		})),
-		remedy.WithOnAttempt(func(a *remedy.Attempt) {
+		remedy.WithHooks(remedy.Hooks{AttemptEnd: func(_ context.Context, a *remedy.Attempt) {
 			fmt.Fprintf(out, "    on instance %s:\n", lb.last.Load().name)
 			transcript.Attempt(out, a)
-		}),
+		}}),
 	)
 	if err != nil {
 		return err

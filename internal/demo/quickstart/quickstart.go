@@ -54,7 +54,7 @@ func Run(out io.Writer) error {
 		remedy.WithConfirmPolicy(remedy.ConfirmFunc(func(context.Context, *remedy.Challenge) (bool, error) {
 			return true, nil
 		})),
-		remedy.WithOnAttempt(func(a *remedy.Attempt) { transcript.Attempt(out, a) }),
+		remedy.WithHooks(remedy.Hooks{AttemptEnd: func(_ context.Context, a *remedy.Attempt) { transcript.Attempt(out, a) }}),
 	)
 	if err != nil {
 		return err

@@ -356,7 +356,7 @@ func hostileClient(t *testing.T, base string, lim remedy.Limits, opts ...remedy.
 		remedy.WithLimits(lim),
 		remedy.WithRetryBudget(nil),
 		remedy.WithBackoff(func() backoff.BackOff { return backoff.NewConstantBackOff(5 * time.Millisecond) }),
-		remedy.WithOnAttempt(at.add),
+		remedy.WithHooks(remedy.Hooks{AttemptEnd: func(_ context.Context, a *remedy.Attempt) { at.add(a) }}),
 	}, opts...)...)
 	require.NoError(t, err)
 	return c, at, tr
