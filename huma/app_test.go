@@ -163,3 +163,11 @@ func examples() map[string]json.RawMessage {
 		"get_report":      json.RawMessage(`{"month":"2026-01"}`),
 	}
 }
+
+// startMux serves mux on loopback and returns its URL.
+func startMux(t testing.TB, mux *http.ServeMux) string {
+	t.Helper()
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
