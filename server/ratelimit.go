@@ -5,29 +5,30 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"golang.org/x/time/rate"
 )
 
-// rateLimiter is a token bucket per key (a principal, or a client address for failed
-// authentication). It remembers at most maxBuckets keys; a full bucket is forgotten first,
-// since forgetting it changes nothing.
+// rateLimiter is a token bucket (a rate.Limiter) per key: a principal, or a client address
+// for failed authentication. It remembers at most maxBuckets keys; a full bucket is forgotten
+// first, since forgetting it changes nothing. Every call reads the clock now gives and hands
+// the time to the bucket, so that an injected clock (WithClock) alone decides when tokens
+// come back.
 type rateLimiter struct {
-	rate  float64 // tokens per second
-	burst float64
+	limit rate.Limit // tokens per second
+	burst int
 	now   func() time.Time
 
+	// mu guards the map, and serializes the buckets' reads and spends so that a check and the
+	// take that follows it see the same bucket.
 	mu      sync.Mutex
-	buckets map[string]*bucket
-}
-
-type bucket struct {
-	tokens float64
-	at     time.Time
+	buckets map[string]*rate.Limiter
 }
 
 const maxBuckets = 100_000
 
 func newRateLimiter(perSecond float64, burst int, now func() time.Time) *rateLimiter {
-	return &rateLimiter{rate: perSecond, burst: float64(burst), now: now, buckets: map[string]*bucket{}}
+	return &rateLimiter{limit: rate.Limit(perSecond), burst: burst, now: now, buckets: map[string]*rate.Limiter{}}
 }
 
 // take spends a token of key's, or says how long until there is one.
@@ -40,18 +41,14 @@ func (l *rateLimiter) take(key string) (ok bool, wait time.Duration) {
 		if len(l.buckets) >= maxBuckets {
 			l.sweep(now)
 		}
-		b = &bucket{tokens: l.burst, at: now}
+		b = rate.NewLimiter(l.limit, l.burst)
 		l.buckets[key] = b
 	}
-	if dt := now.Sub(b.at).Seconds(); dt > 0 {
-		b.tokens = math.Min(l.burst, b.tokens+dt*l.rate)
-	}
-	b.at = now
-	if b.tokens >= 1 {
-		b.tokens--
+	// AllowN refused leaves the bucket as it was: a refusal costs nothing.
+	if b.AllowN(now, 1) {
 		return true, 0
 	}
-	return false, waitFor(1-b.tokens, l.rate)
+	return false, l.waitFor(b.TokensAt(now))
 }
 
 // check reports whether key has a token, or how long until it has one, without spending
@@ -64,25 +61,25 @@ func (l *rateLimiter) check(key string) (ok bool, wait time.Duration) {
 	if b == nil {
 		return true, 0
 	}
-	tokens := b.tokens
-	if dt := now.Sub(b.at).Seconds(); dt > 0 {
-		tokens = math.Min(l.burst, tokens+dt*l.rate)
+	if tokens := b.TokensAt(now); tokens < 1 {
+		return false, l.waitFor(tokens)
 	}
-	if tokens >= 1 {
-		return true, 0
-	}
-	return false, waitFor(1-tokens, l.rate)
+	return true, 0
 }
 
-// waitFor is how long need tokens take to refill at rate, rounded up to the millisecond.
-func waitFor(need, rate float64) time.Duration {
-	return time.Duration(math.Ceil(need/rate*float64(time.Second/time.Millisecond)) * float64(time.Millisecond))
+// waitFor is how long a bucket holding tokens takes to hold one, rounded up to the
+// millisecond: a client that waits what it is told finds a token. The time is first rounded
+// to the nanosecond, the clock's grain, so that the float's noise (1-0.996 tokens is a hair
+// over 0.004) does not add a millisecond.
+func (l *rateLimiter) waitFor(tokens float64) time.Duration {
+	ns := time.Duration(math.Round((1 - tokens) / float64(l.limit) * float64(time.Second)))
+	return (ns + time.Millisecond - 1) / time.Millisecond * time.Millisecond
 }
 
 // sweep forgets the buckets that have refilled; if none has, it forgets half of them.
 func (l *rateLimiter) sweep(now time.Time) {
 	for k, b := range l.buckets {
-		if b.tokens+now.Sub(b.at).Seconds()*l.rate >= l.burst {
+		if b.TokensAt(now) >= float64(l.burst) {
 			delete(l.buckets, k)
 		}
 	}
@@ -101,7 +98,7 @@ func (l *rateLimiter) limited(what string, wait time.Duration) *Problem {
 	p := Error(CodeRateLimited, what+"; retry after "+wait.String())
 	p.RetryAfter = wait
 	p.Header = map[string]string{
-		"RateLimit-Limit":     strconv.Itoa(int(l.burst)),
+		"RateLimit-Limit":     strconv.Itoa(l.burst),
 		"RateLimit-Remaining": "0",
 		"RateLimit-Reset":     strconv.FormatInt(int64(math.Ceil(wait.Seconds())), 10),
 	}

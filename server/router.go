@@ -6,7 +6,9 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -54,86 +56,324 @@ func parseRoute(path string) ([]segment, error) {
 	return segs, nil
 }
 
-// router matches request paths to operations: a tree of segments where a literal beats a
-// parameter at the same place.
+// router matches requests to operations with a net/http.ServeMux, one method-and-wildcard
+// pattern per operation ("POST /v1/orders/{p0}/pay"). The mux only matches: the pipeline
+// runs the operation it names, and what is ours is said when it names none (a 404 that
+// suggests the closest operations, a 405 in the envelope with Allow). The mux's own answers
+// (its plain-text 404 and 405, its redirects to a cleaned path) never reach a caller.
+//
+// The zero router routes nothing; add builds the mux at the first operation.
 type router struct {
-	root node
+	mux     *http.ServeMux
+	ops     []*Operation // in registration order
+	methods []string     // the methods of the routes, sorted, for Allow
+	depth   int          // the most segments a route has
+	longest int          // the longest literal segment of a route, in bytes
+	// literal holds the routes without parameters by path, for the requests that spell one
+	// exactly: the mux would choose it (nothing is more specific), and a map finds it in
+	// half the mux's time.
+	literal map[string][]*Operation
 }
 
-type node struct {
-	lits  map[string]*node
-	param *node
-	ops   map[string]*Operation // by method
-}
+// endpoint is what the mux holds for an operation. The router asks the mux which endpoint a
+// request matches and never lets it serve one.
+type endpoint struct{ op *Operation }
 
-func (rt *router) add(op *Operation) error {
-	n := &rt.root
-	for _, s := range op.route {
-		if s.param != "" {
-			if n.param == nil {
-				n.param = &node{}
-			}
-			n = n.param
+// ServeHTTP is never called: the mux only matches.
+func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) }
+
+// muxPattern is the route as a ServeMux pattern: its parameters are named by position (p0,
+// p1...), since our names may hold '.' and '-', which the mux does not take, and the root
+// is "/{$}", since "/" alone is every path to the mux.
+func muxPattern(method string, route []segment) string {
+	if len(route) == 0 {
+		return method + " /{$}"
+	}
+	var b strings.Builder
+	b.WriteString(method)
+	b.WriteByte(' ')
+	n := 0
+	for _, s := range route {
+		b.WriteByte('/')
+		if s.param == "" {
+			b.WriteString(s.lit)
 			continue
 		}
-		if n.lits == nil {
-			n.lits = map[string]*node{}
+		b.WriteString("{p" + strconv.Itoa(n) + "}")
+		n++
+	}
+	return b.String()
+}
+
+// muxPatterns says whether ServeMux matches methods and wildcards, as it does unless the
+// program runs with GODEBUG=httpmuxgo121=1, which gives it back its Go 1.21 rules: literal
+// paths only, under which no route of ours would ever match.
+var muxPatterns = sync.OnceValue(func() bool {
+	m := http.NewServeMux()
+	m.Handle("GET /{x}", &endpoint{})
+	_, p := m.Handler(&http.Request{Method: http.MethodGet, Host: "h", URL: &url.URL{Path: "/a"}})
+	return p == "GET /{x}"
+})
+
+// add routes to op. Two routes of one method conflict when some path matches both and
+// neither is more specific (a literal where the other has a parameter, and nowhere the
+// reverse): ServeMux would not know which to choose, so the second is refused, naming the
+// first and a path they share.
+func (rt *router) add(op *Operation) error {
+	if !muxPatterns() {
+		return errors.New("net/http.ServeMux has its Go 1.21 rules (GODEBUG=httpmuxgo121=1), which have no methods or wildcards: the API cannot route")
+	}
+	for _, o := range rt.ops {
+		if o.Method != op.Method {
+			continue
 		}
-		next := n.lits[s.lit]
-		if next == nil {
-			next = &node{}
-			n.lits[s.lit] = next
+		example, overlap, same := overlaps(o.route, op.route)
+		switch {
+		case !overlap:
+		case same:
+			return fmt.Errorf("%s %s is already routed to %s (%s)", op.Method, op.Path, o.ID, o.Path)
+		case !moreSpecific(o.route, op.route) && !moreSpecific(op.route, o.route):
+			return fmt.Errorf("%s %s conflicts with %s (%s %s): both match %s and neither is more specific; "+
+				"put a literal where one has a parameter", op.Method, op.Path, o.ID, o.Method, o.Path, example)
 		}
-		n = next
 	}
-	if n.ops == nil {
-		n.ops = map[string]*Operation{}
+	if rt.mux == nil {
+		rt.mux = http.NewServeMux()
 	}
-	if o := n.ops[op.Method]; o != nil {
-		return fmt.Errorf("%s %s is already routed to %s (%s)", op.Method, op.Path, o.ID, o.Path)
+	if err := handle(rt.mux, muxPattern(op.Method, op.route), &endpoint{op}); err != nil {
+		return fmt.Errorf("net/http.ServeMux refuses the route: %w", err)
 	}
-	n.ops[op.Method] = op
+	rt.ops = append(rt.ops, op)
+	if !slices.ContainsFunc(op.route, func(s segment) bool { return s.param != "" }) {
+		if rt.literal == nil {
+			rt.literal = map[string][]*Operation{}
+		}
+		rt.literal[op.Path] = append(rt.literal[op.Path], op)
+	}
+	rt.depth = max(rt.depth, len(op.route))
+	for _, s := range op.route {
+		rt.longest = max(rt.longest, len(s.lit))
+	}
+	if i, found := slices.BinarySearch(rt.methods, op.Method); !found {
+		rt.methods = slices.Insert(rt.methods, i, op.Method)
+	}
 	return nil
 }
 
-// match finds the node of a path, and the path parameters' values in order.
-func (rt *router) match(path string, vals []string) (*node, []string) {
-	if path == "" || path[0] != '/' {
+// handle registers a pattern, and returns as an error what ServeMux.Handle would panic with.
+// The mux checks a pattern before it changes anything, so a refused pattern leaves it as it
+// was.
+func handle(mux *http.ServeMux, pattern string, h http.Handler) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			if e, ok := v.(error); ok {
+				err = e
+			} else {
+				err = fmt.Errorf("%v", v)
+			}
+		}
+	}()
+	mux.Handle(pattern, h)
+	return nil
+}
+
+// overlaps says whether some path matches both routes (then example is one), and whether
+// they are the same route but for their parameters' names.
+func overlaps(a, b []segment) (example string, overlap, same bool) {
+	if len(a) != len(b) {
+		return "", false, false
+	}
+	same = true
+	var ex strings.Builder
+	for i := range a {
+		switch {
+		case a[i].param != "" && b[i].param != "":
+			ex.WriteString("/x")
+			continue
+		case a[i].param == "" && b[i].param == "":
+			if a[i].lit != b[i].lit {
+				return "", false, false
+			}
+			ex.WriteString("/" + a[i].lit)
+			continue
+		case a[i].param == "":
+			ex.WriteString("/" + a[i].lit)
+		default:
+			ex.WriteString("/" + b[i].lit)
+		}
+		same = false
+	}
+	if ex.Len() == 0 {
+		ex.WriteByte('/')
+	}
+	return ex.String(), true, same
+}
+
+// moreSpecific says whether route a, which overlaps b, has a parameter only where b has one.
+func moreSpecific(a, b []segment) bool {
+	for i := range a {
+		if a[i].param != "" && b[i].param == "" {
+			return false
+		}
+	}
+	return true
+}
+
+// match finds the request's operation, and its path parameters' values as the URL spells
+// them (escapes and all), in the route's order, appended to vals. A path the mux would
+// redirect to its cleaned form is matched as written: a dot segment (. or ..) is a segment
+// like any other, which a parameter takes (and pathIssues refuses), and an empty one matches
+// nothing.
+func (rt *router) match(r *http.Request, vals []string) (*Operation, []string) {
+	if rt.mux == nil {
+		return nil, nil
+	}
+	path := r.URL.EscapedPath()
+	if ops := rt.literal[path]; ops != nil {
+		if op := byMethod(ops, r.Method); op != nil {
+			return op, vals
+		}
+	}
+	var e *endpoint
+	ok := false
+	if len(path) <= muxMaxPath {
+		h, _ := rt.mux.Handler(r)
+		e, ok = h.(*endpoint)
+	}
+	if !ok {
+		// Not found, a redirect to the cleaned path, which a dot segment asks for, or a path
+		// too long to give the mux as it is.
+		probe := rt.probe(r)
+		if probe == nil || probe == r {
+			return nil, nil // the mux has said no to the path as it is
+		}
+		h, _ := rt.mux.Handler(probe)
+		if e, ok = h.(*endpoint); !ok {
+			return nil, nil
+		}
+	}
+	if !fits(e.op.route, path) {
 		return nil, nil
 	}
 	if path == "/" {
-		return &rt.root, vals
+		return e.op, vals
 	}
-	return rt.root.match(path[1:], vals)
+	i := 0
+	for seg := range strings.SplitSeq(path[1:], "/") {
+		if e.op.route[i].param != "" {
+			vals = append(vals, seg)
+		}
+		i++
+	}
+	return e.op, vals
 }
 
-func (n *node) match(rest string, vals []string) (*node, []string) {
-	seg, tail, more := strings.Cut(rest, "/")
-	if seg == "" {
+// byMethod is the operation of ops for method, GET's for HEAD as the mux has it, or nil.
+func byMethod(ops []*Operation, method string) *Operation {
+	var get *Operation
+	for _, o := range ops {
+		switch o.Method {
+		case method:
+			return o
+		case http.MethodGet:
+			get = o
+		}
+	}
+	if method == http.MethodHead {
+		return get
+	}
+	return nil
+}
+
+// fits says whether an escaped path has as many segments as a route. The mux does not check:
+// it reads an escaped slash as a trailing one, so that "/%2F" would be the root's, and
+// "/a/%2F" a literal "%2F"'s.
+func fits(route []segment, path string) bool {
+	if path == "" || path[0] != '/' {
+		return false
+	}
+	if path == "/" {
+		return len(route) == 0
+	}
+	return strings.Count(path, "/") == len(route)
+}
+
+// muxMaxPath bounds the paths given to the mux as they are: a miss costs it two copies of the
+// path, so a longer one is matched through its probe.
+const muxMaxPath = 1024
+
+// probe is a request the mux matches as r's path is written, and at a bounded cost: r itself
+// when the mux can be given r's path as it is, or nil when no route can match it (its path
+// does not begin with /, has an empty segment, or more segments than any route). Otherwise
+// its path is r's with each dot segment escaped (the mux unescapes a segment before
+// comparing it, and cleans the dots away before that), and each segment longer than any
+// literal of the routes, however escaped, replaced by "{" (escaped): a parameter takes it, as
+// it takes the long one, and no literal is "{". The mux's miss costs copies of the path it
+// is given, which is then short whatever r's is.
+func (rt *router) probe(r *http.Request) *http.Request {
+	path := r.URL.EscapedPath()
+	if path == "" || path[0] != '/' {
+		return nil
+	}
+	if path == "/" {
+		return r
+	}
+	if strings.Count(path, "/") > rt.depth {
+		return nil
+	}
+	rewrite := len(path) > muxMaxPath
+	for seg := range strings.SplitSeq(path[1:], "/") {
+		switch {
+		case seg == "":
+			return nil
+		case seg == "." || seg == ".." || len(seg) > 3*rt.longest:
+			rewrite = true
+		}
+	}
+	if !rewrite {
+		return r
+	}
+	var b strings.Builder
+	for seg := range strings.SplitSeq(path[1:], "/") {
+		switch {
+		case seg == "." || seg == "..":
+			seg = strings.ReplaceAll(seg, ".", "%2E")
+		case len(seg) > 3*rt.longest:
+			seg = "%7B"
+		}
+		b.WriteByte('/')
+		b.WriteString(seg)
+	}
+	u, err := url.ParseRequestURI(b.String())
+	if err != nil {
+		return nil
+	}
+	return &http.Request{Method: r.Method, Host: r.Host, URL: u}
+}
+
+// allowed lists the methods other than r's that have a route matching r's path, with those
+// routes' operations.
+func (rt *router) allowed(r *http.Request) (methods []string, ops []*Operation) {
+	if rt.mux == nil {
 		return nil, nil
 	}
-	next := func(c *node) (*node, []string) {
-		if !more {
-			if c.ops == nil {
-				return nil, nil
-			}
-			return c, vals
-		}
-		return c.match(tail, vals)
+	probe := rt.probe(r)
+	if probe == nil {
+		return nil, nil
 	}
-	if c := n.lits[seg]; c != nil {
-		if m, v := next(c); m != nil {
-			return m, v
+	probe = &http.Request{Host: probe.Host, URL: probe.URL} // r's method stays r's
+	for _, m := range rt.methods {
+		if m == r.Method || (m == http.MethodGet && r.Method == http.MethodHead) {
+			continue
+		}
+		probe.Method = m
+		h, _ := rt.mux.Handler(probe)
+		if e, ok := h.(*endpoint); ok && fits(e.op.route, r.URL.EscapedPath()) {
+			methods = append(methods, m)
+			ops = append(ops, e.op)
 		}
 	}
-	if n.param != nil {
-		vals = append(vals, seg)
-		if m, v := next(n.param); m != nil {
-			return m, v
-		}
-		vals = vals[:len(vals)-1]
-	}
-	return nil, nil
+	return methods, ops
 }
 
 // route finds the request's operation: 404 not_found naming the closest operations when
@@ -143,28 +383,23 @@ func route(next handler) handler {
 	return func(x *exchange) error {
 		a := x.api
 		var buf [4]string // the exchange keeps a copy, when there are any
-		n, vals := a.routes.match(x.r.URL.EscapedPath(), buf[:0])
-		if n == nil {
-			p := Error(CodeNotFound, "no operation at "+clip(x.r.Method+" "+x.r.URL.Path))
-			p.Suggestions = a.closest(x.r.Method, x.r.URL.Path, 3)
-			return p
-		}
-		op := n.ops[x.r.Method]
-		if op == nil && x.r.Method == http.MethodHead {
-			op = n.ops[http.MethodGet]
-		}
+		op, vals := a.routes.match(x.r, buf[:0])
 		if op == nil {
-			allow := make([]string, 0, len(n.ops))
-			var sug []string
-			for m, o := range n.ops {
-				allow = append(allow, m)
+			allow, ops := a.routes.allowed(x.r)
+			if len(allow) == 0 {
+				p := Error(CodeNotFound, "no operation at "+clip(x.r.Method+" "+x.r.URL.Path))
+				p.Suggestions = a.closest(x.r.Method, x.r.URL.Path, 3)
+				return p
+			}
+			sug := make([]string, 0, len(ops))
+			for _, o := range ops {
 				sug = append(sug, o.Method+" "+o.Path+" ("+o.ID+")")
 			}
-			slices.Sort(allow)
 			slices.Sort(sug)
-			p := Error(CodeMethodNotAllowed, clip(x.r.Method)+" is not allowed at "+clip(x.r.URL.Path)+"; allowed: "+strings.Join(allow, ", "))
+			list := strings.Join(allow, ", ")
+			p := Error(CodeMethodNotAllowed, clip(x.r.Method)+" is not allowed at "+clip(x.r.URL.Path)+"; allowed: "+list)
 			p.Suggestions = sug
-			p.Header = map[string]string{"Allow": strings.Join(allow, ", ")}
+			p.Header = map[string]string{"Allow": list}
 			return p
 		}
 		x.op = op
