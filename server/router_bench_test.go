@@ -17,7 +17,10 @@ func benchMatch(a *API, r *http.Request) {
 // BenchmarkRouteMatch is the router alone on the requests of a small API: a literal route, a
 // route with a parameter, and a miss.
 func BenchmarkRouteMatch(b *testing.B) {
-	a := New()
+	a, err := New()
+	if err != nil {
+		b.Fatal(err)
+	}
 	type idIn struct {
 		ID string `path:"id" json:"-"`
 	}

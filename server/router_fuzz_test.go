@@ -12,7 +12,10 @@ import (
 // segments as the path and whose literals the path's segments spell (unescaped), with one
 // value per parameter; no path panics, and the router agrees with the mux on every path the mux matches as it is.
 func FuzzRouteMatch(f *testing.F) {
-	a := New()
+	a, err := New()
+	if err != nil {
+		f.Fatal(err)
+	}
 	type idIn struct {
 		ID string `path:"id" json:"-"`
 	}

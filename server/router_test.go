@@ -76,7 +76,10 @@ type oneIn struct {
 // ('.' and '-') still bind.
 func TestRoutingByServeMux(t *testing.T) {
 	t.Parallel()
-	api := server.New()
+	api, err := server.New()
+	if err != nil {
+		t.Fatal(err)
+	}
 	answer := func(name string) func(context.Context, oneIn) (map[string]string, error) {
 		return func(_ context.Context, in oneIn) (map[string]string, error) {
 			return map[string]string{"op": name, "id": in.ID}, nil
@@ -142,9 +145,12 @@ func TestRouteConflicts(t *testing.T) {
 	}
 	h2 := func(context.Context, twoIn) (struct{}, error) { return struct{}{}, nil }
 
-	api := server.New()
+	api, err := server.New()
+	if err != nil {
+		t.Fatal(err)
+	}
 	require.NoError(t, server.Get(api, "/v1/a/{id}", h, server.OperationID("first")))
-	err := server.Get(api, "/v1/{id}/b", h, server.OperationID("second"))
+	err = server.Get(api, "/v1/{id}/b", h, server.OperationID("second"))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "conflicts with first (GET /v1/a/{id})")
 	assert.Contains(t, err.Error(), "both match /v1/a/b")
@@ -179,7 +185,7 @@ func TestRouteConflicts(t *testing.T) {
 // so, instead of an API on which every request is a 404.
 func TestRoutingRefusesGo121Mux(t *testing.T) {
 	if os.Getenv("REMEDY_TEST_MUX121") == "1" {
-		err := server.Get(server.New(), "/v1/orders/{id}", func(context.Context, oneIn) (struct{}, error) { return struct{}{}, nil })
+		err := server.Get(newAPI(t), "/v1/orders/{id}", func(context.Context, oneIn) (struct{}, error) { return struct{}{}, nil })
 		if err == nil {
 			t.Fatal("registered under the Go 1.21 mux")
 		}
