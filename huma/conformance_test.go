@@ -4,12 +4,21 @@ import (
 	"testing"
 
 	"github.com/remedy-go/remedy/conformance"
+	"github.com/remedy-go/remedy/internal/testkit/interop"
 )
 
 // A Huma app with the add-on passes every rule of the conformance kit, writes included: what
 // `remedy probe --writes` runs. The report is busy once, so that a 5xx (trace-id) and a 503
-// with a wait (rate-limit-wait) are met.
+// with a wait (rate-limit-wait) are met. Each rule is a check of the README's
+// interoperability table (Huma, as the server remedy's kit tests).
 func TestProbePassesEveryRule(t *testing.T) {
+	version, err := interop.GoModVersion("go.mod", "github.com/danielgtaylor/huma/v2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := interop.Record(t, interop.Row{Peer: "Huma v2, with remedyhuma", Package: "github.com/danielgtaylor/huma/v2",
+		Version: version, Role: "server", Transport: "REST",
+		Tested: []string{"remedy probe --writes: every rule of the conformance kit", "a confirmed deletion runs once"}})
 	b := newBilling()
 	b.busy.Store(1)
 	url := serve(t, b, marked())
@@ -18,15 +27,19 @@ func TestProbePassesEveryRule(t *testing.T) {
 		t.Fatalf("%d results, want one per rule (%d)", len(rep.Results), len(conformance.Rules()))
 	}
 	for _, res := range rep.Results {
-		if res.Outcome != conformance.Pass {
-			t.Errorf("%s: %s: %s", res.ID, res.Outcome, res.Detail)
-		} else {
-			t.Logf("%s: %s", res.ID, res.Detail)
-		}
+		c.Run(t, res.ID, func(t *testing.T) {
+			if res.Outcome != conformance.Pass {
+				t.Errorf("%s: %s", res.Outcome, res.Detail)
+			} else {
+				t.Log(res.Detail)
+			}
+		})
 	}
 	// The probe confirmed the deletion once and executed the invoice, under keys, without a
 	// second execution for any replay.
-	if got := b.deleted.Load(); got != 1 {
-		t.Errorf("delete_customer ran %d times, want 1", got)
-	}
+	c.Run(t, "confirmed-once", func(t *testing.T) {
+		if got := b.deleted.Load(); got != 1 {
+			t.Errorf("delete_customer ran %d times, want 1", got)
+		}
+	})
 }
