@@ -54,3 +54,41 @@ func ExampleLoop() {
 	// 2 200 return
 	// {"id":"ord_1"}
 }
+
+// Hooks around a call and each of its attempts: here they print what happened, where a
+// tracer would start and end spans (package github.com/remedy-go/remedy/otel does). The
+// context AttemptStart returns is the one the transport gets.
+func ExampleWithHooks() {
+	type attemptKey struct{}
+	tool := remedy.TransportFunc(func(ctx context.Context, req *remedy.Request) (*remedy.Response, error) {
+		if ctx.Value(attemptKey{}) == 1 { // the first attempt meets a busy server
+			e, _ := remedy.Parse(503, nil, []byte(`{"error":{"code":"unavailable","message":"busy","retry_after_ms":1}}`))
+			return &remedy.Response{Status: 503, Envelope: e}, nil
+		}
+		return &remedy.Response{Status: 200, Body: []byte(`{"revenue":1200}`)}, nil
+	})
+	hooks := remedy.Hooks{
+		CallStart: func(ctx context.Context, c *remedy.CallStart) context.Context {
+			fmt.Println("call", c.Operation)
+			return ctx
+		},
+		AttemptStart: func(ctx context.Context, a *remedy.AttemptStart) context.Context {
+			return context.WithValue(ctx, attemptKey{}, a.Number)
+		},
+		AttemptEnd: func(_ context.Context, a *remedy.Attempt) {
+			fmt.Println("  attempt", a.Number, a.Status, a.Decision.Action)
+		},
+		CallEnd: func(_ context.Context, e *remedy.CallEnd) {
+			fmt.Println("end: error", e.Err, "recovered", e.Recovered, "after", len(e.Attempts), "attempts")
+		},
+	}
+	loop := remedy.Loop{Transport: tool, Hooks: hooks}
+	if _, err := loop.Do(context.Background(), remedy.Call{Operation: "revenue_report", Idempotent: true}); err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// call revenue_report
+	//   attempt 1 503 retry
+	//   attempt 2 200 return
+	// end: error <nil> recovered true after 2 attempts
+}
