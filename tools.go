@@ -15,9 +15,14 @@ import (
 // description that ends with the errors it may answer with, and the JSON Schema of its
 // arguments. ToolDefinitions writes it in each vendor's shape.
 type ToolDefinition struct {
+	// Name is the tool's name for the model: the operation's name made portable (see
+	// PortableToolName), valid for every vendor's API.
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
 	Parameters  json.RawMessage `json:"parameters"`
+	// Operation is the operation the tool runs, by the name the client and the server know
+	// it by; the vendors' shapes leave it out.
+	Operation string `json:"-"`
 }
 
 // ToolDefinitions are tool definitions, written in the shapes the model vendors' APIs take.
@@ -36,6 +41,9 @@ func (ds ToolDefinitions) OpenAI() (json.RawMessage, error) {
 		Type     string   `json:"type"`
 		Function function `json:"function"`
 	}
+	if err := ds.checkNames("OpenAI", openAIToolName, "^[a-zA-Z0-9_-]{1,64}$"); err != nil {
+		return nil, err
+	}
 	out := make([]tool, len(ds))
 	for i, d := range ds {
 		out[i] = tool{Type: "function", Function: function{d.Name, d.Description, d.parameters()}}
@@ -50,6 +58,9 @@ func (ds ToolDefinitions) Anthropic() (json.RawMessage, error) {
 		Name        string          `json:"name"`
 		Description string          `json:"description,omitempty"`
 		InputSchema json.RawMessage `json:"input_schema"`
+	}
+	if err := ds.checkNames("Anthropic", openAIToolName, "^[a-zA-Z0-9_-]{1,64}$"); err != nil {
+		return nil, err
 	}
 	out := make([]tool, len(ds))
 	for i, d := range ds {
@@ -69,11 +80,55 @@ func (ds ToolDefinitions) Gemini() (json.RawMessage, error) {
 	type tool struct {
 		Declarations []declaration `json:"functionDeclarations"`
 	}
+	if err := ds.checkNames("Gemini", geminiToolName, "a letter or '_', then letters, digits, '_', '.', ':' or '-', at most 64"); err != nil {
+		return nil, err
+	}
 	decls := make([]declaration, len(ds))
 	for i, d := range ds {
 		decls[i] = declaration{d.Name, d.Description, d.parameters()}
 	}
 	return json.Marshal([]tool{{decls}})
+}
+
+// checkNames refuses definitions whose names vendor's API would refuse (rule, in words): a
+// definition built by hand, not by a Toolset, whose names are portable.
+func (ds ToolDefinitions) checkNames(vendor string, ok func(string) bool, rule string) error {
+	for _, d := range ds {
+		if !ok(d.Name) {
+			return fmt.Errorf("remedy: tool name %q is not valid for %s (%s): use PortableToolName", d.Name, vendor, rule)
+		}
+	}
+	return nil
+}
+
+// openAIToolName is OpenAI's and Anthropic's rule for a tool's name: ^[a-zA-Z0-9_-]{1,64}$.
+func openAIToolName(name string) bool {
+	if name == "" || len(name) > 64 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if !toolNameByte(name[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// geminiToolName is Gemini's rule for a function's name: a letter or '_' first, then letters,
+// digits, '_', '.', ':' or '-', at most 64 characters.
+func geminiToolName(name string) bool {
+	if name == "" || len(name) > 64 {
+		return false
+	}
+	if c := name[0]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_') {
+		return false
+	}
+	for i := 1; i < len(name); i++ {
+		if c := name[i]; !toolNameByte(c) && c != '.' && c != ':' {
+			return false
+		}
+	}
+	return true
 }
 
 // anyObject is the schema of arguments an operation does not describe.
@@ -105,13 +160,14 @@ var loopsOwn = map[string]bool{
 // hint — so that the model knows the contract before its first failure. The codes of the
 // protocol the loop handles itself (idempotency keys, confirmation tokens, media types) are
 // left out, and confirmation_required is told as the user's to approve. Without Parameters,
-// the schema is any object: {"type":"object"}.
+// the schema is any object: {"type":"object"}. Its Name is PortableToolName(op.Name); a
+// Toolset also keeps the names of its tools apart.
 func (op Operation) ToolDefinition() ToolDefinition {
 	params := op.Parameters
 	if len(params) == 0 {
 		params = anyObject
 	}
-	return ToolDefinition{Name: op.Name, Description: op.describe(nil), Parameters: params}
+	return ToolDefinition{Name: PortableToolName(op.Name), Description: op.describe(nil), Parameters: params, Operation: op.Name}
 }
 
 // inputLead opens the line of a tool's description that gives its schema
@@ -205,21 +261,41 @@ var ErrToolFailed = errors.New("remedy: the tool call did not succeed")
 // trace, an HTML page or a Go error's internals. It is safe for concurrent use.
 type Toolset struct {
 	tools []*Tool
-	call  CallFunc
-	opts  ToolOptions
+	// byOperation finds a tool by its operation's name where that is not its tool name.
+	byOperation map[string]*Tool
+	call        CallFunc
+	opts        ToolOptions
 }
 
 // NewToolset returns a toolset of ops, whose calls run through call. Client.Toolset and package
 // mcp's Client.Toolset build one.
+//
+// Each tool is named by PortableToolName of its operation's name, so that every vendor's API
+// takes the definitions. Two operations whose names map to one tool name ("a.b" and "a/b") are
+// kept apart: each whose name had to change takes a hash of its own name as a suffix
+// ("a_b_k3x9..."), deterministically. The model's calls may name a tool by its tool name or
+// by its operation's name; the call runs the operation by its own name.
 func NewToolset(ops []Operation, call CallFunc, opts ToolOptions) *Toolset {
 	ts := &Toolset{call: call, opts: opts}
-	for _, op := range ops {
+	names := make([]string, len(ops))
+	for i, op := range ops {
+		names[i] = op.Name
+	}
+	portable := portableNames(names)
+	for i, op := range ops {
 		t := &Tool{ts: ts, def: op.ToolDefinition()}
+		t.def.Name = portable[i]
 		t.desc = t.def.Description
 		if opts.SchemaInDescription {
 			t.desc = op.describe(t.def.Parameters)
 		}
 		ts.tools = append(ts.tools, t)
+		if portable[i] != op.Name {
+			if ts.byOperation == nil {
+				ts.byOperation = make(map[string]*Tool)
+			}
+			ts.byOperation[op.Name] = t
+		}
 	}
 	slices.SortFunc(ts.tools, func(a, b *Tool) int { return strings.Compare(a.def.Name, b.def.Name) })
 	return ts
@@ -251,13 +327,14 @@ func (ts *Toolset) Definitions() ToolDefinitions {
 // Tools are the tools, sorted by name.
 func (ts *Toolset) Tools() []*Tool { return slices.Clone(ts.tools) }
 
-// Tool returns the tool named name.
+// Tool returns the tool named name: by its tool name, else by its operation's name.
 func (ts *Toolset) Tool(name string) (*Tool, bool) {
 	i, ok := slices.BinarySearchFunc(ts.tools, name, func(t *Tool, name string) int { return strings.Compare(t.def.Name, name) })
-	if !ok {
-		return nil, false
+	if ok {
+		return ts.tools[i], true
 	}
-	return ts.tools[i], true
+	t, ok := ts.byOperation[name]
+	return t, ok
 }
 
 // Dispatch runs the model's tool call — the tool's name and its arguments as the JSON text
@@ -323,7 +400,8 @@ type Tool struct {
 	desc string // def.Description, with the schema when ToolOptions.SchemaInDescription
 }
 
-// Name is the operation's name.
+// Name is the tool's name for the model (see NewToolset): its operation's name, made
+// portable.
 func (t *Tool) Name() string { return t.def.Name }
 
 // Description is what the operation does, followed by the schema of its arguments when
@@ -344,7 +422,7 @@ func (t *Tool) invoke(ctx context.Context, input string) (ToolResult, error) {
 	if err != nil {
 		return ToolResult{Failed: true, Output: fmt.Sprintf("The arguments of %s must be one JSON object (%s). Call it again with a JSON object.", t.def.Name, err)}, nil
 	}
-	resp, err := t.ts.call(ctx, t.def.Name, args)
+	resp, err := t.ts.call(ctx, t.def.Operation, args)
 	if err == nil {
 		out := string(resp.Body)
 		if len(resp.Body) == 0 {

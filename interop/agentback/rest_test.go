@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"sync"
 	"testing"
 	"time"
@@ -82,7 +83,7 @@ func TestClientREST(t *testing.T) {
 	c := interop.Record(t, row(t, "@agentback/rest", "server", transportREST,
 		"operations from OpenAPI", "validation repair", "lossy repair refused", "unrepairable pattern",
 		"confirmation", "confirmation before validation", "idempotent retry after a lost response",
-		"429 wait", "503 wait"))
+		"429 wait", "503 wait", "tool names every model API takes"))
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
 
@@ -99,6 +100,28 @@ func TestClientREST(t *testing.T) {
 			}
 		}
 		assert.ElementsMatch(t, []string{opCreateOrder, opCloseAccount, opCharge, opQuote, opReport}, names)
+	})
+
+	// AgentBack's operationIds (Shop.createOrder) are names OpenAI and Anthropic refuse for a
+	// tool: the toolset offers portable ones, and the model's call by that name runs the
+	// operation against the app.
+	c.Run(t, "tool names every model API takes", func(t *testing.T) {
+		tools := restClient(t, a.url).Toolset(remedy.ToolOptions{})
+		valid := regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_-]{0,62}$`)
+		names := map[string]string{}
+		for _, d := range tools.Definitions() {
+			assert.Regexp(t, valid, d.Name, "the tool for %s", d.Operation)
+			names[d.Operation] = d.Name
+		}
+		assert.Equal(t, "Shop_createOrder", names[opCreateOrder])
+		defs, err := tools.Definitions().OpenAI()
+		require.NoError(t, err)
+		assert.NotContains(t, string(defs), `"name":"Shop.`)
+		before := a.counts(t)
+		out, err := tools.Dispatch(ctx, names[opCreateOrder], `{"customer_id":"cus_ada","currency":"eur","amount":1200}`)
+		require.NoError(t, err)
+		assert.Contains(t, out, `"currency":"eur"`)
+		assert.Equal(t, map[string]int{"create_order": 1}, delta(before, a.counts(t)))
 	})
 
 	c.Run(t, "validation repair", func(t *testing.T) {
