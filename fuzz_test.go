@@ -39,6 +39,12 @@ func FuzzParse(f *testing.F) {
 		[]byte(`{"errors":[{"message":"a","path":["q"],"extensions":{"code":"RATE_LIMITED"}}],"data":null}`),
 		[]byte("<html><title>502 Bad Gateway</title></html>"),
 		[]byte("\ufeff  plain text\r\nsecond line"),
+		// Event streams (sse.go): a tool error after a notification, a JSON-RPC error cut at
+		// its last line, data split over lines with CRLF ends, comments only.
+		[]byte("event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{}}\n\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"isError\":true,\"content\":[{\"type\":\"text\",\"text\":\"no\"}]}}\n\n"),
+		[]byte("data: {\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32602,\"message\":\"bad"),
+		[]byte("data: {\"jsonrpc\":\"2.0\",\r\ndata: \"id\":1,\"error\":{\"code\":-32603,\"message\":\"x\"}}\r\n\r\n"),
+		[]byte(": keep-alive\n\n: again\n"),
 		nil,
 	}
 	for _, body := range hostile {

@@ -250,8 +250,16 @@ func (p *parser) run() bool {
 		p.body, p.owned = strings.Clone(p.body), true
 	}
 	s := strings.TrimSpace(strings.TrimPrefix(p.body, "\ufeff"))
+	truncated := p.truncated
+	if s != "" && s[0] != '{' && eventStream(p.h.contentType, s) {
+		// The JSON an event stream carries (sse.go); its events are whole even when the body
+		// was cut at the bound, which cost the stream only its unfinished last event.
+		if data, ok := streamJSON(s, !truncated); ok {
+			s, truncated = data, false
+		}
+	}
 	var d Dialect
-	if s != "" && !p.truncated {
+	if s != "" && !truncated {
 		switch s[0] {
 		case '{':
 			t := tapeFor(len(s))

@@ -1,0 +1,80 @@
+package remedy_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/remedy-go/remedy"
+)
+
+// A failure inside an event stream (an MCP server's answer on streamable HTTP) is read as the
+// failure it is, from the JSON-RPC response among the stream's events — not taken for a
+// success — and Classify decides the same.
+func TestParseEventStream(t *testing.T) {
+	t.Parallel()
+	const toolError = `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"{\"error\":{\"code\":\"invalid_body\",\"message\":\"currency must be one of usd, eur\",\"retryable\":false}}"}],"isError":true}}`
+	const rpcError = `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"unknown tool: void_invoice"}}`
+	const progress = `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":0.5}}`
+	const success = `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"ok"}]}}`
+	sse := http.Header{"Content-Type": {"text/event-stream"}}
+	for _, c := range []struct {
+		name   string
+		header http.Header
+		body   string
+		code   string // the failure's code; "" for a success
+	}{
+		{"one event", sse, "event: message\nid: 1\ndata: " + toolError + "\n\n", "invalid_body"},
+		{"after a notification", sse, "event: message\ndata: " + progress + "\n\nevent: message\ndata: " + toolError + "\n\n", "invalid_body"},
+		{"a notification after the response", sse, "data: " + rpcError + "\n\ndata: " + progress + "\n\n", "-32602"},
+		{"data over several lines, CRLF", sse, "data: {\"jsonrpc\":\"2.0\",\"id\":1,\r\ndata: \"error\":{\"code\":-32603,\"message\":\"boom\"}}\r\n\r\n", "-32603"},
+		{"comments and CR line ends", sse, ": hello\r: keep-alive\rdata: " + rpcError + "\r\r", "-32602"},
+		{"no blank line at the end", sse, "data: " + rpcError, "-32602"},
+		{"charset in the type", http.Header{"Content-Type": {"text/event-stream; charset=utf-8"}}, "data: " + rpcError + "\n\n", "-32602"},
+		{"no Content-Type, a stream by its start", nil, "event: message\ndata: " + toolError + "\n\n", "invalid_body"},
+		{"a success in a stream", sse, "data: " + progress + "\n\ndata: " + success + "\n\n", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e, ok := remedy.Parse(200, c.header, []byte(c.body))
+			v := remedy.Classify(200, c.header, []byte(c.body))
+			if c.code == "" {
+				if ok || v.Failure {
+					t.Fatalf("a success read as a failure: %+v", e)
+				}
+				return
+			}
+			if !ok || !v.Failure {
+				t.Fatalf("the failure in the stream was taken for a success")
+			}
+			if e.Code != c.code || v.Retryable != e.Retryable || v.Dialect != e.Dialect {
+				t.Errorf("code %q (want %q), dialect %s; Classify %+v", e.Code, c.code, e.Dialect, v)
+			}
+		})
+	}
+	// A stream whose events carry no JSON is no JSON: a 502's stream is classified by its status.
+	if e, ok := remedy.Parse(502, sse, []byte(": keep-alive\n\n")); !ok || e.Dialect != remedy.DialectUnstructured {
+		t.Errorf("a stream of comments: %+v %v", e, ok)
+	}
+	// A body of another type that merely starts like a stream is not read as one.
+	if _, ok := remedy.Parse(200, http.Header{"Content-Type": {"text/plain"}}, []byte("data: "+rpcError+"\n\n")); ok {
+		t.Error("a text/plain body was read as an event stream")
+	}
+}
+
+// A stream cut at the bound keeps its whole events and leaves out the one it cut, whose data
+// may be cut too: the failure of an earlier event still decides, and a cut response decides
+// nothing.
+func TestParseEventStreamCut(t *testing.T) {
+	t.Parallel()
+	sse := http.Header{"Content-Type": {"text/event-stream"}}
+	rpcError := `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"internal"}}`
+	padding := "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"data\":\"" + strings.Repeat("x", remedy.DefaultMaxBody) + "\"}}\n\n"
+	e, ok := remedy.Parse(200, sse, []byte("data: "+rpcError+"\n\n"+padding))
+	if !ok || e.Code != "-32603" {
+		t.Fatalf("the response before the cut: %+v %v", e, ok)
+	}
+	// The response itself cut: nothing decides, and a 200 is a success.
+	if e, ok := remedy.Parse(200, sse, []byte(padding[:len(padding)-10]+"\n\ndata: "+rpcError+"\n\n")); ok {
+		t.Errorf("a stream whose response is past the bound: %+v", e)
+	}
+}
