@@ -38,19 +38,13 @@ const (
 // REMEDY_REQUIRE_REDIS=1 in the environment it fails the test instead.
 func Start(tb testing.TB) string {
 	tb.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv(RequireEnv) == "1" {
-			tb.Fatalf("redistest: redis-server is required (%s=1) but is not on PATH: install it (Debian/Ubuntu: apt-get install redis-server; macOS: brew install redis): %v", RequireEnv, err)
-		}
-		tb.Skipf("redistest: redis-server is not installed, skipping: install it (Debian/Ubuntu: apt-get install redis-server; macOS: brew install redis), or set %s=1 to fail instead of skipping", RequireEnv)
-	}
+	bin := lookPath(tb, "redis-server", "redis-server")
 	dir := tb.TempDir()
 	var failures []string
 	for attempt := 1; attempt <= attempts; attempt++ {
-		addr, err := start(tb, bin, filepath.Join(dir, strconv.Itoa(attempt)))
+		srv, err := start(tb, bin, filepath.Join(dir, strconv.Itoa(attempt)))
 		if err == nil {
-			return addr
+			return srv.addr
 		}
 		failures = append(failures, fmt.Sprintf("attempt %d: %v", attempt, err))
 		if !errors.Is(err, errExited) {
@@ -61,28 +55,54 @@ func Start(tb testing.TB) string {
 	return ""
 }
 
+// lookPath returns the path of the program name, which the Debian package pkg installs. When
+// it is not on PATH, lookPath skips the test, saying what to install, or with
+// REMEDY_REQUIRE_REDIS=1 fails it.
+func lookPath(tb testing.TB, name, pkg string) string {
+	tb.Helper()
+	bin, err := exec.LookPath(name)
+	if err != nil {
+		if os.Getenv(RequireEnv) == "1" {
+			tb.Fatalf("redistest: %s is required (%s=1) but is not on PATH: install it (Debian/Ubuntu: apt-get install %s; macOS: brew install redis): %v", name, RequireEnv, pkg, err)
+		}
+		tb.Skipf("redistest: %s is not installed, skipping: install it (Debian/Ubuntu: apt-get install %s; macOS: brew install redis), or set %s=1 to fail instead of skipping", name, pkg, RequireEnv)
+	}
+	return bin
+}
+
 // errExited: the server exited before it answered, as it does when its port was taken.
 var errExited = errors.New("redis-server exited")
 
-// start runs one server in dir. The server is stopped in tb.Cleanup when it started, and before
-// start returns when it did not answer.
-func start(tb testing.TB, bin, dir string) (string, error) {
+// process is one running redis-server.
+type process struct {
+	addr    string
+	logPath string
+	cmd     *exec.Cmd
+	exited  chan struct{}
+	// stop kills the server, if it still runs, and waits until it has exited.
+	stop func()
+}
+
+// start runs one server in dir, with the extra arguments of redis-server after the common
+// ones. The server is stopped in tb.Cleanup when it started, and before start returns when it
+// did not answer.
+func start(tb testing.TB, bin, dir string, extra ...string) (*process, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
+		return nil, err
 	}
 	port, err := freePort()
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	logPath := filepath.Join(dir, "redis.log")
 	logFile, err := os.Create(logPath)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	defer logFile.Close() // the child holds its own descriptor
 
-	cmd := exec.Command(bin,
+	args := []string{
 		"--port", strconv.Itoa(port),
 		"--bind", "127.0.0.1",
 		"--dir", dir,
@@ -90,13 +110,14 @@ func start(tb testing.TB, bin, dir string) (string, error) {
 		"--appendonly", "no",
 		"--daemonize", "no",
 		"--logfile", "",
-	)
+	}
+	cmd := exec.Command(bin, append(args, extra...)...)
 	cmd.Dir = dir
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
 	setParentDeathSignal(cmd)
 	if err := cmd.Start(); err != nil {
-		return "", fmt.Errorf("start: %w", err)
+		return nil, fmt.Errorf("start: %w", err)
 	}
 	exited := make(chan struct{})
 	go func() {
@@ -119,10 +140,10 @@ func start(tb testing.TB, bin, dir string) (string, error) {
 
 	if err := waitReady(addr, exited); err != nil {
 		stop()
-		return "", fmt.Errorf("%w\nredis-server log (%s):\n%s", err, logPath, tail(logPath))
+		return nil, fmt.Errorf("%w\nredis-server log (%s):\n%s", err, logPath, tail(logPath))
 	}
 	tb.Cleanup(stop)
-	return addr, nil
+	return &process{addr: addr, logPath: logPath, cmd: cmd, exited: exited, stop: stop}, nil
 }
 
 // waitReady waits until the server on addr answers PING, for at most readyTimeout.

@@ -73,13 +73,18 @@ func (f *fakeTB) Fatalf(format string, args ...any) {
 	runtime.Goexit()
 }
 
-// startWith runs Start with a fakeTB in a goroutine of its own, as Goexit requires.
+// startWith runs Start with a fakeTB.
 func startWith(t *testing.T) *fakeTB {
+	return run(t, func(tb *fakeTB) { Start(tb) })
+}
+
+// run runs start with a fakeTB in a goroutine of its own, as Goexit requires.
+func run(t *testing.T, start func(*fakeTB)) *fakeTB {
 	f := &fakeTB{TB: t}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		Start(f)
+		start(f)
 	}()
 	<-done
 	return f
