@@ -53,6 +53,8 @@ type Store struct {
 	prefix          string
 	scopeChallenges int
 	scopeRecords    int
+	replicas        int           // Options.Replicas
+	replicaTimeout  time.Duration // Options.ReplicaTimeout
 }
 
 // Options configure a Store.
@@ -66,7 +68,25 @@ type Options struct {
 	// ScopeRecords is how many live idempotency records, in flight or completed, one scope may
 	// hold (default server.DefaultScopeRecords).
 	ScopeRecords int
+	// Replicas is how many replicas must hold a claim or a completion before the Store reports
+	// it (Redis WAIT, on the connection that wrote it, to the key's master); 0 waits for none.
+	// Redis replicates asynchronously: without it, a claim its master acknowledged and lost in
+	// a failover before a replica had it is gone from the promoted replica, and a retry of the
+	// request runs again. With it, a claim not held by that many replicas within
+	// ReplicaTimeout is released and Claim fails (the server answers 503, nothing run), and a
+	// completion not held so is reported as an error (the server keeps the key claimed until
+	// its lease ends). The client must be a *redis.Client or a *redis.ClusterClient.
+	Replicas int
+	// ReplicaTimeout bounds the wait for Replicas (default DefaultReplicaTimeout).
+	ReplicaTimeout time.Duration
 }
+
+// DefaultReplicaTimeout is how long a Store with Options.Replicas waits for them by default.
+const DefaultReplicaTimeout = time.Second
+
+// ErrNotReplicated is wrapped by the error of a claim or a completion that fewer replicas than
+// Options.Replicas acknowledged in time.
+var ErrNotReplicated = errors.New("redisstore: not held by enough replicas")
 
 // DefaultPrefix is the key prefix of a Store unless Options say otherwise.
 const DefaultPrefix = "remedy:"
@@ -79,7 +99,11 @@ var (
 // New returns a Store that keeps its keys in client, which may be a single-node, failover or
 // cluster client. The Store does not close client.
 func New(client redis.UniversalClient, opts Options) *Store {
-	s := &Store{client: client, prefix: opts.Prefix, scopeChallenges: opts.ScopeChallenges, scopeRecords: opts.ScopeRecords}
+	s := &Store{client: client, prefix: opts.Prefix, scopeChallenges: opts.ScopeChallenges, scopeRecords: opts.ScopeRecords,
+		replicas: max(opts.Replicas, 0), replicaTimeout: opts.ReplicaTimeout}
+	if s.replicaTimeout <= 0 {
+		s.replicaTimeout = DefaultReplicaTimeout
+	}
 	if s.prefix == "" {
 		s.prefix = DefaultPrefix
 	}
@@ -247,7 +271,12 @@ func (s *Store) Claim(ctx context.Context, scope, key string, fingerprint []byte
 		return server.IdempotencyRecord{}, false, fmt.Errorf("redisstore: claim: %w", err)
 	}
 	keys := s.keys("i", scope, key)
-	v, err := claimScript.Run(ctx, s.client, keys, fingerprint, owner, millis(lease), key, s.scopeRecords).Result()
+	on, done, err := s.writer(ctx, keys[0])
+	if err != nil {
+		return server.IdempotencyRecord{}, false, fmt.Errorf("redisstore: claim: %w", err)
+	}
+	defer done()
+	v, err := claimScript.Run(ctx, on, keys, fingerprint, owner, millis(lease), key, s.scopeRecords).Result()
 	if err != nil {
 		return server.IdempotencyRecord{}, false, fmt.Errorf("redisstore: claim: %w", err)
 	}
@@ -255,6 +284,13 @@ func (s *Store) Claim(ctx context.Context, scope, key string, fingerprint []byte
 	case int64:
 		switch v {
 		case 1:
+			if err := s.replicated(ctx, on); err != nil {
+				// The claim may not survive a failover: give it up rather than let the request
+				// run on a claim a retry might not find. (Best effort: a release lost with the
+				// master is a claim that expires with its lease.)
+				_ = releaseScript.Run(context.WithoutCancel(ctx), on, keys, owner, key).Err()
+				return server.IdempotencyRecord{}, false, fmt.Errorf("redisstore: claim: %w", err)
+			}
 			return server.IdempotencyRecord{Fingerprint: bytes.Clone(fingerprint), Owner: owner}, true, nil
 		case 0:
 			return server.IdempotencyRecord{}, false, fmt.Errorf("redisstore: claim: %w: %d records in one scope, its quota", server.ErrStoreFull, s.scopeRecords)
@@ -277,7 +313,64 @@ func (s *Store) Complete(ctx context.Context, scope, key, owner string, result s
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("redisstore: complete: %w", err)
 	}
-	return s.owned(ctx, "complete", completeScript, scope, key, owner, encodeResult(result), millis(ttl), key)
+	keys := s.keys("i", scope, key)
+	on, done, err := s.writer(ctx, keys[0])
+	if err != nil {
+		return fmt.Errorf("redisstore: complete: %w", err)
+	}
+	defer done()
+	if err := s.owned(ctx, on, "complete", completeScript, scope, key, owner, encodeResult(result), millis(ttl), key); err != nil {
+		return err
+	}
+	if err := s.replicated(ctx, on); err != nil {
+		return fmt.Errorf("redisstore: complete: %w", err)
+	}
+	return nil
+}
+
+// scripter is what a script runs on: the Store's client, or one connection to a key's master.
+type scripter = redis.Scripter
+
+// writer is what a write to key runs on: the Store's client, or, with Options.Replicas, one
+// connection to key's master, on which WAIT then counts that write's replicas. done returns
+// the connection.
+func (s *Store) writer(ctx context.Context, key string) (on scripter, done func(), err error) {
+	if s.replicas == 0 {
+		return s.client, func() {}, nil
+	}
+	var master *redis.Client
+	switch c := s.client.(type) {
+	case *redis.ClusterClient:
+		if master, err = c.MasterForKey(ctx, key); err != nil {
+			return nil, nil, err
+		}
+	case *redis.Client:
+		master = c
+	default:
+		return nil, nil, fmt.Errorf("Options.Replicas needs a *redis.Client or a *redis.ClusterClient, not a %T", s.client)
+	}
+	conn := master.Conn()
+	return conn, func() { _ = conn.Close() }, nil
+}
+
+// replicated waits, with Options.Replicas, until that many replicas hold the writes made on
+// on, and fails with ErrNotReplicated when fewer did within Options.ReplicaTimeout.
+func (s *Store) replicated(ctx context.Context, on scripter) error {
+	if s.replicas == 0 {
+		return nil
+	}
+	conn, ok := on.(*redis.Conn)
+	if !ok {
+		return fmt.Errorf("%w: no connection to wait on", ErrNotReplicated)
+	}
+	n, err := conn.Wait(ctx, s.replicas, s.replicaTimeout).Result()
+	switch {
+	case err != nil:
+		return fmt.Errorf("%w: %w", ErrNotReplicated, err)
+	case n < int64(s.replicas):
+		return fmt.Errorf("%w: %d of %d within %v", ErrNotReplicated, n, s.replicas, s.replicaTimeout)
+	}
+	return nil
 }
 
 // Release implements server.IdempotencyStore: one script, which deletes owner's in-flight
@@ -286,13 +379,13 @@ func (s *Store) Release(ctx context.Context, scope, key, owner string) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("redisstore: release: %w", err)
 	}
-	return s.owned(ctx, "release", releaseScript, scope, key, owner, key)
+	return s.owned(ctx, s.client, "release", releaseScript, scope, key, owner, key)
 }
 
 // owned runs a script that acts on owner's in-flight record under key and returns 1 when it did,
 // 0 when the record was not owner's.
-func (s *Store) owned(ctx context.Context, op string, script *redis.Script, scope, key, owner string, args ...any) error {
-	n, err := script.Run(ctx, s.client, s.keys("i", scope, key), append([]any{owner}, args...)...).Int64()
+func (s *Store) owned(ctx context.Context, on scripter, op string, script *redis.Script, scope, key, owner string, args ...any) error {
+	n, err := script.Run(ctx, on, s.keys("i", scope, key), append([]any{owner}, args...)...).Int64()
 	switch {
 	case err != nil:
 		return fmt.Errorf("redisstore: %s: %w", op, err)
