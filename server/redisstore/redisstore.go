@@ -19,9 +19,9 @@ import (
 	"github.com/remedy-go/remedy/server"
 )
 
-// Store keeps confirmation challenges and idempotency records in Redis, so that several
-// instances of one API share them. It implements server.ConfirmStore and
-// server.IdempotencyStore.
+// Store keeps confirmation challenges, idempotency records and the jobs of background
+// operations in Redis, so that several instances of one API share them. It implements
+// server.ConfirmStore, server.IdempotencyStore and server.JobStore (see jobs.go).
 //
 // Each method of the two interfaces is one round trip to Redis: one Lua script, run by
 // EVALSHA, which falls back to EVAL (a second round trip) the first time a Redis server meets
@@ -53,6 +53,7 @@ type Store struct {
 	prefix          string
 	scopeChallenges int
 	scopeRecords    int
+	scopeJobs       int
 }
 
 // Options configure a Store.
@@ -66,6 +67,9 @@ type Options struct {
 	// ScopeRecords is how many live idempotency records, in flight or completed, one scope may
 	// hold (default server.DefaultScopeRecords).
 	ScopeRecords int
+	// ScopeJobs is how many live jobs of background operations one scope may hold (default
+	// server.DefaultScopeJobs).
+	ScopeJobs int
 }
 
 // DefaultPrefix is the key prefix of a Store unless Options say otherwise.
@@ -74,12 +78,13 @@ const DefaultPrefix = "remedy:"
 var (
 	_ server.ConfirmStore     = (*Store)(nil)
 	_ server.IdempotencyStore = (*Store)(nil)
+	_ server.JobStore         = (*Store)(nil)
 )
 
 // New returns a Store that keeps its keys in client, which may be a single-node, failover or
 // cluster client. The Store does not close client.
 func New(client redis.UniversalClient, opts Options) *Store {
-	s := &Store{client: client, prefix: opts.Prefix, scopeChallenges: opts.ScopeChallenges, scopeRecords: opts.ScopeRecords}
+	s := &Store{client: client, prefix: opts.Prefix, scopeChallenges: opts.ScopeChallenges, scopeRecords: opts.ScopeRecords, scopeJobs: opts.ScopeJobs}
 	if s.prefix == "" {
 		s.prefix = DefaultPrefix
 	}
@@ -88,6 +93,9 @@ func New(client redis.UniversalClient, opts Options) *Store {
 	}
 	if s.scopeRecords <= 0 {
 		s.scopeRecords = server.DefaultScopeRecords
+	}
+	if s.scopeJobs <= 0 {
+		s.scopeJobs = server.DefaultScopeJobs
 	}
 	return s
 }
