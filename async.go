@@ -352,17 +352,23 @@ func opFailure(resp *Response, code, msg string) *Envelope {
 	e := gjson.GetBytes(resp.Body, "error")
 	if e.IsObject() {
 		status := 0
-		for _, k := range [...]string{"statusCode", "status_code", "httpStatus"} {
+		// (RFC 9457's "status" is a number; Google's, a string, is skipped.)
+		for _, k := range [...]string{"statusCode", "status_code", "httpStatus", "status"} {
 			if v := e.Get(k); v.Type == gjson.Number && v.Int() >= 400 && v.Int() <= 599 {
 				status = int(v.Int())
 				break
 			}
 		}
+		guessed := false
 		if status == 0 {
-			status = rpcStatus(e.Get("code"))
+			status, guessed = rpcStatus(e.Get("code"))
 		}
 		// Without the answer's headers: its Retry-After was about polling, not this failure.
 		if env, ok := Parse(status, nil, []byte(`{"error":`+e.Raw+`}`)); ok {
+			if guessed && env.RetrySource == RetryFromStatus {
+				// A status the failure did not state says nothing of retrying.
+				env.Retryable, env.RetrySource = false, RetryFromNone
+			}
 			return env
 		}
 	}
@@ -374,38 +380,38 @@ func opFailure(resp *Response, code, msg string) *Envelope {
 }
 
 // rpcStatus is the HTTP status of a google.rpc.Code (as a long-running operation's error
-// carries it), or of an HTTP status given as the code; 500 for anything else.
-func rpcStatus(code gjson.Result) int {
+// carries it), or of an HTTP status given as the code; for anything else, 500 and guessed.
+func rpcStatus(code gjson.Result) (status int, guessed bool) {
 	if code.Type != gjson.Number {
-		return http.StatusInternalServerError
+		return http.StatusInternalServerError, true
 	}
 	c := code.Int()
 	if c >= 400 && c <= 599 {
-		return int(c)
+		return int(c), false
 	}
 	switch c {
 	case 1:
-		return 499
+		return 499, false
 	case 3, 9, 11:
-		return http.StatusBadRequest
+		return http.StatusBadRequest, false
 	case 4:
-		return http.StatusGatewayTimeout
+		return http.StatusGatewayTimeout, false
 	case 5:
-		return http.StatusNotFound
+		return http.StatusNotFound, false
 	case 6, 10:
-		return http.StatusConflict
+		return http.StatusConflict, false
 	case 7:
-		return http.StatusForbidden
+		return http.StatusForbidden, false
 	case 8:
-		return http.StatusTooManyRequests
+		return http.StatusTooManyRequests, false
 	case 12:
-		return http.StatusNotImplemented
+		return http.StatusNotImplemented, false
 	case 14:
-		return http.StatusServiceUnavailable
+		return http.StatusServiceUnavailable, false
 	case 16:
-		return http.StatusUnauthorized
+		return http.StatusUnauthorized, false
 	}
-	return http.StatusInternalServerError
+	return http.StatusInternalServerError, true
 }
 
 // result is a succeeded status's result, in a Response the call returns.

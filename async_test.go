@@ -186,11 +186,15 @@ func TestPollGoogleOperation(t *testing.T) {
 // the failure says of retrying.
 func TestPollFailedStatus(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct{ name, body, code string }{
-		{"ours", `{"id":"op1","status":"failed","error":{"statusCode":503,"code":"unavailable","message":"the warehouse is down","retryable":true}}`, "unavailable"},
-		{"azure", `{"status":"Failed","error":{"code":"QuotaExceeded","message":"too many exports"}}`, "QuotaExceeded"},
-		{"canceled", `{"status":"Canceled"}`, "operation_canceled"},
-		{"bare", `{"status":"failed"}`, "operation_failed"},
+	for _, tc := range []struct {
+		name, body, code string
+		status           int
+	}{
+		{"ours", `{"id":"op1","status":"failed","error":{"statusCode":503,"code":"unavailable","message":"the warehouse is down","retryable":true}}`, "unavailable", 503},
+		{"azure", `{"status":"Failed","error":{"code":"QuotaExceeded","message":"too many exports"}}`, "QuotaExceeded", 500},
+		{"problem", `{"status":"failed","error":{"type":"https://example.com/out-of-stock","title":"Out of stock","status":409,"code":"out_of_stock","detail":"no more paper"}}`, "out_of_stock", 409},
+		{"canceled", `{"status":"Canceled"}`, "operation_canceled", 500},
+		{"bare", `{"status":"failed"}`, "operation_failed", 500},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -202,6 +206,10 @@ func TestPollFailedStatus(t *testing.T) {
 			var env *remedy.Envelope
 			require.ErrorAs(t, err, &env)
 			assert.Equal(t, tc.code, env.Code)
+			assert.Equal(t, tc.status, env.Status)
+			if tc.name != "ours" {
+				assert.False(t, env.Retryable, "a status the failure did not state says nothing of retrying")
+			}
 			assert.Equal(t, int32(1), js.posts.Load(), "a failed operation is not submitted again")
 			assert.Equal(t, int32(2), js.gets.Load())
 		})

@@ -40,6 +40,11 @@ import (
 // get_operation, which answers a failed operation as an isError result carrying its envelope.
 // (MCP's tasks extension is the natural successor of this hint once the go-sdk supports it.)
 
+// asyncNote is what an Async operation's description (OpenAPI and MCP tool) tells its callers.
+const asyncNote = "Runs in the background: the call is answered 202 Accepted (over MCP, after a short wait for the result) " +
+	"with the operation's id and status resource, " + StatusPath + "/{id} (the operation " + GetOperationID + "). " +
+	"Poll it after the Retry-After it answers with: running, then succeeded with the result, or failed with the error envelope."
+
 // StatusPath is where the status of an Async operation is: StatusPath + "/" + its id.
 const StatusPath = "/operations"
 

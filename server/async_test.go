@@ -280,6 +280,9 @@ func TestAsyncOverMCP(t *testing.T) {
 		var names []string
 		for _, tool := range tools.Tools {
 			names = append(names, tool.Name)
+			if tool.Name == "export_invoices" {
+				assert.Contains(t, tool.Description, server.GetOperationID, "the tool says how to follow it")
+			}
 		}
 		assert.Contains(t, names, server.GetOperationID)
 
