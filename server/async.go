@@ -70,6 +70,10 @@ type AsyncOptions struct {
 	// DefaultJobWorkers); a request that finds them all busy is refused with 503 unavailable
 	// and Retry-After, before anything is done.
 	Workers int
+	// ScopeWorkers bounds the handlers one principal runs in the background in this instance
+	// (default Workers/8, at least 1), so that no caller can take every worker from the
+	// others; a request beyond it is refused as beyond Workers.
+	ScopeWorkers int
 	// Timeout bounds one handler's run (default DefaultJobTimeout): its context ends then, and
 	// a job still running that long after it started (its instance stopped) is answered failed.
 	Timeout time.Duration
@@ -87,8 +91,9 @@ type AsyncOptions struct {
 // defaults. A negative Workers, Timeout, Retention or PollAfter is an error.
 func WithAsync(o AsyncOptions) Option {
 	return func(a *API) error {
-		if o.Workers < 0 || o.Timeout < 0 || o.Retention < 0 || o.PollAfter < 0 {
-			return fmt.Errorf("WithAsync: a negative Workers (%d), Timeout (%v), Retention (%v) or PollAfter (%v)", o.Workers, o.Timeout, o.Retention, o.PollAfter)
+		if o.Workers < 0 || o.ScopeWorkers < 0 || o.Timeout < 0 || o.Retention < 0 || o.PollAfter < 0 {
+			return fmt.Errorf("WithAsync: a negative Workers (%d), ScopeWorkers (%d), Timeout (%v), Retention (%v) or PollAfter (%v)",
+				o.Workers, o.ScopeWorkers, o.Timeout, o.Retention, o.PollAfter)
 		}
 		a.async.opts = o
 		return nil
@@ -109,10 +114,12 @@ type asyncState struct {
 	sem    chan struct{}
 	ctx    context.Context // the jobs' contexts derive from it; Shutdown ends it
 	cancel context.CancelFunc
-	// mu orders the start of jobs (wg.Add) with Shutdown (closed, then wg.Wait).
-	mu     sync.Mutex
-	closed bool
-	wg     sync.WaitGroup
+	// mu orders the start of jobs (wg.Add) with Shutdown (closed, then wg.Wait), and guards
+	// running, the handlers each scope runs here.
+	mu      sync.Mutex
+	closed  bool
+	wg      sync.WaitGroup
+	running map[string]int
 }
 
 // jobs returns the API's background operations, configured at first use.
@@ -130,6 +137,9 @@ func (a *API) jobs() *asyncState {
 		if o.Workers == 0 {
 			o.Workers = DefaultJobWorkers
 		}
+		if o.ScopeWorkers == 0 {
+			o.ScopeWorkers = max(o.Workers/8, 1)
+		}
 		if o.Timeout == 0 {
 			o.Timeout = DefaultJobTimeout
 		}
@@ -145,6 +155,7 @@ func (a *API) jobs() *asyncState {
 		s.store = o.Store
 		s.sem = make(chan struct{}, o.Workers)
 		s.ctx, s.cancel = context.WithCancel(context.Background())
+		s.running = map[string]int{}
 	})
 	return s
 }
@@ -260,38 +271,52 @@ func async(next handler) handler {
 			return next(x)
 		}
 		s := x.api.jobs()
+		busy := func(why string) error {
+			p := Error(CodeUnavailable, why+"; nothing was done")
+			p.RetryAfter = time.Second
+			return p
+		}
+		scope := x.storeScope()
 		select {
 		case s.sem <- struct{}{}:
 		default:
-			p := Error(CodeUnavailable, "the service runs as many background operations as it may; nothing was done")
-			p.RetryAfter = time.Second
-			return p
+			return busy("the service runs as many background operations as it may")
 		}
 		s.mu.Lock()
-		if s.closed {
+		switch {
+		case s.closed:
 			s.mu.Unlock()
 			<-s.sem
-			p := Error(CodeUnavailable, "the service is shutting down; nothing was done")
-			p.RetryAfter = time.Second
-			return p
+			return busy("the service is shutting down")
+		case s.running[scope] >= s.opts.ScopeWorkers:
+			s.mu.Unlock()
+			<-s.sem
+			return busy("this caller runs as many background operations as it may")
 		}
+		s.running[scope]++
 		s.wg.Add(1)
 		s.mu.Unlock()
+		end := func() {
+			s.mu.Lock()
+			if s.running[scope]--; s.running[scope] <= 0 {
+				delete(s.running, scope)
+			}
+			s.mu.Unlock()
+			<-s.sem
+			s.wg.Done()
+		}
 		id := newToken()
-		scope := x.storeScope()
 		now := x.api.now()
 		job := Job{Operation: x.op.ID, State: JobRunning, Started: now, Deadline: now.Add(s.opts.Timeout + completeBudget)}
 		if err := s.store.PutJob(x.ctx, scope, id, job, s.opts.Timeout+s.opts.Retention); err != nil {
-			s.wg.Done()
-			<-s.sem
+			end()
 			return x.storeFailure("storing a job", err)
 		}
 		done := make(chan struct{})
 		bx, cancel := x.detach(s)
 		var ended Job // read by the waiting tool call once done is closed
 		go func() {
-			defer s.wg.Done()
-			defer func() { <-s.sem }()
+			defer end()
 			defer cancel()
 			ended = bx.background(s, scope, id, job, next)
 			close(done)

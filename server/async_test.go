@@ -73,6 +73,15 @@ func newExportAPI(t *testing.T, opOpts []server.OpOption, opts ...server.Option)
 	return e
 }
 
+// shutdown releases the exports and waits until every job has stored its end.
+func shutdown(t *testing.T, e *exportAPI) {
+	t.Helper()
+	e.release()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, e.api.Shutdown(ctx))
+}
+
 func exportClient(t *testing.T, url string, opts ...remedy.Option) *remedy.Client {
 	t.Helper()
 	c, err := remedy.NewClient(append([]remedy.Option{remedy.WithBaseURL(url), remedy.WithOperations(
@@ -248,7 +257,28 @@ func TestAsyncWorkersBounded(t *testing.T) {
 	assert.Equal(t, 503, s2, "%s", b2)
 	assert.NotEmpty(t, h2.Get("Retry-After"))
 	assert.Contains(t, string(b2), "unavailable")
-	assert.Equal(t, int32(1), e.runs.Load())
+	shutdown(t, e)
+	assert.Equal(t, int32(1), e.runs.Load(), "the refused submission ran nothing")
+}
+
+// One caller cannot take every worker: beyond its own bound it is refused, and another caller
+// is still served.
+func TestAsyncWorkersPerCaller(t *testing.T) {
+	t.Parallel()
+	e := newExportAPI(t, nil, server.WithAuthenticator(byBearer), server.WithAsync(server.AsyncOptions{Workers: 4, ScopeWorkers: 2}))
+	srv := httptest.NewServer(e.api)
+	defer srv.Close()
+	mallory := map[string]string{"Authorization": "Bearer mallory"}
+	for i := range 2 {
+		status, _, body := post(t, "POST", srv.URL+"/v1/exports", `{"format":"csv"}`, mallory)
+		require.Equal(t, 202, status, "submission %d: %s", i+1, body)
+	}
+	status, _, body := post(t, "POST", srv.URL+"/v1/exports", `{"format":"csv"}`, mallory)
+	assert.Equal(t, 503, status, "beyond the caller's bound: %s", body)
+	status, _, body = post(t, "POST", srv.URL+"/v1/exports", `{"format":"csv"}`, map[string]string{"Authorization": "Bearer alice"})
+	assert.Equal(t, 202, status, "another caller is served: %s", body)
+	shutdown(t, e)
+	assert.Equal(t, int32(3), e.runs.Load(), "the refused submission ran nothing")
 }
 
 // Over MCP, with the go-sdk's client: a tool call waits for an operation that ends quickly and
