@@ -71,6 +71,11 @@ type Operation struct {
 	// does: an answer replayed from the key (Idempotency-Replayed: true), or a key it holds
 	// in flight or for another payload.
 	Keys KeySupport
+
+	// NoPoll returns the operation's accepted answers (202) as they are, instead of polling
+	// the status resource they name until the operation ends (see WithoutPolling, which turns
+	// polling off for one call).
+	NoPoll bool
 }
 
 // ErrorCode is a failure an operation may answer with, as a model is told of it before it
@@ -330,6 +335,7 @@ func (c *Client) keysFor(op *registered) KeySupport {
 // allocation.)
 type CallOption struct {
 	key, token string
+	noPoll     bool
 }
 
 // WithIdempotencyKey sends key, as is, instead of a minted one.
@@ -354,6 +360,7 @@ func (c *Client) Call(ctx context.Context, name string, args any, opts ...CallOp
 	}
 	call.Idempotent = op.idempotent()
 	call.Keys = c.keysFor(op)
+	call.NoPoll = call.NoPoll || op.NoPoll
 	return c.loop.Do(ctx, call)
 }
 
@@ -374,6 +381,7 @@ func NewCall(operation string, args any, opts ...CallOption) (Call, error) {
 		if o.token != "" {
 			call.ConfirmationToken = o.token
 		}
+		call.NoPoll = call.NoPoll || o.noPoll
 	}
 	return call, nil
 }
@@ -609,6 +617,9 @@ func guardRedirects(hc *http.Client) *http.Client {
 	cp := *hc
 	inner := hc.CheckRedirect
 	cp.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if len(via) > 0 && !sameOrigin(req.URL, via[0].URL) && isPoll(req.Context()) {
+			return errPollRedirect // a poll never takes the caller's credentials elsewhere
+		}
 		if len(via) > 0 && !sameOrigin(req.URL, via[0].URL) {
 			// In every spelling: a key not safe to repeat is sent in lower case.
 			delFold(req.Header, HeaderIdempotencyKey)

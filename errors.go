@@ -47,6 +47,18 @@ var (
 	// (a clamp, a cut, a dropped member, a choice among several values) and the RewritePolicy
 	// did not approve it; CallError.Proposal holds the proposed arguments and each change.
 	ErrRewriteRefused = errors.New("rewrite not approved")
+	// ErrOperationFailed: the server accepted the operation (202) and its status resource
+	// says it failed or was canceled; CallError.Envelope is the failure. It is not submitted
+	// again: it ran.
+	ErrOperationFailed = errors.New("the accepted operation failed")
+	// ErrPollsExhausted: the server accepted the operation and it was still running after
+	// Limits.MaxPolls polls; CallError.Accepted says where its status is.
+	ErrPollsExhausted = errors.New("the accepted operation was still running after the polls allowed")
+	// ErrPollLocation: the server accepted the operation and named a status resource (or
+	// result, or redirect) the loop does not poll: another origin than the client's base URL,
+	// which would be sent the caller's credentials, or no URL at all. CallError.Accepted holds
+	// the location, for a caller who trusts it.
+	ErrPollLocation = errors.New("the accepted operation's status location is not followed")
 )
 
 // RetryLater is the wait a server asked for before a retry can succeed, when the loop would
@@ -109,6 +121,10 @@ type CallError struct {
 	Proposal *Proposal
 	// Asked is how long the server asked to wait, when the wait is why the call stopped.
 	Asked time.Duration
+	// Accepted is set when the server accepted the operation (202) and the call stopped
+	// before it ended (a wait or a bound, a poll that failed, a location not followed): its
+	// status resource, to look at later. errors.As finds it too.
+	Accepted *Accepted
 }
 
 // Error says which call stopped, why, after how many attempts, and the last failure.
@@ -151,6 +167,9 @@ func (e *CallError) Unwrap() []error {
 	}
 	if e.Err != nil {
 		errs = append(errs, e.Err)
+	}
+	if e.Accepted != nil {
+		errs = append(errs, e.Accepted)
 	}
 	return errs
 }

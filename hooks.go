@@ -55,6 +55,9 @@ type AttemptStart struct {
 	IdempotencyKey bool
 	Confirmed      bool // a confirmation token goes with the attempt
 	Rewritten      bool // the arguments are a repair of the caller's, no longer theirs
+	// Poll says the attempt polls the status of an operation the server accepted (see
+	// Attempt.Poll); Total does not count it.
+	Poll bool
 }
 
 // CallEnd describes a call that returned.
@@ -113,7 +116,7 @@ func (r *run) observed(ctx context.Context, t Transport, c Call, depth int) (*Re
 				e.Cause = ce.Cause
 			}
 		} else {
-			e.Recovered = len(e.Attempts) > 1
+			e.Recovered = recovered(e.Attempts)
 		}
 		if b := r.loop.Budget; b != nil {
 			e.BudgetTokens, e.HasBudget = b.Tokens(), true
@@ -121,4 +124,16 @@ func (r *run) observed(ctx context.Context, t Transport, c Call, depth int) (*Re
 		h.CallEnd(ctx, e)
 	}
 	return resp, err
+}
+
+// recovered reports whether attempts end in a success after one that did not succeed: polls,
+// which only waited for an accepted operation, do not count.
+func recovered(attempts []Attempt) bool {
+	n := 0
+	for i := range attempts {
+		if !attempts[i].Poll {
+			n++
+		}
+	}
+	return n > 1
 }

@@ -28,9 +28,10 @@ const (
 	ActNextOperation                   // run the failure's next_operation, then the call again
 	ActConfirm                         // ask the ConfirmPolicy; approved, send again with the token
 	ActStop                            // give up: Decision.Cause says why
+	ActPoll                            // the operation was accepted and runs: poll its status after Decision.Wait (see async.go)
 )
 
-var actionNames = [...]string{"", "return", "retry", "rewrite", "next_operation", "confirm", "stop"}
+var actionNames = [...]string{"", "return", "retry", "rewrite", "next_operation", "confirm", "stop", "poll"}
 
 // String is the action's name, as logs and records show it ("retry").
 func (a Action) String() string {
@@ -47,6 +48,10 @@ type Limits struct {
 	MaxWait     time.Duration // the longest single wait, whatever the server asks (default 30 s)
 	MaxDepth    int           // nesting of next operations (default 2)
 	MaxBody     int64         // bytes of an error body read (default DefaultMaxBody)
+	// MaxPolls bounds the polls of accepted operations (202) in a call, next operations
+	// included (default DefaultMaxPolls). Polls are not attempts: MaxAttempts does not count
+	// them, MaxElapsed and MaxWait bound them as they bound retries.
+	MaxPolls int
 }
 
 // Default limits.
@@ -72,6 +77,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxBody <= 0 {
 		l.MaxBody = DefaultMaxBody
+	}
+	if l.MaxPolls <= 0 {
+		l.MaxPolls = DefaultMaxPolls
 	}
 	return l
 }
@@ -379,6 +387,9 @@ type Call struct {
 	// KeysOff sends none; KeysHonoured counts on them to make a retry after a lost answer
 	// safe; KeysUnknown (the default) sends them without counting on them.
 	Keys KeySupport
+	// NoPoll returns an accepted answer (202 Accepted) as the call's result, as is, instead
+	// of polling the status resource it names until the operation ends.
+	NoPoll bool
 
 	checked bool // Args is known to be a JSON object already
 }
@@ -432,7 +443,11 @@ type Attempt struct {
 	Envelope       *Envelope
 	Err            error // the transport error, when no response came
 	Replayed       bool
-	Decision       Decision
+	// Poll says the attempt polled the status of an operation the server accepted (a GET of
+	// its status resource, or of the result's resource it named); the attempt before it
+	// decided ActPoll.
+	Poll     bool
+	Decision Decision
 	// Changes are the edits made to the arguments after this attempt (Decision.Action is
 	// ActRewrite), each with the rule that made it; for a refused proposal, what was proposed.
 	Changes []Change
@@ -527,7 +542,10 @@ type run struct {
 	attempts []Attempt
 	// guard: later attempts are bounded by the elapsed budget (Loop.Do, not Client.Do, whose
 	// success body is read after the call returns); bounded is that context once derived.
-	guard   bool
+	guard bool
+	// polls are the attempts that polled an accepted operation: recorded, not counted
+	// against Limits.MaxAttempts. (Beside guard, in its padding.)
+	polls   int32
 	bounded context.Context
 	cancel  context.CancelFunc
 	// req and first back the common call (one attempt) without allocations of their own, and
@@ -539,6 +557,9 @@ type run struct {
 	key   keySpace
 	lent  *lent
 }
+
+// tries are the attempts Limits.MaxAttempts counts: every one recorded, but the polls.
+func (r *run) tries() int { return len(r.attempts) - int(r.polls) }
 
 func newRun(l *Loop) *run {
 	r := &run{loop: l, start: time.Now()}
@@ -578,7 +599,7 @@ func (r *run) send(ctx context.Context, t Transport, c Call, depth int) (*Respon
 	rewritten := false // args are no longer the caller's
 	var last *Envelope
 	for n := 1; ; n++ {
-		if len(r.attempts) >= lim.MaxAttempts {
+		if r.tries() >= lim.MaxAttempts {
 			// Only a next operation gets here: it spent what was left of the call's attempts.
 			return nil, r.fail(c, ErrAttemptsExhausted, "no attempts left: the call's next operations spent them", last, nil)
 		}
@@ -603,7 +624,7 @@ func (r *run) send(ctx context.Context, t Transport, c Call, depth int) (*Respon
 		actx := ctx // the attempt's context: ctx, or what AttemptStart made of it
 		if h := l.Hooks.AttemptStart; h != nil {
 			actx = h(ctx, &AttemptStart{
-				Operation: c.Operation, Number: n, Total: len(r.attempts) + 1, Depth: depth,
+				Operation: c.Operation, Number: n, Total: r.tries() + 1, Depth: depth,
 				IdempotencyKey: req.IdempotencyKey != "", Confirmed: req.ConfirmationToken != "", Rewritten: rewritten,
 			})
 		}
@@ -633,7 +654,7 @@ func (r *run) send(ctx context.Context, t Transport, c Call, depth int) (*Respon
 		honoured = honoured || req.KeysHonoured || (resp != nil && resp.Replayed) || (env != nil && keyHeld(env))
 		s := State{
 			// Attempts count over the whole call: next operations spend the same budget.
-			Attempt: len(r.attempts) + 1, Elapsed: since, Depth: depth, Confirmed: confirmed,
+			Attempt: r.tries() + 1, Elapsed: since, Depth: depth, Confirmed: confirmed,
 			SafeToRepeat: c.Idempotent || (req.IdempotencyKey != "" && honoured), CanRewrite: l.Rewriter != nil,
 			BudgetLeft: l.Budget.available(), Limits: lim, Done: ctx.Err() != nil,
 		}
@@ -647,6 +668,15 @@ func (r *run) send(ctx context.Context, t Transport, c Call, depth int) (*Respon
 			s.Backoff = bo.NextBackOff()
 		}
 		d := Decide(env, err, &s)
+		var follow *following
+		if d.Action == ActReturn && resp.Status == http.StatusAccepted && !c.NoPoll {
+			if p, ok := t.(poller); ok {
+				follow, d, _ = r.accept(p, req, resp, &s)
+				if d.Action == 0 {
+					d = Decision{Action: ActReturn, Why: "success"}
+				}
+			}
+		}
 		// The policies and the rewriter are asked before the attempt is reported, so that the
 		// record says what was done: confirmed or rewritten, or stopped, and why.
 		var (
@@ -692,9 +722,14 @@ func (r *run) send(ctx context.Context, t Transport, c Call, depth int) (*Respon
 			l.Budget.succeed()
 			resp.Attempts = r.attempts
 			return resp, nil
+		case ActPoll:
+			return r.follow(ctx, t.(poller), c, follow, n, depth, d.Wait)
 		case ActStop:
 			e := r.fail(c, d.Cause, d.Why, last, cause)
 			e.Challenge, e.Proposal, e.Asked = ch, prop, d.Asked
+			if follow != nil {
+				e.Accepted = follow.accepted()
+			}
 			if d.Asked > 0 {
 				e.Detail += " (the server asked to wait " + d.Asked.String() + ")"
 			}

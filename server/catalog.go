@@ -91,6 +91,12 @@ func (a *API) protocolNotes(op *Operation, tokenAt, keyAt string) string {
 			"Failures are not stored: a retry after one runs again.",
 			need, keyAt)
 	}
+	if op.Async {
+		if b.Len() > 0 {
+			b.WriteString("\n\n")
+		}
+		b.WriteString(asyncNote)
+	}
 	return b.String()
 }
 

@@ -10,8 +10,9 @@ import (
 	"time"
 )
 
-// MemoryStore is the store an API uses unless told otherwise: confirmation challenges and
-// idempotency records in this process's memory, for one instance. It starts no goroutine. It is
+// MemoryStore is the store an API uses unless told otherwise: confirmation challenges,
+// idempotency records and the jobs of background operations in this process's memory, for one
+// instance (it implements ConfirmStore, IdempotencyStore and JobStore). It starts no goroutine. It is
 // safe for concurrent use.
 //
 // Challenges and records are kept in two spaces, each bounded as a whole (MaxChallenges,
@@ -27,6 +28,7 @@ type MemoryStore struct {
 	now        func() time.Time
 	challenges memSpace
 	records    memSpace
+	jobs       memSpace // background operations (JobStore), a space of their own
 }
 
 // MemoryOptions configure a MemoryStore. A zero field takes its default; a per-scope quota
@@ -36,6 +38,8 @@ type MemoryOptions struct {
 	MaxRecords      int              // idempotency records held, all scopes together (default DefaultMaxRecords)
 	ScopeChallenges int              // challenges one scope holds (default DefaultScopeChallenges)
 	ScopeRecords    int              // idempotency records one scope holds (default DefaultScopeRecords)
+	MaxJobs         int              // background operations' jobs held, all scopes together (default DefaultMaxJobs)
+	ScopeJobs       int              // jobs one scope holds (default DefaultScopeJobs)
 	Now             func() time.Time // the clock expiry is read from (default time.Now)
 }
 
@@ -47,6 +51,8 @@ const (
 	DefaultMaxRecords      = 100_000
 	DefaultScopeChallenges = 1_000
 	DefaultScopeRecords    = 10_000
+	DefaultMaxJobs         = 100_000
+	DefaultScopeJobs       = 1_000
 )
 
 // NewMemoryStore returns an empty MemoryStore.
@@ -57,6 +63,7 @@ func NewMemoryStore(opts MemoryOptions) *MemoryStore {
 	}
 	m.challenges.init("challenges", opts.MaxChallenges, DefaultMaxChallenges, opts.ScopeChallenges, DefaultScopeChallenges)
 	m.records.init("idempotency records", opts.MaxRecords, DefaultMaxRecords, opts.ScopeRecords, DefaultScopeRecords)
+	m.jobs.init("jobs", opts.MaxJobs, DefaultMaxJobs, opts.ScopeJobs, DefaultScopeJobs)
 	return m
 }
 
@@ -78,6 +85,7 @@ type memEntry struct {
 	index   int    // in the space's heap
 	binding []byte // a challenge's
 	rec     IdempotencyRecord
+	job     Job // a job's
 }
 
 func (s *memSpace) init(what string, max, defMax, quota, defQuota int) {
@@ -253,12 +261,46 @@ func (m *MemoryStore) Release(ctx context.Context, scope, key, owner string) err
 	return nil
 }
 
-// Len is how many entries the store holds, challenges and records together, expired ones not
-// yet dropped included.
+// Len is how many entries the store holds, challenges, records and jobs together, expired
+// ones not yet dropped included.
 func (m *MemoryStore) Len() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return len(m.challenges.entries) + len(m.records.entries)
+	return len(m.challenges.entries) + len(m.records.entries) + len(m.jobs.entries)
+}
+
+// PutJob implements JobStore.
+func (m *MemoryStore) PutJob(ctx context.Context, scope, id string, job Job, ttl time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	job.Body = bytes.Clone(job.Body)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.now()
+	k := memKey{scope, id}
+	if e := m.jobs.get(k, now); e != nil {
+		e.job = job
+		m.jobs.renew(e, now.Add(ttl))
+		return nil
+	}
+	return m.jobs.add(&memEntry{key: k, expires: now.Add(ttl), job: job}, now)
+}
+
+// GetJob implements JobStore.
+func (m *MemoryStore) GetJob(ctx context.Context, scope, id string) (Job, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return Job{}, false, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := m.jobs.get(memKey{scope, id}, m.now())
+	if e == nil {
+		return Job{}, false, nil
+	}
+	job := e.job
+	job.Body = bytes.Clone(job.Body)
+	return job, true, nil
 }
 
 func cloneHeader(h http.Header) http.Header {

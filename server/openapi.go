@@ -123,6 +123,7 @@ type oaOp struct {
 	Idempotent  bool                   `json:"x-ax-idempotent"`
 	Retryable   bool                   `json:"x-ax-retryable"`
 	KeyMode     string                 `json:"x-idempotency-key,omitempty"`
+	Async       bool                   `json:"x-remedy-async,omitempty"` // answered 202, polled (async.go)
 }
 
 type oaParam struct {
@@ -271,6 +272,7 @@ func (a *API) openAPIOperation(op *Operation) (*oaOp, []Code) {
 		success.Content = map[string]oaMediaType{"application/json": {Schema: outputSchema(op)}}
 	}
 	o.Responses[strconv.Itoa(op.Status)] = success
+	asyncDoc(o, op)
 	for i := 0; i < len(codes); {
 		j := i
 		for j < len(codes) && codes[j].Status == codes[i].Status {

@@ -25,6 +25,9 @@ type Operation struct {
 	Confirm bool
 	// Idempotency: whether the operation replays a retried request's result (see Idempotent).
 	Idempotency IdempotencyMode
+	// Async: the operation runs in the background, its call answered 202 Accepted with a
+	// status resource to poll (see the Async option).
+	Async bool
 
 	in, out   reflect.Type
 	schema    *jsonschema.Schema
@@ -227,6 +230,11 @@ func (a *API) add(op *Operation) error {
 		op.validator.fast.markParams(op.params)
 	}
 	op.binder = newTextBinder(op.in)
+	if op.Async {
+		if err := a.addStatusRoute(); err != nil {
+			return fmt.Errorf("registering the status resource of background operations: %w", err)
+		}
+	}
 	if err := a.routes.add(op); err != nil {
 		return err
 	}

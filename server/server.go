@@ -47,6 +47,8 @@ type API struct {
 
 	once sync.Once
 	run  handler // the pipeline, assembled at the first request
+
+	async asyncState // the background operations (async.go)
 }
 
 // Option configures an API. An option given a value it cannot take makes New fail with an
@@ -323,6 +325,7 @@ func (a *API) pipeline() handler {
 		idempotency,  // replay; 400 idempotency_key_required/_invalid, 422 _reused, 409 idempotency_in_flight; 503 unavailable
 		validate,     // 400 invalid_json / 400 invalid_parameter / 422 invalid_body
 		confirm,      // 409 confirmation_required / confirmation_invalid; 503 unavailable
+		async,        // Async operations: 202 accepted, the handler run in the background; 503 unavailable
 	}
 	h := invoke
 	for i := len(stages) - 1; i >= 0; i-- {

@@ -19,9 +19,9 @@ import (
 	"github.com/remedy-go/remedy/server"
 )
 
-// Store keeps confirmation challenges and idempotency records in Redis, so that several
-// instances of one API share them. It implements server.ConfirmStore and
-// server.IdempotencyStore.
+// Store keeps confirmation challenges, idempotency records and the jobs of background
+// operations in Redis, so that several instances of one API share them. It implements
+// server.ConfirmStore, server.IdempotencyStore and server.JobStore (see jobs.go).
 //
 // Each method of the two interfaces is one round trip to Redis: one Lua script, run by
 // EVALSHA, which falls back to EVAL (a second round trip) the first time a Redis server meets
@@ -55,6 +55,7 @@ type Store struct {
 	scopeRecords    int
 	replicas        int           // Options.Replicas
 	replicaTimeout  time.Duration // Options.ReplicaTimeout
+	scopeJobs       int
 }
 
 // Options configure a Store.
@@ -79,6 +80,9 @@ type Options struct {
 	Replicas int
 	// ReplicaTimeout bounds the wait for Replicas (default DefaultReplicaTimeout).
 	ReplicaTimeout time.Duration
+	// ScopeJobs is how many live jobs of background operations one scope may hold (default
+	// server.DefaultScopeJobs).
+	ScopeJobs int
 }
 
 // DefaultReplicaTimeout is how long a Store with Options.Replicas waits for them by default.
@@ -94,13 +98,14 @@ const DefaultPrefix = "remedy:"
 var (
 	_ server.ConfirmStore     = (*Store)(nil)
 	_ server.IdempotencyStore = (*Store)(nil)
+	_ server.JobStore         = (*Store)(nil)
 )
 
 // New returns a Store that keeps its keys in client, which may be a single-node, failover or
 // cluster client. The Store does not close client.
 func New(client redis.UniversalClient, opts Options) *Store {
 	s := &Store{client: client, prefix: opts.Prefix, scopeChallenges: opts.ScopeChallenges, scopeRecords: opts.ScopeRecords,
-		replicas: max(opts.Replicas, 0), replicaTimeout: opts.ReplicaTimeout}
+		scopeJobs: opts.ScopeJobs, replicas: max(opts.Replicas, 0), replicaTimeout: opts.ReplicaTimeout}
 	if s.replicaTimeout <= 0 {
 		s.replicaTimeout = DefaultReplicaTimeout
 	}
@@ -112,6 +117,9 @@ func New(client redis.UniversalClient, opts Options) *Store {
 	}
 	if s.scopeRecords <= 0 {
 		s.scopeRecords = server.DefaultScopeRecords
+	}
+	if s.scopeJobs <= 0 {
+		s.scopeJobs = server.DefaultScopeJobs
 	}
 	return s
 }

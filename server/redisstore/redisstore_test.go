@@ -49,6 +49,14 @@ func TestStore(t *testing.T) {
 	})
 }
 
+func TestJobs(t *testing.T) {
+	t.Parallel()
+	client := newClient(t, redistest.Start(t))
+	storetest.RunJobs(t, func(t *testing.T, scopeJobs int) (server.JobStore, func(time.Duration)) {
+		return redisstore.New(client, redisstore.Options{Prefix: newPrefix(), ScopeJobs: scopeJobs}), time.Sleep
+	})
+}
+
 // counter is a redis.Hook that counts round trips: a command, or a pipeline of them; with
 // record, it keeps their names too.
 type counter struct {

@@ -121,3 +121,10 @@ func TestMemoryStoreBounded(t *testing.T) {
 		assert.Equal(t, 1+4, s.Len(), "after a claim that followed 2 expired records (of 5 leases, 1 to 5 s)")
 	})
 }
+
+func TestMemoryJobs(t *testing.T) {
+	storetest.RunJobs(t, func(t *testing.T, scopeJobs int) (server.JobStore, func(time.Duration)) {
+		clock := storetest.NewClock()
+		return server.NewMemoryStore(server.MemoryOptions{ScopeJobs: scopeJobs, Now: clock.Now}), clock.Advance
+	})
+}

@@ -96,6 +96,7 @@ type Store struct {
 	busy int
 	// rebuild makes the report unavailable once after every change (NewDemo).
 	rebuild bool
+	exp     exports // export_invoices's hold (export.go)
 }
 
 // Effects is how many times the operation executed a side effect (a creation, a state

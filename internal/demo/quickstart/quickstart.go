@@ -21,6 +21,7 @@ import (
 	"github.com/remedy-go/remedy"
 	"github.com/remedy-go/remedy/internal/demo/billing"
 	"github.com/remedy-go/remedy/internal/demo/transcript"
+	"github.com/remedy-go/remedy/server"
 )
 
 // scenario is one call an agent makes, and the side effect it should have executed once.
@@ -36,10 +37,16 @@ type scenario struct {
 // Run runs the quickstart, writing its transcript and summary to out. It fails when a scenario
 // does not end as it should, or when a side effect did not execute exactly once.
 func Run(out io.Writer) error {
-	api, store, err := billing.New()
+	api, store, err := billing.New(server.WithAsync(server.AsyncOptions{PollAfter: 20 * time.Millisecond}))
 	if err != nil {
 		return err
 	}
+	if err := store.AddExports(api); err != nil {
+		return err
+	}
+	// The export runs until the agent has polled it once, so that the transcript shows it
+	// running; release is swapped in by the scenario.
+	var release atomic.Pointer[func()]
 	srv := httptest.NewServer(api)
 	defer srv.Close()
 	fmt.Fprintf(out, "reference server: %s (OpenAPI at /openapi.json, MCP at /mcp)\n", srv.URL)
@@ -54,7 +61,12 @@ func Run(out io.Writer) error {
 		remedy.WithConfirmPolicy(remedy.ConfirmFunc(func(context.Context, *remedy.Challenge) (bool, error) {
 			return true, nil
 		})),
-		remedy.WithHooks(remedy.Hooks{AttemptEnd: func(_ context.Context, a *remedy.Attempt) { transcript.Attempt(out, a) }}),
+		remedy.WithHooks(remedy.Hooks{AttemptEnd: func(_ context.Context, a *remedy.Attempt) {
+			transcript.Attempt(out, a)
+			if f := release.Load(); a.Poll && f != nil {
+				(*f)()
+			}
+		}}),
 	)
 	if err != nil {
 		return err
@@ -82,6 +94,9 @@ func Run(out io.Writer) error {
 			expects: "503 with retry_after_ms: the loop waits that long and retries"},
 		{title: "a destructive call", op: "delete_customer", args: map[string]any{"id": "cus_ada"},
 			effect: "delete_customer", expects: "409 confirmation_required: the policy approves, the token goes back once"},
+		{title: "an export that takes time", op: "export_invoices", args: map[string]any{"currency": "eur"},
+			before: func(s *billing.Store) { f := s.HoldExports(); release.Store(&f) },
+			effect: "export_invoices", expects: "202 Accepted: the loop polls the status resource after Retry-After, then returns the file"},
 	}
 	type row struct {
 		title, outcome string
@@ -127,7 +142,7 @@ func Run(out io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	for _, op := range []string{"create_invoice", "finalize_invoice", "send_invoice", "charge", "delete_customer"} {
+	for _, op := range []string{"create_invoice", "finalize_invoice", "send_invoice", "charge", "delete_customer", "export_invoices"} {
 		if n := store.Effects(op); n != 1 {
 			return fmt.Errorf("%s executed %d times, want once", op, n)
 		}

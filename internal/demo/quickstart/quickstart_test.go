@@ -16,7 +16,11 @@ func TestQuickstart(t *testing.T) {
 	}
 	s := out.String()
 	for _, want := range []string{
-		"agent: 7 operations loaded",
+		"agent: 9 operations loaded",
+		"-> poll: the server accepted the operation: polling its status",
+		"GET /operations/",
+		"-> poll: the operation is still running",
+		"an export that takes time",
 		"-> rewrite: the failure names a fix",
 		"next_operation finalize_invoice",
 		"201 (Idempotency-Replayed: true)",
