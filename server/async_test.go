@@ -234,6 +234,11 @@ func TestAsyncIdempotentSubmission(t *testing.T) {
 	assert.Equal(t, h1.Get("Location"), h2.Get("Location"), "the same operation")
 	assert.JSONEq(t, string(b1), string(b2))
 	assert.Equal(t, "true", h2.Get(remedy.HeaderReplayed))
+	// The replay says where the status is and how soon to ask, as the first answer did.
+	for _, k := range []string{"Operation-Location", "Retry-After", "Retry-After-Ms"} {
+		assert.NotEmpty(t, h2.Get(k), "the replayed 202's %s", k)
+		assert.Equal(t, h1.Get(k), h2.Get(k), k)
+	}
 	s3, h3, _ := post(t, "POST", srv.URL+"/v1/exports", `{"format":"csv"}`, map[string]string{"Idempotency-Key": "export-2"})
 	require.Equal(t, 202, s3)
 	assert.NotEqual(t, h1.Get("Location"), h3.Get("Location"), "another key, another operation")

@@ -159,8 +159,11 @@ func (x *exchange) complete(scope, storeKey, owner string, res StoredResponse) {
 }
 
 // replayedHeaders are the headers stored with a result and replayed with it: those that
-// describe the response, not the connection or the moment.
-var replayedHeaders = []string{"Content-Type", "Content-Location", "Location", "Etag", "Last-Modified", "Link"}
+// describe the response, not the connection or the moment — and, for a 202 of an Async
+// operation, where its status is and how soon to ask (a replayed wait is never too short:
+// the job only got further along).
+var replayedHeaders = []string{"Content-Type", "Content-Location", "Location", "Etag", "Last-Modified", "Link",
+	"Operation-Location", "Retry-After", "Retry-After-Ms"}
 
 // record keeps what writeJSON sends, when the exchange is capturing it.
 func (x *exchange) record(status int, body []byte) {

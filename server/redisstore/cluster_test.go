@@ -45,6 +45,11 @@ func TestClusterStore(t *testing.T) {
 		return redisstore.New(client, redisstore.Options{Prefix: newPrefix(),
 			ScopeChallenges: l.ScopeChallenges, ScopeRecords: l.ScopeRecords}), time.Sleep
 	})
+	t.Run("jobs", func(t *testing.T) {
+		storetest.RunJobs(t, func(t *testing.T, scopeJobs int) (server.JobStore, func(time.Duration)) {
+			return redisstore.New(client, redisstore.Options{Prefix: newPrefix(), ScopeJobs: scopeJobs}), time.Sleep
+		})
+	})
 }
 
 // Every key of one scope is in the slot of its hash tag, {scope}, on the master that serves that
