@@ -140,7 +140,11 @@ func WithMCP(c MCPOptions) Option {
 // A call runs through the same pipeline as the REST request it maps to (authentication from
 // the HTTP request's headers, rate limits, idempotency and confirmation with the same stores
 // and scopes, validation, the handler), so that a token or a key means the same on both
-// surfaces. A success is a result whose text is the JSON result and whose structuredContent is
+// surfaces. A call of an operation registered with Confirm or RequirePerson, from a client that
+// declares the elicitation capability, asks the client's user instead of answering with a
+// token: a form showing the operation and the exact arguments, with one boolean, approve;
+// approved, the call runs within the same tools/call (see RequirePerson, and the README's "A
+// confirmation a person gives"). A success is a result whose text is the JSON result and whose structuredContent is
 // the same when it is an object; a failure is a result with isError whose text content is the
 // canonical envelope JSON and whose structuredContent is the same envelope. Arguments that
 // cannot be placed in the URL (a path parameter missing, an object where a query parameter
@@ -185,7 +189,7 @@ func (a *API) tool(op *Operation) *mcp.Tool {
 	for k, v := range op.schema.Properties {
 		s.Properties[k] = v
 	}
-	if op.Confirm {
+	if op.Confirm && !op.Person {
 		s.Properties[remedy.ArgConfirmationToken] = &jsonschema.Schema{Type: "string", MaxLength: ptr(256),
 			Description: "Leave out on the first call. The confirmationToken of a confirmation_required answer, once the user approved the call; send it with the identical arguments."}
 	}
@@ -253,6 +257,12 @@ func (a *API) toolHandler(op *Operation) mcp.ToolHandler {
 			args = req.Params.Arguments
 		}
 		rec := &recorder{h: http.Header{}}
+		var ask *asking
+		if op.Confirm {
+			// What the confirmation gate needs to ask a person, through the request's context.
+			ask = a.newAsking(req, args)
+			ctx = context.WithValue(ctx, askingKey{}, ask)
+		}
 		hreq, err := op.toolRequest(ctx, args, header)
 		x := &exchange{api: a, w: rec, r: hreq, tool: true}
 		if err != nil {
@@ -261,6 +271,9 @@ func (a *API) toolHandler(op *Operation) mcp.ToolHandler {
 			x.fail(err)
 		} else {
 			x.run()
+		}
+		if ask != nil && ask.question != nil {
+			return ask.inputRequired(), nil
 		}
 		return rec.result(), nil
 	}
