@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
@@ -303,4 +305,49 @@ func TestElicitationStatefulForgery(t *testing.T) {
 	assert.Equal(t, "confirmation_invalid", toolEnvelope(t, res).Code)
 	assert.Zero(t, p.runs.Load())
 	assert.Empty(t, who.questions())
+}
+
+// TestElicitationStatelessOlderProtocol: a stateless endpoint cannot send requests, so a client
+// of a protocol before 2026-07-28 that declares elicitation is never asked: a Confirm
+// operation gets the token flow, a RequirePerson one person_required.
+func TestElicitationStatelessOlderProtocol(t *testing.T) {
+	t.Parallel()
+	p := newPersonAPI(t, server.WithMCP(server.MCPOptions{Stateless: true}))
+	who := answering("accept", map[string]any{"approve": true})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	hc := &http.Client{Transport: headerTransport{base: http.DefaultTransport, h: http.Header{"Authorization": {"Bearer ann"}}}}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{ElicitationHandler: who.handle}).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: p.srv.URL + "/mcp", HTTPClient: hc, DisableStandaloneSSE: true},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	require.NoError(t, err)
+	t.Cleanup(func() { cs.Close() })
+	require.Equal(t, "2025-11-25", cs.InitializeResult().ProtocolVersion)
+
+	env := toolEnvelope(t, call(t, cs, "delete_account", acct))
+	assert.Equal(t, "confirmation_required", env.Code)
+	assert.NotEmpty(t, env.ConfirmationToken, "the token flow, unchanged")
+	assert.Equal(t, "person_required", toolEnvelope(t, call(t, cs, "purge_account", acct)).Code)
+	assert.Empty(t, who.questions())
+	assert.Zero(t, p.runs.Load())
+}
+
+// TestElicitationLongArguments: arguments too long to show are cut in the question, which says
+// so and how long they are, and are left out of its _meta; the approval still binds all of
+// them.
+func TestElicitationLongArguments(t *testing.T) {
+	t.Parallel()
+	p := newPersonAPI(t)
+	who := answering("accept", map[string]any{"approve": true})
+	cs := connectWith(t, p.srv.URL, "ann", &mcp.ClientOptions{ElicitationHandler: who.handle})
+	long := map[string]any{"id": "acct_1", "reason": strings.Repeat("é", 3000)}
+	result[Deleted](t, call(t, cs, "delete_account", long))
+	qs := who.questions()
+	require.Len(t, qs, 1)
+	assert.Contains(t, qs[0].Message, "… (cut: 6027 bytes in all; the approval covers all of them)")
+	assert.True(t, utf8.ValidString(qs[0].Message), "cut between characters")
+	meta, _ := qs[0].Meta[remedy.MetaConfirmation].(map[string]any)
+	assert.Equal(t, "delete_account", meta["operation"])
+	assert.NotContains(t, meta, "arguments")
+	assert.Equal(t, int64(1), p.runs.Load())
 }
