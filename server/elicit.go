@@ -2,12 +2,15 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/remedy-go/remedy"
@@ -41,6 +44,8 @@ const maxShownArgs = 4096
 // with one. The gate leaves the question here for the tool handler to send.
 type asking struct {
 	can      bool              // the client declared form elicitation, and the server can reach it
+	inResult bool              // the question goes in the tool's result (protocol 2026-07-28 and later)
+	unasked  bool              // the question could not be asked, or got no answer in time
 	args     json.RawMessage   // the call's arguments, canonical and without protocol members
 	answered bool              // the call carries an answer to a question of ours
 	answer   *mcp.ElicitResult // the answer (nil when the call's response is not one)
@@ -63,7 +68,7 @@ func askingOf(x *exchange) *asking {
 // newAsking reads what a tool call says about asking a person: the client's capabilities and
 // protocol version, and the answer it brings back.
 func (a *API) newAsking(req *mcp.CallToolRequest, args json.RawMessage) *asking {
-	s := &asking{can: a.canAsk(req), args: shownArgs(args)}
+	s := &asking{can: a.canAsk(req), inResult: protocolOf(req) >= sessionlessVersion, args: shownArgs(args)}
 	if req.Params != nil {
 		if r, ok := req.Params.InputResponses[confirmInput]; ok {
 			s.answered = true
@@ -80,9 +85,10 @@ func (a *API) newAsking(req *mcp.CallToolRequest, args json.RawMessage) *asking 
 // canAsk reports whether the server can ask the caller's user for a confirmation: the client
 // declared form elicitation, and either speaks protocol 2026-07-28 or later (the question goes
 // in the tool's result, as input requests, and the answer comes with the call sent again), or
-// holds a session the server can send requests on (the SDK sends elicitation/create and calls
-// the tool again with the answer). A stateless HTTP endpoint has no such session for older
-// clients: there the server cannot ask.
+// holds a session the server can send requests on (the server sends elicitation/create and
+// runs the call again with the answer, see elicit). A stateless HTTP endpoint has no such
+// session for older clients, and one that answers with JSON (MCPOptions.JSONResponse) has no
+// stream to send the question on: there the server cannot ask.
 func (a *API) canAsk(req *mcp.CallToolRequest) bool {
 	caps := req.ClientCapabilities()
 	if caps == nil || caps.Elicitation == nil {
@@ -95,8 +101,12 @@ func (a *API) canAsk(req *mcp.CallToolRequest) bool {
 		return true
 	}
 	ss, ok := req.GetSession().(*mcp.ServerSession)
-	overHTTP := req.Extra != nil && req.Extra.Header != nil
-	return ok && !(overHTTP && ss.ID() == "")
+	if !ok || req.Extra == nil || req.Extra.Header == nil {
+		return ok // another transport (stdio, in memory): the session can send requests
+	}
+	// Over the HTTP endpoint, a stateless request has no session to send on, and a JSON
+	// response carries the call's result alone: the question would have nowhere to go.
+	return ss.ID() != "" && !a.mcpConf.JSONResponse
 }
 
 // protocolOf is the protocol version of a tool call: its _meta's (2026-07-28 and later), or
@@ -223,6 +233,15 @@ func (x *exchange) answerOf(s *asking) error {
 		return invalid
 	}
 	cfg := &x.api.confirm
+	if s.unasked {
+		// No answer came (set by elicit, never by a client): the question is spent, and may
+		// have expired while it waited.
+		if _, _, err := cfg.Store.TakeChallenge(x.ctx, x.storeScope(), elicitID(s.state)); err != nil {
+			return x.storeFailure("taking a confirmation question", err)
+		}
+		return Error(CodeConfirmationRequired, "the person could not be asked to confirm "+x.op.ID+
+			" (the client failed to ask, or nobody answered within "+fmtDuration(cfg.TTL)+"); nothing was done: send the call again to ask again")
+	}
 	got, ok, err := cfg.Store.TakeChallenge(x.ctx, x.storeScope(), elicitID(s.state))
 	switch {
 	case err != nil:
@@ -272,11 +291,30 @@ func (x *exchange) personRequired(token bool) error {
 	return Error(CodePersonRequired, msg+"; call it over the MCP endpoint from a client that declares elicitation (form mode), which asks its user")
 }
 
-// inputRequired is the tool result that asks the question s holds: no content, the question
-// among the input requests, the state to send back with the answer. The MCP SDK sends it as
-// it is to a client of protocol 2026-07-28 or later, which sends the call again with the
-// answer; for an older client it asks the question itself (elicitation/create) and calls the
-// tool again with the answer.
+// elicit asks the question of s on the session of an older client (elicitation/create), and
+// returns what the call runs again with: the answer, bound by the same state as an answer
+// sent with the call by a client of 2026-07-28. The wait is bounded by the question's TTL: a
+// question nobody answers in time, or that the client fails to ask (an error, a connection
+// lost), is no answer, as a cancel is.
+func (s *asking) elicit(ctx context.Context, ss *mcp.ServerSession, ttl time.Duration) *asking {
+	again := &asking{args: s.args, answered: true, state: s.ask}
+	ectx, cancel := context.WithTimeout(ctx, ttl)
+	defer cancel()
+	var err error
+	if ss == nil {
+		err = errors.New("no session")
+	} else {
+		again.answer, err = ss.Elicit(ectx, s.question)
+	}
+	if err != nil || again.answer == nil {
+		again.answer, again.unasked = &mcp.ElicitResult{Action: "cancel"}, true
+	}
+	return again
+}
+
+// inputRequired is the tool result that asks the question s holds of a client of protocol
+// 2026-07-28 or later: no content, the question among the input requests, the state to send
+// back with the answer, with the call sent again.
 func (s *asking) inputRequired() *mcp.CallToolResult {
 	return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{confirmInput: s.question}, RequestState: s.ask}
 }

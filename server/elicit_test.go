@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -307,12 +308,22 @@ func TestElicitationStatefulForgery(t *testing.T) {
 	assert.Empty(t, who.questions())
 }
 
-// TestElicitationStatelessOlderProtocol: a stateless endpoint cannot send requests, so a client
-// of a protocol before 2026-07-28 that declares elicitation is never asked: a Confirm
-// operation gets the token flow, a RequirePerson one person_required.
+// TestElicitationStatelessOlderProtocol: a stateless endpoint cannot send requests, nor can
+// one that answers with JSON, so a client of a protocol before 2026-07-28 that declares
+// elicitation is never asked there: a Confirm operation gets the token flow, a RequirePerson
+// one person_required.
 func TestElicitationStatelessOlderProtocol(t *testing.T) {
 	t.Parallel()
-	p := newPersonAPI(t, server.WithMCP(server.MCPOptions{Stateless: true}))
+	for name, conf := range map[string]server.MCPOptions{"stateless": {Stateless: true}, "JSON responses": {JSONResponse: true}} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			testElicitationUnreachable(t, conf)
+		})
+	}
+}
+
+func testElicitationUnreachable(t *testing.T, conf server.MCPOptions) {
+	p := newPersonAPI(t, server.WithMCP(conf))
 	who := answering("accept", map[string]any{"approve": true})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -350,4 +361,38 @@ func TestElicitationLongArguments(t *testing.T) {
 	assert.Equal(t, "delete_account", meta["operation"])
 	assert.NotContains(t, meta, "arguments")
 	assert.Equal(t, int64(1), p.runs.Load())
+}
+
+// TestElicitationNoAnswer: a question the client fails to ask (its handler errs) or that nobody
+// answers within the confirmation TTL is no answer: confirmation_required without a token,
+// nothing runs, and the call does not wait beyond the TTL.
+func TestElicitationNoAnswer(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	for name, handler := range map[string]func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error){
+		"the client fails": func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return nil, errors.New("no dialog available")
+		},
+		"nobody answers": func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			select {
+			case <-ctx.Done():
+			case <-release:
+			}
+			return nil, errors.New("not answered")
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			// The TTL bounds the wait for an answer; the call's own context (call's ten seconds)
+			// is far longer, so an answer to the call at all means the TTL ended the wait.
+			p := newPersonAPI(t, server.WithConfirmation(server.ConfirmOptions{TTL: 100 * time.Millisecond}))
+			cs := connectWith(t, p.srv.URL, "ann", &mcp.ClientOptions{ElicitationHandler: handler})
+			env := toolEnvelope(t, call(t, cs, "delete_account", acct))
+			assert.Equal(t, "confirmation_required", env.Code)
+			assert.Contains(t, env.Message, "could not be asked")
+			assert.Empty(t, env.ConfirmationToken)
+			assert.Zero(t, p.runs.Load())
+		})
+	}
 }

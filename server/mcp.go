@@ -31,7 +31,10 @@ type MCPOptions struct {
 	Disabled bool
 	// Stateless gives every HTTP request a session of its own, so that instances behind a load
 	// balancer need not share sessions (with shared stores for confirmation and idempotency,
-	// any instance can answer any call). The server can then send no requests to the client.
+	// any instance can answer any call). The server can then send no requests to the client:
+	// a client of a protocol before 2026-07-28 is not asked to confirm (MCP elicitation) but
+	// gets the token flow, or person_required for an operation registered with RequirePerson;
+	// one of 2026-07-28 is asked in the tool's result.
 	//
 	// A stateful endpoint (the default) speaks the protocol versions that have sessions,
 	// 2025-11-25 and before: a client that asks for 2026-07-28, which has none, is answered
@@ -39,7 +42,10 @@ type MCPOptions struct {
 	// (the go-sdk's, mcp-go's and the TypeScript SDKs' clients do so by themselves). A
 	// stateless endpoint speaks 2026-07-28 as well.
 	Stateless bool
-	// JSONResponse answers calls with application/json instead of an event stream.
+	// JSONResponse answers calls with application/json instead of an event stream. The server
+	// can then send no request within a call: a client of a protocol before 2026-07-28 is not
+	// asked to confirm (MCP elicitation) but gets the token flow, or person_required for an
+	// operation registered with RequirePerson, as on a Stateless endpoint.
 	JSONResponse bool
 	// MaxSessions is how many sessions the endpoint holds at once (default
 	// DefaultMaxMCPSessions; negative: no limit). An initialize beyond it is answered 503
@@ -256,27 +262,40 @@ func (a *API) toolHandler(op *Operation) mcp.ToolHandler {
 		if req.Params != nil {
 			args = req.Params.Arguments
 		}
-		rec := &recorder{h: http.Header{}}
 		var ask *asking
 		if op.Confirm {
-			// What the confirmation gate needs to ask a person, through the request's context.
 			ask = a.newAsking(req, args)
-			ctx = context.WithValue(ctx, askingKey{}, ask)
 		}
-		hreq, err := op.toolRequest(ctx, args, header)
-		x := &exchange{api: a, w: rec, r: hreq, tool: true}
-		if err != nil {
-			x.ctx = ctx
-			x.op = op
-			x.fail(err)
-		} else {
-			x.run()
+		res := a.runTool(ctx, op, args, header, ask)
+		if ask == nil || ask.question == nil {
+			return res, nil
 		}
-		if ask != nil && ask.question != nil {
+		if ask.inResult {
 			return ask.inputRequired(), nil
 		}
-		return rec.result(), nil
+		// An older client, on a session: the question goes to it now, and the call runs again
+		// with the answer, as it would come back from a client of 2026-07-28.
+		return a.runTool(ctx, op, args, header, ask.elicit(ctx, req.Session, a.confirm.TTL)), nil
 	}
+}
+
+// runTool runs a call of op's tool through the pipeline. ask, when op needs confirmation, is
+// what the confirmation gate learns about asking a person, through the request's context.
+func (a *API) runTool(ctx context.Context, op *Operation, args json.RawMessage, header http.Header, ask *asking) *mcp.CallToolResult {
+	if ask != nil {
+		ctx = context.WithValue(ctx, askingKey{}, ask)
+	}
+	rec := &recorder{h: http.Header{}}
+	hreq, err := op.toolRequest(ctx, args, header)
+	x := &exchange{api: a, w: rec, r: hreq, tool: true}
+	if err != nil {
+		x.ctx = ctx
+		x.op = op
+		x.fail(err)
+	} else {
+		x.run()
+	}
+	return rec.result()
 }
 
 // tokenAt and keyAt name where the exchange's caller sends a confirmation token and an
