@@ -368,26 +368,26 @@ func TestElicitationLongArguments(t *testing.T) {
 // nothing runs, and the call does not wait beyond the TTL.
 func TestElicitationNoAnswer(t *testing.T) {
 	t.Parallel()
-	release := make(chan struct{})
-	t.Cleanup(func() { close(release) })
-	for name, handler := range map[string]func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error){
-		"the client fails": func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			return nil, errors.New("no dialog available")
-		},
-		"nobody answers": func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			select {
-			case <-ctx.Done():
-			case <-release:
-			}
-			return nil, errors.New("not answered")
-		},
-	} {
+	for name, silent := range map[string]bool{"the client fails": false, "nobody answers": true} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
+			// The person who never answers holds the handler until the test ends (released
+			// before the session closes, which waits for it).
+			release := make(chan struct{})
+			handler := func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				if silent {
+					select {
+					case <-ctx.Done():
+					case <-release:
+					}
+				}
+				return nil, errors.New("no dialog available")
+			}
 			// The TTL bounds the wait for an answer; the call's own context (call's ten seconds)
 			// is far longer, so an answer to the call at all means the TTL ended the wait.
 			p := newPersonAPI(t, server.WithConfirmation(server.ConfirmOptions{TTL: 100 * time.Millisecond}))
 			cs := connectWith(t, p.srv.URL, "ann", &mcp.ClientOptions{ElicitationHandler: handler})
+			t.Cleanup(func() { close(release) })
 			env := toolEnvelope(t, call(t, cs, "delete_account", acct))
 			assert.Equal(t, "confirmation_required", env.Code)
 			assert.Contains(t, env.Message, "could not be asked")
