@@ -7,13 +7,24 @@ import (
 
 // Challenge is a server's request for confirmation before a dangerous operation runs: what
 // would be executed, what the server said, and the token that approves exactly this payload.
+//
+// A challenge can also come as a question to the client's user (MCP elicitation, answered
+// through remedy/mcp's ElicitationHandler): then Elicited is true, Token and Envelope are
+// empty, Args are the arguments as the server will run them, and approving runs the call
+// within the call that asked.
 type Challenge struct {
 	Operation string          // the operation waiting for confirmation
 	Args      json.RawMessage // the exact payload the token is bound to
 	Message   string          // the server's explanation
 	Token     string          // the confirmation token to send back with the same payload
 	Envelope  *Envelope       // the whole challenge as the server sent it
+	Elicited  bool            // the server asked the client's user (MCP elicitation), not the caller
 }
+
+// MetaConfirmation is the _meta key of an MCP elicitation request that asks to confirm a call
+// (sent by remedy's server, read by remedy/mcp's ElicitationHandler): an object with the
+// operation (the tool name) and, unless they were too long to show, the arguments.
+const MetaConfirmation = "remedy/confirmation"
 
 // ConfirmPolicy decides whether the loop may confirm an operation on the caller's behalf.
 // Approving makes the loop send the byte-identical payload once more with the token;

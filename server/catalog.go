@@ -70,7 +70,16 @@ func catalogLine(c Code) string {
 // argument"): tokenAt and keyAt.
 func (a *API) protocolNotes(op *Operation, tokenAt, keyAt string) string {
 	var b strings.Builder
-	if op.Confirm {
+	switch {
+	case op.Person:
+		b.WriteString("A person must confirm: called over MCP from a client that declares elicitation, the server asks the client's user to approve the exact arguments, " +
+			"and runs the call once they do; declined is 409 confirmation_declined, and nothing is done. No token confirms it: " +
+			"any other call (REST, an MCP client without elicitation) is answered 403 person_required, and nothing is done.")
+	case op.Confirm:
+		b.WriteString("Over MCP, a client that declares elicitation gets no token: the server asks its user to approve the exact arguments, runs the call once they do, " +
+			"and answers 409 confirmation_declined when they decline. Otherwise: ")
+	}
+	if op.Confirm && !op.Person {
 		fmt.Fprintf(&b, "Confirmation required: a call without a token is answered 409 confirmation_required, and nothing is done. "+
 			"The envelope's confirmationToken is single-use, bound to the caller, this operation and the exact arguments, "+
 			"and expires after %s. If the user approves, send the identical call again with the token in %s. "+

@@ -14,6 +14,12 @@ import (
 // by its first use by the principal it was issued to, whatever the outcome; challenges are
 // kept in the principal's scope, so that another principal's use is refused and changes
 // nothing.
+//
+// A tool call from a client that can be asked (MCP elicitation, see canAsk) and carries no
+// token gets a question to its user instead of a challenge, bound as a token is, and the call
+// that brings the answer back goes on only if the person approved that very call (answerOf).
+// An operation registered with RequirePerson takes no token: a call that carries one, or
+// that comes where no person can be asked, is refused with person_required.
 func confirm(next handler) handler {
 	return func(x *exchange) error {
 		if !x.op.Confirm {
@@ -21,8 +27,22 @@ func confirm(next handler) handler {
 		}
 		cfg := &x.api.confirm
 		scope := x.storeScope()
-		binding := x.binding()
 		token := x.r.Header.Get(remedy.HeaderConfirmationToken)
+		s := askingOf(x)
+		switch {
+		case s != nil && s.answered:
+			if err := x.answerOf(s); err != nil {
+				return err
+			}
+			return next(x)
+		case x.op.Person && token != "":
+			return x.personRequired(true)
+		case s != nil && s.can && token == "":
+			return x.askPerson(s)
+		case x.op.Person:
+			return x.personRequired(false)
+		}
+		binding := x.binding()
 		if token == "" {
 			token = newToken()
 			if err := cfg.Store.PutChallenge(x.ctx, scope, challengeID(token), binding, cfg.TTL); err != nil {

@@ -60,7 +60,7 @@ func ExampleAPI_OpenAPI() {
 	fmt.Println(strings.Join(op.Codes, " "))
 	// Output:
 	// refund true optional
-	// idempotency_key_invalid invalid_json invalid_parameter confirmation_invalid confirmation_required idempotency_in_flight payload_too_large unsupported_media_type idempotency_key_reused invalid_body internal_error unavailable
+	// idempotency_key_invalid invalid_json invalid_parameter confirmation_declined confirmation_invalid confirmation_required idempotency_in_flight payload_too_large unsupported_media_type idempotency_key_reused invalid_body internal_error unavailable
 }
 
 // The same operations are MCP tools (served at /mcp over streamable HTTP, or on any transport

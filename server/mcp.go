@@ -31,7 +31,10 @@ type MCPOptions struct {
 	Disabled bool
 	// Stateless gives every HTTP request a session of its own, so that instances behind a load
 	// balancer need not share sessions (with shared stores for confirmation and idempotency,
-	// any instance can answer any call). The server can then send no requests to the client.
+	// any instance can answer any call). The server can then send no requests to the client:
+	// a client of a protocol before 2026-07-28 is not asked to confirm (MCP elicitation) but
+	// gets the token flow, or person_required for an operation registered with RequirePerson;
+	// one of 2026-07-28 is asked in the tool's result.
 	//
 	// A stateful endpoint (the default) speaks the protocol versions that have sessions,
 	// 2025-11-25 and before: a client that asks for 2026-07-28, which has none, is answered
@@ -39,7 +42,10 @@ type MCPOptions struct {
 	// (the go-sdk's, mcp-go's and the TypeScript SDKs' clients do so by themselves). A
 	// stateless endpoint speaks 2026-07-28 as well.
 	Stateless bool
-	// JSONResponse answers calls with application/json instead of an event stream.
+	// JSONResponse answers calls with application/json instead of an event stream. The server
+	// can then send no request within a call: a client of a protocol before 2026-07-28 is not
+	// asked to confirm (MCP elicitation) but gets the token flow, or person_required for an
+	// operation registered with RequirePerson, as on a Stateless endpoint.
 	JSONResponse bool
 	// MaxSessions is how many sessions the endpoint holds at once (default
 	// DefaultMaxMCPSessions; negative: no limit). An initialize beyond it is answered 503
@@ -140,7 +146,11 @@ func WithMCP(c MCPOptions) Option {
 // A call runs through the same pipeline as the REST request it maps to (authentication from
 // the HTTP request's headers, rate limits, idempotency and confirmation with the same stores
 // and scopes, validation, the handler), so that a token or a key means the same on both
-// surfaces. A success is a result whose text is the JSON result and whose structuredContent is
+// surfaces. A call of an operation registered with Confirm or RequirePerson, from a client that
+// declares the elicitation capability, asks the client's user instead of answering with a
+// token: a form showing the operation and the exact arguments, with one boolean, approve;
+// approved, the call runs within the same tools/call (see RequirePerson, and the README's "A
+// confirmation a person gives"). A success is a result whose text is the JSON result and whose structuredContent is
 // the same when it is an object; a failure is a result with isError whose text content is the
 // canonical envelope JSON and whose structuredContent is the same envelope. Arguments that
 // cannot be placed in the URL (a path parameter missing, an object where a query parameter
@@ -185,7 +195,7 @@ func (a *API) tool(op *Operation) *mcp.Tool {
 	for k, v := range op.schema.Properties {
 		s.Properties[k] = v
 	}
-	if op.Confirm {
+	if op.Confirm && !op.Person {
 		s.Properties[remedy.ArgConfirmationToken] = &jsonschema.Schema{Type: "string", MaxLength: ptr(256),
 			Description: "Leave out on the first call. The confirmationToken of a confirmation_required answer, once the user approved the call; send it with the identical arguments."}
 	}
@@ -252,18 +262,40 @@ func (a *API) toolHandler(op *Operation) mcp.ToolHandler {
 		if req.Params != nil {
 			args = req.Params.Arguments
 		}
-		rec := &recorder{h: http.Header{}}
-		hreq, err := op.toolRequest(ctx, args, header)
-		x := &exchange{api: a, w: rec, r: hreq, tool: true}
-		if err != nil {
-			x.ctx = ctx
-			x.op = op
-			x.fail(err)
-		} else {
-			x.run()
+		var ask *asking
+		if op.Confirm {
+			ask = a.newAsking(req, args)
 		}
-		return rec.result(), nil
+		res := a.runTool(ctx, op, args, header, ask)
+		if ask == nil || ask.question == nil {
+			return res, nil
+		}
+		if ask.inResult {
+			return ask.inputRequired(), nil
+		}
+		// An older client, on a session: the question goes to it now, and the call runs again
+		// with the answer, as it would come back from a client of 2026-07-28.
+		return a.runTool(ctx, op, args, header, ask.elicit(ctx, req.Session, a.confirm.TTL)), nil
 	}
+}
+
+// runTool runs a call of op's tool through the pipeline. ask, when op needs confirmation, is
+// what the confirmation gate learns about asking a person, through the request's context.
+func (a *API) runTool(ctx context.Context, op *Operation, args json.RawMessage, header http.Header, ask *asking) *mcp.CallToolResult {
+	if ask != nil {
+		ctx = context.WithValue(ctx, askingKey{}, ask)
+	}
+	rec := &recorder{h: http.Header{}}
+	hreq, err := op.toolRequest(ctx, args, header)
+	x := &exchange{api: a, w: rec, r: hreq, tool: true}
+	if err != nil {
+		x.ctx = ctx
+		x.op = op
+		x.fail(err)
+	} else {
+		x.run()
+	}
+	return rec.result()
 }
 
 // tokenAt and keyAt name where the exchange's caller sends a confirmation token and an

@@ -57,6 +57,15 @@ type tsReport struct {
 		Confirmed tsResult `json:"confirmed"`
 		Replay    tsResult `json:"replay"`
 	} `json:"confirmation"`
+	Elicitation struct {
+		Declined  tsResult `json:"declined"`
+		Accepted  tsResult `json:"accepted"`
+		Questions []struct {
+			Message    string         `json:"message"`
+			Meta       map[string]any `json:"meta"`
+			Properties []string       `json:"properties"`
+		} `json:"questions"`
+	} `json:"elicitation"`
 	Charges       []tsResult `json:"charges"`
 	Reports       []tsResult `json:"reports"`
 	ChargeDeleted tsResult   `json:"chargeDeleted"`
@@ -149,8 +158,18 @@ func (r tsRun) row(t *testing.T) interop.Row {
 	if r.mode == tsStateful {
 		row.Tested = append(row.Tested, "session id, DELETE ends the session")
 	}
+	if r.elicits() {
+		row.Tested = append(row.Tested, "elicitation: a person's confirmation declined, then accepted")
+	} else {
+		row.Tested = append(row.Tested, "elicitation declared, which a stateless endpoint cannot send: token flow")
+	}
 	return row
 }
+
+// elicits reports whether the server can ask the run's client a question (MCP elicitation): on
+// a session it can send requests on (stateful HTTP, stdio), or in the tool's result at protocol
+// 2026-07-28; a stateless endpoint cannot ask a client of an older protocol.
+func (r tsRun) elicits() bool { return r.mode != tsStateless || r.want >= "2026-07-28" }
 
 // TestTypeScriptMCPClient runs the official TypeScript SDK's clients (clients that are not
 // ours, and that validate every result against their own schemas) against the billing API:
@@ -319,10 +338,41 @@ func testTypeScriptMCPClient(t *testing.T, run tsRun, remedyBin string) {
 		env = tsEnvelope(t, rep.Confirmation.Replay)
 		assert.Equal(t, "confirmation_invalid", env.Code, "a token confirms one call")
 		if store != nil {
-			assert.Equal(t, 1, store.Effects("delete_customer"))
+			deleted := 1 // cus_ada, by the token; cus_grace by the person below, where asked
+			if run.elicits() {
+				deleted++
+			}
+			assert.Equal(t, deleted, store.Effects("delete_customer"))
 		}
 
 		env = tsEnvelope(t, rep.ChargeDeleted)
 		assert.Equal(t, "not_found", env.Code, "the customer is gone: %s", rep.ChargeDeleted.Text)
+	})
+
+	c.Run(t, "elicitation", func(t *testing.T) {
+		el := rep.Elicitation
+		if !run.elicits() {
+			assert.Empty(t, el.Questions, "a stateless endpoint cannot ask an older client")
+			env := tsEnvelope(t, el.Declined)
+			assert.Equal(t, "confirmation_required", env.Code, "the token flow, unchanged")
+			assert.NotEmpty(t, env.ConfirmationToken)
+			return
+		}
+		require.Len(t, el.Questions, 2, "one question per call")
+		for _, q := range el.Questions {
+			assert.Contains(t, q.Message, "delete_customer")
+			assert.Contains(t, q.Message, `{"id":"cus_grace"}`, "the exact arguments")
+			assert.Equal(t, []string{"approve"}, q.Properties, "one boolean to approve")
+			assert.Equal(t, map[string]any{"operation": "delete_customer", "arguments": map[string]any{"id": "cus_grace"}},
+				q.Meta[remedy.MetaConfirmation])
+		}
+		env := tsEnvelope(t, el.Declined)
+		assert.Equal(t, "confirmation_declined", env.Code)
+		assert.Empty(t, env.ConfirmationToken, "no token the model could replay")
+		ok := el.Accepted
+		require.False(t, ok.IsError, "%s", ok.Text)
+		var del billing.Deleted
+		require.NoError(t, json.Unmarshal(ok.StructuredContent, &del), "%s", ok.StructuredContent)
+		assert.Equal(t, billing.Deleted{ID: "cus_grace", Deleted: true}, del)
 	})
 }

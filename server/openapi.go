@@ -120,6 +120,7 @@ type oaOp struct {
 	Responses   map[string]*oaResponse `json:"responses"`
 	Codes       []string               `json:"x-agent-error-codes"`
 	Confirm     bool                   `json:"x-confirmation-required"`
+	Person      bool                   `json:"x-person-required,omitempty"` // RequirePerson: no token confirms it
 	Idempotent  bool                   `json:"x-ax-idempotent"`
 	Retryable   bool                   `json:"x-ax-retryable"`
 	KeyMode     string                 `json:"x-idempotency-key,omitempty"`
@@ -234,6 +235,7 @@ func (a *API) openAPIOperation(op *Operation) (*oaOp, []Code) {
 		Responses:   map[string]*oaResponse{},
 		Codes:       codeNames(codes),
 		Confirm:     op.Confirm,
+		Person:      op.Person,
 		Idempotent:  httpop.Idempotent(op.Method) || op.Idempotency != IdempotencyOff,
 	}
 	// Retried unchanged, a call without a key runs again where the key is optional.
@@ -246,7 +248,7 @@ func (a *API) openAPIOperation(op *Operation) (*oaOp, []Code) {
 		o.KeyMode = "required"
 		o.Parameters = append(o.Parameters, &oaParam{Ref: "#/components/parameters/IdempotencyKeyRequired"})
 	}
-	if op.Confirm {
+	if op.Confirm && !op.Person {
 		o.Parameters = append(o.Parameters, &oaParam{Ref: "#/components/parameters/ConfirmationToken"})
 	}
 	for _, p := range op.params {

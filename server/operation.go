@@ -23,6 +23,9 @@ type Operation struct {
 	Status  int // the success status (default 200)
 	// Confirm: the operation runs only on a second, confirmed request (see the Confirm option).
 	Confirm bool
+	// Person: only a person may confirm the operation, over MCP elicitation; the token
+	// handshake is refused (see the RequirePerson option). Person implies Confirm.
+	Person bool
 	// Idempotency: whether the operation replays a retried request's result (see Idempotent).
 	Idempotency IdempotencyMode
 	// Async: the operation runs in the background, its call answered 202 Accepted with a
@@ -85,6 +88,18 @@ const (
 // else is refused with 409 confirmation_invalid, and spent.
 func Confirm() OpOption {
 	return func(o *Operation) { o.Confirm = true }
+}
+
+// RequirePerson is Confirm for what is truly destructive: the confirmation must come from a
+// person, asked by MCP elicitation, and never from a token the caller replays (which a model
+// can do by itself). A call over MCP from a client that declared the elicitation capability
+// asks the client's user (see Confirm and the README's "A confirmation a person gives"); any
+// other call — over REST, from an MCP client without elicitation, or on a stateless MCP
+// endpoint with a client of a protocol version before 2026-07-28, where the server cannot
+// send requests — is refused with 403 person_required, and no token is ever issued or
+// accepted for the operation.
+func RequirePerson() OpOption {
+	return func(o *Operation) { o.Confirm, o.Person = true, true }
 }
 
 // Idempotent makes a request carrying an Idempotency-Key execute once: its retries with the
@@ -186,7 +201,10 @@ func (a *API) add(op *Operation) error {
 		op.ID = httpop.Name(op.Method, op.Path)
 	}
 	if op.Confirm {
-		op.codes = appendNew(op.codes, CodeConfirmationRequired, CodeConfirmationInvalid)
+		op.codes = appendNew(op.codes, CodeConfirmationRequired, CodeConfirmationInvalid, CodeConfirmationDeclined)
+	}
+	if op.Person {
+		op.codes = appendNew(op.codes, CodePersonRequired)
 	}
 	if op.Idempotency != IdempotencyOff {
 		op.codes = appendNew(op.codes, CodeIdempotencyKeyInvalid, CodeIdempotencyKeyReused, CodeIdempotencyInFlight)

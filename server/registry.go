@@ -577,6 +577,26 @@ func builtinCodes() []Code {
 				"3. If it keeps failing past the call's time budget, report the outage.",
 			Related: []string{"internal_error", "rate_limited"},
 		},
+		{
+			Code: "confirmation_declined", Status: 409, Title: "Confirmation declined",
+			Category: remedy.CategoryState, Retryable: false,
+			Hint:  "Do not send the call again as it is: the person asked to confirm it said no.",
+			Cause: "The operation needs confirmation, the server asked the client's user (MCP elicitation), and the user declined; nothing was done.",
+			Repair: "1. Stop: a person refused this exact call.\n" +
+				"2. Ask the user what they want instead; do not rephrase the same call to ask again.\n" +
+				"3. Send a call only once the user has said what it should do; it is asked for confirmation again.",
+			Related: []string{"confirmation_required", "person_required"},
+		},
+		{
+			Code: "person_required", Status: 403, Title: "Person required",
+			Category: remedy.CategoryAuth, Retryable: false,
+			Hint:  "Call the operation over MCP from a client that declared the elicitation capability, so that the server can ask its user; no token can confirm it.",
+			Cause: "Only a person may confirm this operation, and the call came where the server cannot ask one: over REST, from an MCP client without the elicitation capability, or on a stateless MCP endpoint with a client of a protocol version before 2026-07-28; nothing was done.",
+			Repair: "1. Do not look for a confirmation token: none is issued or accepted for this operation.\n" +
+				"2. Call it over the API's MCP endpoint from a client that declares elicitation (form mode), and route the question to the user.\n" +
+				"3. If no such client is at hand, tell the user that the operation needs their confirmation in an MCP client.",
+			Related: []string{"confirmation_required", "confirmation_declined", "forbidden"},
+		},
 	}
 }
 

@@ -51,6 +51,8 @@ var registryBuiltins = []struct {
 	{"rate_limited", 429, remedy.CategoryRateLimit, true, regWithWait(2 * time.Second), remedy.ActRetry, nil},
 	{"internal_error", 500, remedy.CategoryInternal, false, regWithTrace, remedy.ActStop, remedy.ErrNotRetryable},
 	{"unavailable", 503, remedy.CategoryDependency, true, nil, remedy.ActRetry, nil},
+	{"confirmation_declined", 409, remedy.CategoryState, false, nil, remedy.ActStop, remedy.ErrNotRetryable},
+	{"person_required", 403, remedy.CategoryAuth, false, nil, remedy.ActStop, remedy.ErrNotRetryable},
 }
 
 func regWithIssue(ptr string) func(*remedy.Envelope) {

@@ -47,8 +47,11 @@ cut, a member dropped, one of several values chosen, an example's value taken) i
 not sent: the call stops and the output shows the proposal. all sends those too;
 none repairs nothing, so a failure that names a fix stops the call.
 
-A call the server wants confirmed is not confirmed unless --confirm is given:
-the call stops, nothing is executed, and the output says what would be confirmed.
+A call the server wants confirmed is confirmed with --confirm; without it, on a
+terminal, remedy shows the operation and the payload and asks approve? [y/N]
+(over --mcp, the server's question to the person, by MCP elicitation, is asked
+the same way). With neither, the call stops, nothing is executed, and the
+output says what would be confirmed.
 
 An Idempotency-Key given with --header is the call's key: every attempt sends it
 (over MCP, as the idempotencyKey argument) instead of one remedy mints.`,
@@ -96,6 +99,7 @@ type callConfig struct {
 	// of a minted one (over MCP, as the idempotencyKey argument).
 	key     string
 	confirm bool
+	asks    bool // the confirm policy may approve: --confirm, or a terminal to ask at
 	json    bool
 	rewrite rewriteMode
 	// rewriter and rewrites are what --rewrite stands for: the rewriter (nil: none) and the
@@ -202,14 +206,29 @@ func call(ctx context.Context, in *invocation) error {
 			fmt.Fprintf(out, "    %s      %s\n", strings.Repeat("  ", a.Depth), l)
 		}
 	}
+	// A confirmation is approved by --confirm, else asked at the terminal, else refused. The
+	// same policy answers the MCP server's questions to the person (elicitation), which the
+	// MCP client declares it can answer only when the policy can approve.
 	var policy remedy.ConfirmPolicy = remedy.RefuseAll
-	if cfg.confirm {
+	note := func(line string) {
+		mu.Lock()
+		approved = append(approved, line)
+		mu.Unlock()
+	}
+	switch {
+	case cfg.confirm:
 		policy = remedy.ConfirmFunc(func(_ context.Context, ch *remedy.Challenge) (bool, error) {
-			mu.Lock()
-			approved = append(approved, fmt.Sprintf("--confirm: approving %s %s (%s)", ch.Operation, ch.Args, ch.Message))
-			mu.Unlock()
+			if ch.Elicited {
+				note(fmt.Sprintf("--confirm: approving %s %s (the server asked, by MCP elicitation)", ch.Operation, compactJSON(ch.Args)))
+			} else {
+				note(fmt.Sprintf("--confirm: approving %s %s (%s)", ch.Operation, ch.Args, ch.Message))
+			}
 			return true, nil
 		})
+		cfg.asks = true
+	case canPrompt(in.streams):
+		policy = newPrompter(in.stdin, in.stderr, note)
+		cfg.asks = true
 	}
 	var resp *remedy.Response
 	if *useMCP {
@@ -300,7 +319,12 @@ func callREST(ctx context.Context, cfg *callConfig, policy remedy.ConfirmPolicy,
 
 func callMCP(ctx context.Context, cfg *callConfig, policy remedy.ConfirmPolicy, onAttempt func(*remedy.Attempt)) (*remedy.Response, error) {
 	endpoint := cfg.base.String()
-	session, err := sdk.NewClient(&sdk.Implementation{Name: "remedy", Version: version()}, nil).Connect(ctx,
+	var opts *sdk.ClientOptions
+	if cfg.asks {
+		// Declares elicitation: the server asks the person instead of sending a token.
+		opts = &sdk.ClientOptions{ElicitationHandler: mcp.ElicitationHandler(policy)}
+	}
+	session, err := sdk.NewClient(&sdk.Implementation{Name: "remedy", Version: version()}, opts).Connect(ctx,
 		&sdk.StreamableClientTransport{Endpoint: endpoint, HTTPClient: mcp.HTTPClient(httpClient(cfg.header.h, cfg.base)),
 			DisableStandaloneSSE: true}, nil)
 	if err != nil {

@@ -18,9 +18,12 @@ import (
 	"text/tabwriter"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/remedy-go/remedy"
 	"github.com/remedy-go/remedy/internal/demo/billing"
 	"github.com/remedy-go/remedy/internal/demo/transcript"
+	"github.com/remedy-go/remedy/mcp"
 	"github.com/remedy-go/remedy/server"
 )
 
@@ -32,6 +35,7 @@ type scenario struct {
 	before  func(*billing.Store)
 	effect  string
 	expects string
+	mcp     bool // called as an MCP tool, by remedy's MCP client, instead of over REST
 }
 
 // Run runs the quickstart, writing its transcript and summary to out. It fails when a scenario
@@ -78,6 +82,10 @@ func Run(out io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(out, "agent: %d operations loaded from the server's OpenAPI document\n", n)
+	mc, err := personClient(ctx, srv.URL+"/mcp", out)
+	if err != nil {
+		return err
+	}
 
 	scenarios := []scenario{
 		{title: "a wrong enum and a number as text", op: "create_invoice",
@@ -97,6 +105,8 @@ func Run(out io.Writer) error {
 		{title: "an export that takes time", op: "export_invoices", args: map[string]any{"currency": "eur"},
 			before: func(s *billing.Store) { f := s.HoldExports(); release.Store(&f) },
 			effect: "export_invoices", expects: "202 Accepted: the loop polls the status resource after Retry-After, then returns the file"},
+		{title: "a deletion a person confirms", op: "delete_customer", args: map[string]any{"id": "cus_grace"}, mcp: true,
+			effect: "delete_customer", expects: "over MCP the server asks the person (elicitation); approved, it runs in the same call"},
 	}
 	type row struct {
 		title, outcome string
@@ -109,7 +119,12 @@ func Run(out io.Writer) error {
 		if sc.before != nil {
 			sc.before(store)
 		}
-		resp, err := c.Call(ctx, sc.op, sc.args)
+		before := store.Effects(sc.effect) // what earlier scenarios executed of the same operation
+		call := c.Call
+		if sc.mcp {
+			call = mc.Call
+		}
+		resp, err := call(ctx, sc.op, sc.args)
 		r := row{title: sc.title}
 		if err != nil {
 			var ce *remedy.CallError
@@ -126,7 +141,7 @@ func Run(out io.Writer) error {
 			fmt.Fprintf(out, "    => %d %s\n", resp.Status, bytes.TrimSpace(resp.Body))
 		}
 		if sc.effect != "" {
-			r.effects = fmt.Sprintf("%s ×%d", sc.effect, store.Effects(sc.effect))
+			r.effects = fmt.Sprintf("%s ×%d", sc.effect, store.Effects(sc.effect)-before)
 		} else {
 			r.effects = "none (read only)"
 		}
@@ -142,13 +157,39 @@ func Run(out io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	for _, op := range []string{"create_invoice", "finalize_invoice", "send_invoice", "charge", "delete_customer", "export_invoices"} {
-		if n := store.Effects(op); n != 1 {
-			return fmt.Errorf("%s executed %d times, want once", op, n)
+	want := map[string]int{"finalize_invoice": 1} // the prerequisite send_invoice names
+	for _, sc := range scenarios {
+		if sc.effect != "" {
+			want[sc.effect]++
+		}
+	}
+	for op, times := range want {
+		if n := store.Effects(op); n != times {
+			return fmt.Errorf("%s executed %d times, want %d (once per call)", op, n, times)
 		}
 	}
 	fmt.Fprintln(out, "every side effect executed exactly once")
 	return nil
+}
+
+// personClient is remedy's MCP client on the server's MCP endpoint, answering the server's
+// questions to the person (MCP elicitation) through a ConfirmPolicy. The person is simulated
+// (the quickstart runs without a terminal): the policy prints the question it was asked and
+// approves; `remedy call --mcp` asks approve? [y/N] on a terminal instead.
+func personClient(ctx context.Context, endpoint string, out io.Writer) (*mcp.Client, error) {
+	person := remedy.ConfirmFunc(func(_ context.Context, ch *remedy.Challenge) (bool, error) {
+		fmt.Fprintf(out, "    person (simulated, no TTY) asked by the server: %s %s? approve\n", ch.Operation, ch.Args)
+		return true, nil
+	})
+	session, err := sdk.NewClient(&sdk.Implementation{Name: "quickstart", Version: "1"},
+		&sdk.ClientOptions{ElicitationHandler: mcp.ElicitationHandler(person)}).Connect(ctx,
+		&sdk.StreamableClientTransport{Endpoint: endpoint, DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		return nil, err
+	}
+	context.AfterFunc(ctx, func() { session.Close() })
+	return mcp.NewClient(ctx, session, remedy.Loop{Confirm: person,
+		Hooks: remedy.Hooks{AttemptEnd: func(_ context.Context, a *remedy.Attempt) { transcript.Attempt(out, a) }}})
 }
 
 func compact(v any) string {

@@ -8,7 +8,7 @@ import (
 
 // TestQuickstart runs the quickstart as `go run` does and checks that every scenario ends the
 // way its transcript says: repaired, run after its prerequisite, replayed, waited for,
-// confirmed — and that no side effect ran twice (run itself fails otherwise).
+// confirmed by the policy, confirmed by a (simulated) person over MCP — and that no side effect ran twice (run itself fails otherwise).
 func TestQuickstart(t *testing.T) {
 	var out bytes.Buffer
 	if err := Run(&out); err != nil {
@@ -27,6 +27,8 @@ func TestQuickstart(t *testing.T) {
 		"retry after 20ms",
 		"-> confirm: confirmation challenge",
 		"a charge whose response is lost    2         201 (replayed)  charge ×1",
+		`person (simulated, no TTY) asked by the server: delete_customer {"id":"cus_grace"}? approve`,
+		"a deletion a person confirms       1         200             delete_customer ×1", // this call's, not the earlier deletion's too
 		"every side effect executed exactly once",
 	} {
 		if !strings.Contains(s, want) {

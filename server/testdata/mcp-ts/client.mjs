@@ -161,12 +161,53 @@ async function main() {
     await client.callTool({ name: "charge", arguments: { ...chargeArgs, idempotencyKey: "ts-key-2" } }),
   );
 
+  out.elicitation = await elicitation();
+
   if (out.sessionId && typeof transport.terminateSession === "function") {
     await transport.terminateSession();
     out.terminated = transport.sessionId === undefined;
   }
   await client.close();
   process.stdout.write(JSON.stringify(out) + "\n");
+}
+
+// elicitation runs a second client that declares the elicitation capability and answers the
+// server's confirmation questions as a person would: it declines the first, then accepts the
+// second, each a delete_customer of cus_grace. Where the server can ask (a session it can send
+// requests on, or protocol 2026-07-28, whose question comes in the tool's result), the
+// deletion runs once, on the accepted question; where it cannot (a stateless endpoint with
+// 2025-11-25), the client gets the token flow instead, and nothing is asked.
+async function elicitation() {
+  const answers = ["decline", "accept"];
+  const questions = [];
+  const capabilities = { elicitation: { form: {} } };
+  const options = { ...clientOptions(), capabilities };
+  const asking = new Client({ name: "remedy-ts-interop-person", version: "1.0.0" }, options);
+  const answer = async (request) => {
+    const params = request.params ?? {};
+    questions.push({
+      message: params.message ?? null,
+      meta: params._meta ?? null,
+      properties: Object.keys(params.requestedSchema?.properties ?? {}),
+    });
+    const action = answers.shift() ?? "cancel";
+    return action === "accept" ? { action, content: { approve: true } } : { action };
+  };
+  if (sdk === "v2") {
+    asking.setRequestHandler("elicitation/create", answer);
+  } else {
+    const { ElicitRequestSchema } = await import("@modelcontextprotocol/sdk/types.js");
+    asking.setRequestHandler(ElicitRequestSchema, answer);
+  }
+  const t = stdio
+    ? new StdioClientTransport({ command: target, args: ["serve", "--stdio"] })
+    : new StreamableHTTPClientTransport(new URL(target));
+  await asking.connect(t);
+  const args = { id: "cus_grace" };
+  const declined = record(await asking.callTool({ name: "delete_customer", arguments: args }));
+  const accepted = record(await asking.callTool({ name: "delete_customer", arguments: args }));
+  await asking.close();
+  return { declined, accepted, questions };
 }
 
 main().catch((err) => {

@@ -1,0 +1,124 @@
+package mcp_test
+
+import (
+	"context"
+	"errors"
+	"net/http/httptest"
+	"sync"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/internal/demo/billing"
+	"github.com/remedy-go/remedy/mcp"
+)
+
+// askedPolicy is a ConfirmPolicy that records the challenges it sees and answers with decide.
+type askedPolicy struct {
+	mu     sync.Mutex
+	seen   []remedy.Challenge
+	decide func(*remedy.Challenge) (bool, error)
+}
+
+func (p *askedPolicy) Approve(_ context.Context, ch *remedy.Challenge) (bool, error) {
+	p.mu.Lock()
+	p.seen = append(p.seen, *ch)
+	p.mu.Unlock()
+	return p.decide(ch)
+}
+
+// elicitingClient connects remedy's MCP client, answering elicitations through policy, to the
+// billing API served over streamable HTTP on loopback (a stateful session).
+func elicitingClient(t *testing.T, policy remedy.ConfirmPolicy) (*mcp.Client, *billing.Store) {
+	t.Helper()
+	api, store, err := billing.New()
+	require.NoError(t, err)
+	srv := httptest.NewServer(api)
+	t.Cleanup(srv.Close)
+	ctx := context.Background()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "agent", Version: "1"},
+		&sdk.ClientOptions{ElicitationHandler: mcp.ElicitationHandler(policy)}).Connect(ctx,
+		&sdk.StreamableClientTransport{Endpoint: srv.URL + "/mcp", DisableStandaloneSSE: true}, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { cs.Close() })
+	c, err := mcp.NewClient(ctx, cs, remedy.Loop{Confirm: policy})
+	require.NoError(t, err)
+	return c, store
+}
+
+// TestElicitationHandler: the policy answers the server's question with what it needs — the
+// operation, the exact arguments, the message, and that it comes from elicitation — and its
+// answer decides: approved runs the call in one attempt, refused is confirmation_declined, an
+// error is a cancel (no answer: confirmation_required without a token). No token is ever sent.
+func TestElicitationHandler(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		decide func(*remedy.Challenge) (bool, error)
+		code   string
+		cause  error
+	}{
+		{name: "approved", decide: func(*remedy.Challenge) (bool, error) { return true, nil }},
+		{name: "refused", decide: func(*remedy.Challenge) (bool, error) { return false, nil },
+			code: "confirmation_declined", cause: remedy.ErrNotRetryable},
+		{name: "policy error", decide: func(*remedy.Challenge) (bool, error) { return false, errors.New("no person at hand") },
+			code: "confirmation_required", cause: remedy.ErrConfirmationRequired},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := &askedPolicy{decide: tc.decide}
+			c, store := elicitingClient(t, p)
+			resp, err := c.Call(context.Background(), "delete_customer", map[string]any{"id": "cus_ada"})
+			require.Len(t, p.seen, 1, "asked once")
+			ch := p.seen[0]
+			assert.True(t, ch.Elicited)
+			assert.Equal(t, "delete_customer", ch.Operation)
+			assert.JSONEq(t, `{"id":"cus_ada"}`, string(ch.Args))
+			assert.Contains(t, ch.Message, "delete_customer — Delete a customer and all their invoices")
+			assert.Empty(t, ch.Token)
+			if tc.code == "" {
+				require.NoError(t, err)
+				assert.JSONEq(t, `{"id":"cus_ada","deleted":true}`, string(resp.Body))
+				assert.Len(t, resp.Attempts, 1, "confirmed within the call")
+				assert.Equal(t, 1, store.Effects("delete_customer"))
+				return
+			}
+			var ce *remedy.CallError
+			require.ErrorAs(t, err, &ce)
+			assert.ErrorIs(t, err, tc.cause)
+			require.NotNil(t, ce.Envelope)
+			assert.Equal(t, tc.code, ce.Envelope.Code)
+			assert.Empty(t, ce.Envelope.ConfirmationToken)
+			assert.Len(t, ce.Attempts, 1, "not sent again")
+			assert.Zero(t, store.Effects("delete_customer"))
+		})
+	}
+}
+
+// TestElicitationHandlerOtherQuestions: a question that is not a remedy confirmation is
+// cancelled without asking the policy, which could not know what it answers.
+func TestElicitationHandlerOtherQuestions(t *testing.T) {
+	t.Parallel()
+	asked := false
+	h := mcp.ElicitationHandler(remedy.ConfirmFunc(func(context.Context, *remedy.Challenge) (bool, error) {
+		asked = true
+		return true, nil
+	}))
+	for _, params := range []*sdk.ElicitParams{
+		{Message: "Your e-mail?", RequestedSchema: map[string]any{"type": "object",
+			"properties": map[string]any{"email": map[string]any{"type": "string"}}}},
+		{Message: "Subscribe?", RequestedSchema: map[string]any{"type": "object",
+			"properties": map[string]any{"approve": map[string]any{"type": "boolean"}}}},
+		{Mode: "url", URL: "https://example.com", Meta: sdk.Meta{remedy.MetaConfirmation: map[string]any{"operation": "x"}}},
+		{Meta: sdk.Meta{remedy.MetaConfirmation: map[string]any{"operation": "x"}}, RequestedSchema: map[string]any{"type": "object",
+			"properties": map[string]any{"approve": map[string]any{"type": "boolean"}, "amount": map[string]any{"type": "number"}}}},
+	} {
+		res, err := h(context.Background(), &sdk.ElicitRequest{Params: params})
+		require.NoError(t, err)
+		assert.Equal(t, "cancel", res.Action, "%+v", params)
+	}
+	assert.False(t, asked)
+}
