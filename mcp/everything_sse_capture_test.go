@@ -1,11 +1,9 @@
 package mcp_test
 
 import (
-	"bytes"
 	"flag"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -79,20 +77,8 @@ func TestEverythingEventStreamCapture(t *testing.T) {
 				t.Fatalf("read as %v %+v, want a failure of dialect %s: %s", ok, e, c.dialect, body)
 			}
 			got := corpus.FormatHTTP(resp.StatusCode, http.Header{"Content-Type": {resp.Header.Get("Content-Type")}}, body)
-			path := filepath.Join("..", "testdata", "envelopes", c.dialect, c.name+".http")
-			if *captureSSE {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test ./mcp -run EverythingEventStreamCapture -capture)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("server-everything's answer changed; recorded:\n%s\nnow:\n%s", want, got)
-			}
+			corpus.Recording{Path: filepath.Join("..", "testdata", "envelopes", c.dialect, c.name+".http"),
+				Rerun: "go test ./mcp -run EverythingEventStreamCapture -capture"}.Check(t, got, *captureSSE)
 		})
 	}
 }

@@ -1,12 +1,10 @@
 package server_test
 
 import (
-	"bytes"
 	"flag"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -71,20 +69,8 @@ func TestGoSDKEventStreamCapture(t *testing.T) {
 				t.Fatalf("read as %v %+v, want %s %s", ok, e, c.dialect, c.code)
 			}
 			got := corpus.FormatHTTP(resp.StatusCode, http.Header{"Content-Type": {resp.Header.Get("Content-Type")}}, body)
-			path := filepath.Join("..", "testdata", "envelopes", c.dialect, c.name+".http")
-			if *captureSSE {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test ./server -run GoSDKEventStreamCapture -capture)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("the go-sdk's answer changed; recorded:\n%s\nnow:\n%s", want, got)
-			}
+			corpus.Recording{Path: filepath.Join("..", "testdata", "envelopes", c.dialect, c.name+".http"),
+				Rerun: "go test ./server -run GoSDKEventStreamCapture -capture"}.Check(t, got, *captureSSE)
 		})
 	}
 }

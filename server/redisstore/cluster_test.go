@@ -6,6 +6,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -282,27 +283,13 @@ func TestClusterFailoverLosesUnreplicatedClaim(t *testing.T) {
 	const scope, key = "lost", "k"
 	fp := []byte("fp")
 
-	slot, err := client.ClusterKeySlot(ctx, "{"+scope+"}").Result()
-	require.NoError(t, err)
-	master := c.MasterOf(int(slot))
-	replica := c.ReplicasOf(master)[0]
-	c.Pause(replica)
-	paused := true
-	t.Cleanup(func() {
-		if paused {
-			c.Resume(replica)
-		}
-	})
-	// The master drops its link to the replica, which, paused, cannot reconnect: nothing
-	// written from now on reaches it.
-	require.NoError(t, c.Node(master).Do(ctx, "client", "kill", "type", "replica").Err())
+	master, replica, resume := cutOffReplica(t, c, client, scope)
 
 	_, claimed, err := s.Claim(ctx, scope, key, fp, "first", time.Hour)
 	require.NoError(t, err)
 	require.True(t, claimed, "the master acknowledges the claim")
 	c.Kill(master)
-	c.Resume(replica)
-	paused = false
+	resume()
 
 	var second server.IdempotencyRecord
 	failures, last := untilAnswered(t, "a second claim after the master was killed", func() error {
@@ -315,4 +302,22 @@ func TestClusterFailoverLosesUnreplicatedClaim(t *testing.T) {
 	assert.Contains(t, c.Masters(), replica, "the replica was promoted")
 	assert.True(t, claimed, fmt.Sprintf("the promoted replica has the unreplicated claim (%+v): "+
 		"if this now fails, the Store waits for replicas; update this test and the README", second))
+}
+
+// cutOffReplica pauses the replica of the master serving scope's slot and has the master drop
+// its link to it, which, paused, it cannot restore: nothing written from then on reaches the
+// replica. resume lets the replica run again (it is also resumed when t ends).
+func cutOffReplica(t *testing.T, c *redistest.Cluster, client *redis.ClusterClient, scope string) (master, replica string, resume func()) {
+	t.Helper()
+	ctx := context.Background()
+	slot, err := client.ClusterKeySlot(ctx, "{"+scope+"}").Result()
+	require.NoError(t, err)
+	master = c.MasterOf(int(slot))
+	replica = c.ReplicasOf(master)[0]
+	c.Pause(replica)
+	var once sync.Once
+	resume = func() { once.Do(func() { c.Resume(replica) }) }
+	t.Cleanup(resume)
+	require.NoError(t, c.Node(master).Do(ctx, "client", "kill", "type", "replica").Err())
+	return master, replica, resume
 }

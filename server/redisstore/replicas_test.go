@@ -41,18 +41,7 @@ func TestClusterFailoverUnreplicatedClaimFailsClosed(t *testing.T) {
 	const scope, key = "closed", "k"
 	fp := []byte("fp")
 
-	slot, err := client.ClusterKeySlot(ctx, "{"+scope+"}").Result()
-	require.NoError(t, err)
-	master := c.MasterOf(int(slot))
-	replica := c.ReplicasOf(master)[0]
-	c.Pause(replica)
-	paused := true
-	t.Cleanup(func() {
-		if paused {
-			c.Resume(replica)
-		}
-	})
-	require.NoError(t, c.Node(master).Do(ctx, "client", "kill", "type", "replica").Err())
+	master, replica, resume := cutOffReplica(t, c, client, scope)
 
 	_, claimed, err := s.Claim(ctx, scope, key, fp, "first", time.Hour)
 	require.ErrorIs(t, err, redisstore.ErrNotReplicated, "a claim no replica holds is not reported held")
@@ -66,8 +55,7 @@ func TestClusterFailoverUnreplicatedClaimFailsClosed(t *testing.T) {
 	require.NoError(t, unwaited.Release(ctx, scope, key, "probe"))
 
 	c.Kill(master)
-	c.Resume(replica)
-	paused = false
+	resume()
 	_, _ = untilAnswered(t, "a claim after the master was killed", func() error {
 		_, claimed, err = s.Claim(ctx, scope, key, fp, "second", time.Hour)
 		if errors.Is(err, redisstore.ErrNotReplicated) {

@@ -122,3 +122,38 @@ func FormatHTTP(status int, header http.Header, body []byte) []byte {
 	b.Write(body)
 	return b.Bytes()
 }
+
+// Recording is a peer's answer as a test recorded it in the corpus: the file at Path, and how
+// to record it again (Rerun: the go test command with -capture).
+type Recording struct {
+	Path, Rerun string
+}
+
+// Check compares a live answer, in the corpus's format (FormatHTTP), with the recording; with
+// rewrite set (a test's -capture flag) it writes the answer there instead. It reports what it
+// found on tb: a missing recording or a changed answer fails the test, with the way to record it.
+func (r Recording) Check(tb TB, got []byte, rewrite bool) {
+	tb.Helper()
+	if rewrite {
+		if err := os.WriteFile(r.Path, got, 0o644); err != nil {
+			tb.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(r.Path)
+	if err != nil {
+		tb.Fatalf("%v (run %s)", err, r.Rerun)
+	}
+	if !bytes.Equal(got, want) {
+		tb.Errorf("the peer's answer changed (%s to record it); recorded:\n%s\nnow:\n%s", r.Rerun, want, got)
+	}
+}
+
+// TB is what Check reports to: a *testing.T or *testing.B (kept an interface here so that
+// the corpus's readers, which the benchmarks use, do not import package testing).
+type TB interface {
+	Helper()
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+	Errorf(format string, args ...any)
+}
