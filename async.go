@@ -317,7 +317,7 @@ func (r *run) polled(f *following, resp *Response, err error, s *State, lim Limi
 		return stop(ErrOperationFailed, "the operation was canceled"), opFailure(resp, "operation_canceled", "the operation was canceled ("+word+")")
 	case st == statePending || (st == stateNone && resp.Status == http.StatusAccepted):
 		if loc, err := location(resp.Header, f.loc); err == nil && loc != nil && resp.Status == http.StatusAccepted {
-			if !sameOriginURL(loc, f.loc) {
+			if !sameOrigin(loc, f.loc) {
 				return stop(ErrPollLocation, "the status resource moved to another origin than the API's, which is not sent the caller's credentials"), nil
 			}
 			f.loc = loc
@@ -330,7 +330,7 @@ func (r *run) polled(f *following, resp *Response, err error, s *State, lim Limi
 				return stop(ErrPollLocation, "the operation succeeded and named a result location that is not a URL"), nil
 			}
 			u = f.loc.ResolveReference(u)
-			if !sameOriginURL(u, f.loc) {
+			if !sameOrigin(u, f.loc) {
 				f.loc = u
 				return stop(ErrPollLocation, "the operation succeeded; its result is at another origin than the API's, which is not sent the caller's credentials"), nil
 			}
@@ -513,9 +513,6 @@ var errPollRedirect = errors.New("a poll was redirected to another origin")
 type pollKey struct{}
 
 func isPoll(ctx context.Context) bool { return ctx.Value(pollKey{}) != nil }
-
-// sameOriginURL reports whether a and b have one scheme, host and port.
-func sameOriginURL(a, b *url.URL) bool { return sameOrigin(a, b) }
 
 // requestURL is the URL of the attempt req sent: the base URL's origin and the attempt's path.
 func (t opTransport) requestURL(req *Request) *url.URL {
