@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -367,11 +368,12 @@ func (c *Client) Call(ctx context.Context, name string, args any, opts ...CallOp
 // NewCall makes the Call of operation with args (as Client.Call takes them: nil, a JSON
 // object as json.RawMessage or []byte, or any value that encodes to a JSON object) and opts,
 // for a Loop of the caller's own (package mcp's, for one). Arguments that are not a JSON
-// object are a *CallError wrapping ErrNotRetryable.
+// object are a *CallError wrapping ErrInvalidArguments.
 func NewCall(operation string, args any, opts ...CallOption) (Call, error) {
 	raw, err := encodeArgs(args)
 	if err != nil {
-		return Call{}, &CallError{Operation: operation, Cause: ErrNotRetryable, Detail: "the arguments are not a JSON object", Err: err}
+		return Call{}, &CallError{Operation: operation, Cause: ErrInvalidArguments, Detail: "the arguments are not a JSON object",
+			Err: &ArgumentsError{Issues: []Issue{{Code: "not_object", Message: err.Error()}}}}
 	}
 	call := Call{Operation: operation, Args: raw, checked: true}
 	for _, o := range opts {
@@ -661,7 +663,7 @@ func buildRequest(ctx context.Context, base, baseQuery string, op *registered, a
 		t := getTape()
 		defer putTape(t)
 		if !t.parse(view(args)) || t.root().kind() != kObject {
-			return nil, errors.New("the arguments are not a JSON object")
+			return nil, argumentsError("", "not_object", "the arguments are not a JSON object")
 		}
 		var kept bytes.Buffer
 		moved := false
@@ -671,7 +673,7 @@ func buildRequest(ctx context.Context, base, baseQuery string, op *registered, a
 			case slices.Contains(names, name):
 				s, err := paramText(v)
 				if err != nil {
-					return nil, fmt.Errorf("path parameter %q: %w", name, err)
+					return nil, argumentsError(name, "type", "path parameter "+strconv.Quote(name)+": "+err.Error())
 				}
 				pathVals[slices.Index(names, name)] = s
 				moved = true
@@ -680,7 +682,7 @@ func buildRequest(ctx context.Context, base, baseQuery string, op *registered, a
 					query = url.Values{}
 				}
 				if err := addQuery(query, name, v); err != nil {
-					return nil, fmt.Errorf("query parameter %q: %w", name, err)
+					return nil, argumentsError(name, "type", "query parameter "+strconv.Quote(name)+": "+err.Error())
 				}
 				moved = true
 			default:
@@ -814,12 +816,12 @@ func expandPath(b *strings.Builder, tmpl string, names, vals []string) error {
 		j := strings.IndexByte(rest, '}')
 		v := vals[n]
 		if v == "" {
-			return fmt.Errorf("missing path parameter %q", names[n])
+			return argumentsError(names[n], "required", "missing path parameter "+strconv.Quote(names[n]))
 		}
 		if v == "." || v == ".." {
 			// A dot segment is not escaped by PathEscape and would move the request to
 			// another resource once the path is normalized.
-			return fmt.Errorf("path parameter %q: %q is a dot segment", names[n], v)
+			return argumentsError(names[n], "invalid_value", "path parameter "+strconv.Quote(names[n])+": "+strconv.Quote(v)+" is a dot segment")
 		}
 		b.WriteString(rest[:i])
 		b.WriteString(url.PathEscape(v))

@@ -1090,7 +1090,7 @@ func TestClientArgumentPlacement(t *testing.T) {
 			"trailing junk": json.RawMessage(`{"a":1} {}`),
 		} {
 			_, err := c.Call(context.Background(), "create_order", args)
-			ce := callError(t, err, remedy.ErrNotRetryable)
+			ce := callError(t, err, remedy.ErrInvalidArguments)
 			assert.Empty(t, ce.Attempts, name)
 		}
 		_, err := c.Call(context.Background(), "no_such_operation", json.RawMessage(`{}`))
@@ -1105,7 +1105,12 @@ func TestClientArgumentPlacement(t *testing.T) {
 		srv := newScripted(t, func(w http.ResponseWriter, r *http.Request, n int) { reply(w, 200, `{}`) })
 		c := newClient(t, srv, remedy.WithOperations(opGetOrder))
 		_, err := c.Call(context.Background(), "get_order", json.RawMessage(`{}`))
-		callError(t, err, remedy.ErrNotRetryable)
+		callError(t, err, remedy.ErrInvalidArguments)
+		var ae *remedy.ArgumentsError
+		require.ErrorAs(t, err, &ae, "the error names the argument")
+		require.Len(t, ae.Issues, 1)
+		assert.Equal(t, "/id", ae.Issues[0].Path)
+		assert.Equal(t, "required", ae.Issues[0].Code)
 		assert.Empty(t, srv.requests())
 	})
 }
@@ -1185,7 +1190,7 @@ func TestClientPathParameterDotSegments(t *testing.T) {
 	))
 	for _, id := range []string{"..", "."} {
 		_, err := c.Call(context.Background(), "cancel_order", map[string]string{"id": id})
-		callError(t, err, remedy.ErrNotRetryable)
+		callError(t, err, remedy.ErrInvalidArguments)
 	}
 	_, err := c.Call(context.Background(), "checkout", json.RawMessage(`{}`))
 	callError(t, err, remedy.ErrNextOperation)

@@ -59,7 +59,50 @@ var (
 	// which would be sent the caller's credentials, or no URL at all. CallError.Accepted holds
 	// the location, for a caller who trusts it.
 	ErrPollLocation = errors.New("the accepted operation's status location is not followed")
+	// ErrInvalidArguments: the client found, before sending anything, that the arguments
+	// cannot make the request — not a JSON object, a path parameter missing or not a scalar,
+	// a member only the loop may set (a confirmation token, an idempotency key) — so nothing
+	// was sent. CallError.Err is an *ArgumentsError naming each argument.
+	ErrInvalidArguments = errors.New("invalid arguments, nothing sent")
 )
+
+// ArgumentsError says what is wrong with a call's arguments, as the client found it before
+// sending anything (ErrInvalidArguments). Each issue names an argument by its JSON Pointer
+// ("" for the arguments as a whole), with a code (required, type, invalid_value, reserved,
+// not_object) and a message.
+type ArgumentsError struct {
+	Issues []Issue
+}
+
+// Error lists the issues: "/sku: required: missing path parameter".
+func (e *ArgumentsError) Error() string {
+	var b strings.Builder
+	b.WriteString("invalid arguments")
+	for i, is := range e.Issues {
+		if i == 0 {
+			b.WriteString(": ")
+		} else {
+			b.WriteString("; ")
+		}
+		if is.Path != "" {
+			b.WriteString(is.Path)
+			b.WriteString(": ")
+		}
+		b.WriteString(is.Message)
+	}
+	return b.String()
+}
+
+// argumentsError is one issue with an argument as an *ArgumentsError; name is the argument's
+// member name at the top level ("" for the arguments as a whole).
+func argumentsError(name, code, message string) *ArgumentsError {
+	var path strings.Builder
+	if name != "" {
+		path.WriteByte('/')
+		writeEscaped(&path, name)
+	}
+	return &ArgumentsError{Issues: []Issue{{Path: path.String(), Code: code, Message: message}}}
+}
 
 // RetryLater is the wait a server asked for before a retry can succeed, when the loop would
 // not spend it: longer than Limits.MaxWait (ErrWaitTooLong), past Limits.MaxElapsed

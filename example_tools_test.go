@@ -51,7 +51,7 @@ func ExampleToolset() {
 	// The call failed with invalid_body (HTTP 422): currency must be one of usd, eur.
 	// Fix these fields:
 	// - /currency [enum]: currency must be one of usd, eur (allowed "usd", "eur"; suggested "eur")
-	// Change the fields above, then call again; the same call will fail the same way.
+	// create_invoice did not run. Change the fields above, then call it again; the same call will fail the same way.
 	// {"id":"in_1","status":"draft"}
 }
 

@@ -136,7 +136,7 @@ func TestHooksCallEndOnEveryPath(t *testing.T) {
 		want   error
 	}{
 		{name: "success", bodies: []string{""}},
-		{name: "arguments not an object", args: `[1]`, want: remedy.ErrNotRetryable},
+		{name: "arguments not an object", args: `[1]`, want: remedy.ErrInvalidArguments},
 		{name: "not retryable", bodies: []string{fatal}, want: remedy.ErrNotRetryable},
 		{name: "attempts exhausted", bodies: []string{unavailable, unavailable, unavailable}, want: remedy.ErrAttemptsExhausted},
 		{name: "budget exhausted", bodies: []string{unavailable, unavailable}, budget: remedy.NewRetryBudget(1, 0), want: remedy.ErrRetryBudget},

@@ -119,7 +119,8 @@ type Decision struct {
 //  1. No transport error and no failure (or a failure whose severity is info or warning):
 //     return. A success beats a context that ended meanwhile.
 //  2. The context is done: stop (ErrDeadline).
-//  3. A transport error: retry unchanged when it is transient (connection refused or reset,
+//  3. A transport error: an *ArgumentsError (the arguments cannot make a request, so nothing
+//     was sent) stops (ErrInvalidArguments); otherwise, retry unchanged when it is transient (connection refused or reset,
 //     EOF, a timeout) and either the request was never written (NotSent, a failed dial) or it
 //     is safe to repeat (State.SafeToRepeat); a transient error after the request was written
 //     that is not safe to repeat stops (ErrOutcomeUnknown: it may have executed); any other
@@ -166,6 +167,8 @@ func Decide(env *Envelope, err error, s *State) Decision {
 		return stop(ErrDeadline, "the context is done")
 	case err != nil:
 		switch {
+		case argumentsFault(err):
+			return stop(ErrInvalidArguments, "the arguments cannot make a request; nothing was sent")
 		case !neterr.Transient(err):
 			return stop(ErrNotRetryable, "the transport failed for good")
 		case notSentError(err):
@@ -342,6 +345,22 @@ func notSentError(err error) bool {
 			if x.Op == "dial" {
 				return true
 			}
+		}
+		u, ok := e.(interface{ Unwrap() error })
+		if !ok {
+			return false
+		}
+		e = u.Unwrap()
+	}
+	return false
+}
+
+// argumentsFault reports whether err is the transport's *ArgumentsError: the arguments could
+// not make a request, and nothing was sent. It walks the chain by hand, as notSentError does.
+func argumentsFault(err error) bool {
+	for e := err; e != nil; {
+		if _, ok := e.(*ArgumentsError); ok {
+			return true
 		}
 		u, ok := e.(interface{ Unwrap() error })
 		if !ok {
@@ -584,7 +603,8 @@ func (r *run) send(ctx context.Context, t Transport, c Call, depth int) (*Respon
 	l := r.loop
 	lim := l.Limits.withDefaults()
 	if len(c.Args) > 0 && !c.checked && !isJSONObject(c.Args) {
-		return nil, &CallError{Operation: c.Operation, Cause: ErrNotRetryable, Detail: "the arguments are not a JSON object", Attempts: r.attempts}
+		return nil, &CallError{Operation: c.Operation, Cause: ErrInvalidArguments, Detail: "the arguments are not a JSON object", Attempts: r.attempts,
+			Err: argumentsError("", "not_object", "the arguments are not a JSON object")}
 	}
 	var bo backoff.BackOff // made when a retry first needs it
 	keys := keyring{caller: c.IdempotencyKey, spare: &r.key}

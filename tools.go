@@ -261,6 +261,7 @@ var ErrToolFailed = errors.New("remedy: the tool call did not succeed")
 // trace, an HTML page or a Go error's internals. It is safe for concurrent use.
 type Toolset struct {
 	tools []*Tool
+	ops   []Operation // every tool's operation, for the tool that reads what another writes
 	// byOperation finds a tool by its operation's name where that is not its tool name.
 	byOperation map[string]*Tool
 	call        CallFunc
@@ -276,14 +277,14 @@ type Toolset struct {
 // ("a_b_k3x9..."), deterministically. The model's calls may name a tool by its tool name or
 // by its operation's name; the call runs the operation by its own name.
 func NewToolset(ops []Operation, call CallFunc, opts ToolOptions) *Toolset {
-	ts := &Toolset{call: call, opts: opts}
+	ts := &Toolset{call: call, opts: opts, ops: slices.Clone(ops)}
 	names := make([]string, len(ops))
 	for i, op := range ops {
 		names[i] = op.Name
 	}
 	portable := portableNames(names)
 	for i, op := range ops {
-		t := &Tool{ts: ts, def: op.ToolDefinition()}
+		t := &Tool{ts: ts, op: op, def: op.ToolDefinition()}
 		t.def.Name = portable[i]
 		t.desc = t.def.Description
 		if opts.SchemaInDescription {
@@ -396,6 +397,7 @@ func (e *toolError) Unwrap() error { return ErrToolFailed }
 // langchaingo.
 type Tool struct {
 	ts   *Toolset
+	op   Operation
 	def  ToolDefinition
 	desc string // def.Description, with the schema when ToolOptions.SchemaInDescription
 }
@@ -422,18 +424,68 @@ func (t *Tool) invoke(ctx context.Context, input string) (ToolResult, error) {
 	if err != nil {
 		return ToolResult{Failed: true, Output: fmt.Sprintf("The arguments of %s must be one JSON object (%s). Call it again with a JSON object.", t.def.Name, err)}, nil
 	}
+	if ae := reservedArguments(args); ae != nil {
+		// Nothing is sent: a model that could set these would confirm on its own, or
+		// replay another call's result.
+		ce := &CallError{Operation: t.def.Operation, Cause: ErrInvalidArguments, Detail: "the arguments carry a member only the loop sends", Err: ae}
+		return ToolResult{Failed: true, Output: failureText(t.def.Name, &t.op, ce, nil) +
+			"(The program sends " + ArgConfirmationToken + " and " + ArgIdempotencyKey + " itself; a confirmation is the user's to give, through the program.)\n", Err: ce}, nil
+	}
 	resp, err := t.ts.call(ctx, t.def.Operation, args)
 	if err == nil {
 		out := string(resp.Body)
 		if len(resp.Body) == 0 {
 			out = fmt.Sprintf(`{"status":%d}`, resp.Status)
 		}
-		return ToolResult{Output: out, Response: resp}, nil
+		return ToolResult{Output: redactLong(out, attemptSecrets(nil, resp.Attempts)), Response: resp}, nil
 	}
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return ToolResult{Failed: true, Err: err}, ctxErr
 	}
-	return ToolResult{Failed: true, Output: failureText(t.def.Name, err), Err: err}, nil
+	return ToolResult{Failed: true, Output: failureText(t.def.Name, &t.op, err, t.ts.readOf), Err: err}, nil
+}
+
+// readOf names the tool that reads what op writes ("" when none): see readOf.
+func (ts *Toolset) readOf(op *Operation) string {
+	name := readOf(op, ts.ops)
+	if name == "" {
+		return ""
+	}
+	if t, ok := ts.Tool(name); ok {
+		return t.def.Name // the name the model knows it by
+	}
+	return name
+}
+
+// reservedArguments refuses arguments that carry a member the loop alone sends: the
+// confirmation token (which only a payload the caller's ConfirmPolicy approved goes with) and
+// the idempotency key. Nil when they carry neither.
+func reservedArguments(args json.RawMessage) *ArgumentsError {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(args, &m) != nil {
+		return nil // not an object: the loop says so
+	}
+	var ae *ArgumentsError
+	for _, name := range []string{ArgConfirmationToken, ArgIdempotencyKey} {
+		if _, ok := m[name]; ok {
+			if ae == nil {
+				ae = &ArgumentsError{}
+			}
+			ae.Issues = append(ae.Issues, Issue{Path: "/" + name, Code: "reserved", Message: name + " is sent by the program, not by a tool call: leave it out"})
+		}
+	}
+	return ae
+}
+
+// redactLong replaces in a success's body the secrets long enough not to be mistaken for
+// ordinary values (8 bytes or more): a result the model reads never echoes a key or a token.
+func redactLong(s string, secrets []string) string {
+	for _, x := range secrets {
+		if len(x) >= 8 && strings.Contains(s, x) {
+			s = strings.ReplaceAll(s, x, withheld)
+		}
+	}
+	return s
 }
 
 // toolArguments reads a model's arguments: one JSON object; empty and null are none.
@@ -449,36 +501,4 @@ func toolArguments(input string) (json.RawMessage, error) {
 		return nil, errors.New("it is not valid JSON")
 	}
 	return json.RawMessage(s), nil
-}
-
-// failureText is what a model reads of a call that did not succeed: the last failure's
-// repair instruction when the server sent one, else why the call stopped, in words. A
-// confirmation challenge is told without its token.
-func failureText(name string, err error) string {
-	var ce *CallError
-	if !errors.As(err, &ce) {
-		return fmt.Sprintf("The call to %s failed: %s.", name, strings.TrimPrefix(err.Error(), "remedy: "))
-	}
-	var b strings.Builder
-	if errors.Is(ce.Cause, ErrConfirmationRequired) {
-		// Not the envelope's prompt: it holds the token, and a model that could send it back
-		// would confirm on its own what the caller's ConfirmPolicy is there to decide.
-		fmt.Fprintf(&b, "%s needs a person's confirmation before it runs; it did not run. Ask the user whether to go ahead.", name)
-		if ce.Envelope != nil && ce.Envelope.Message != "" {
-			b.WriteString(" The server says: ")
-			b.WriteString(ce.Envelope.Message)
-		}
-		return b.String()
-	}
-	if ce.Envelope != nil {
-		b.WriteString(ce.Envelope.Prompt())
-		return b.String()
-	}
-	switch {
-	case errors.Is(ce.Cause, ErrNotRetryable) && ce.Err != nil:
-		fmt.Fprintf(&b, "The call to %s did not reach the server (%s). Calling it again now will fail the same way.", name, ce.Detail)
-	default:
-		fmt.Fprintf(&b, "The call to %s did not succeed: %s.", name, ce.Detail)
-	}
-	return b.String()
 }

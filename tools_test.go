@@ -196,7 +196,7 @@ func TestToolsetRunsTheLoop(t *testing.T) {
 
 	out, err = ts.Dispatch(ctx, "delete_customer", `{"id":"cus_ada"}`)
 	require.NoError(t, err)
-	assert.Contains(t, out, "needs a person's confirmation")
+	assert.Contains(t, out, "needs the user's confirmation")
 	assert.NotContains(t, out, "confirmation token", "the model is not handed the token: approving is the caller's")
 	assert.Equal(t, 0, store.Effects("delete_customer"), "nothing is confirmed on the model's behalf")
 

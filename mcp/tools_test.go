@@ -66,6 +66,6 @@ func TestToolsetOverMCP(t *testing.T) {
 
 	out, err = ts.Dispatch(ctx, "delete_customer", `{"id":"cus_ada"}`)
 	require.NoError(t, err)
-	assert.Contains(t, out, "needs a person's confirmation")
+	assert.Contains(t, out, "needs the user's confirmation")
 	assert.Zero(t, store.Effects("delete_customer"))
 }

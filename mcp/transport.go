@@ -27,6 +27,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -372,7 +373,10 @@ func transportCause(err error) (error, bool) {
 }
 
 // withProtocolArgs adds the token and the key to the arguments, keeping their bytes
-// otherwise.
+// otherwise. Arguments that carry either member themselves are refused
+// (remedy.ErrInvalidArguments, nothing sent): the loop alone sends them, the token only for a
+// payload the caller's ConfirmPolicy approved — a model that wrote one into its arguments
+// would confirm on its own.
 func withProtocolArgs(req *remedy.Request, info tool) (json.RawMessage, error) {
 	args := req.Args
 	if len(args) == 0 {
@@ -385,12 +389,25 @@ func withProtocolArgs(req *remedy.Request, info tool) (json.RawMessage, error) {
 	if req.IdempotencyKey != "" {
 		extra = append(extra, remedy.ArgIdempotencyKey, req.IdempotencyKey)
 	}
-	if len(extra) == 0 {
+	// A member named by an escape ("confirmation\u0054oken") is the same member: look for
+	// the names, or for any escape, before decoding.
+	mayCarry := bytes.IndexByte(args, '\\') >= 0 || bytes.Contains(args, []byte(remedy.ArgConfirmationToken)) ||
+		bytes.Contains(args, []byte(remedy.ArgIdempotencyKey))
+	if len(extra) == 0 && !mayCarry {
 		return args, nil
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(args, &m); err != nil || m == nil {
-		return nil, errors.New("remedy/mcp: the arguments are not a JSON object")
+		return nil, &remedy.ArgumentsError{Issues: []remedy.Issue{{Code: "not_object", Message: "the arguments are not a JSON object"}}}
+	}
+	for _, name := range []string{remedy.ArgConfirmationToken, remedy.ArgIdempotencyKey} {
+		if _, ok := m[name]; ok {
+			return nil, &remedy.ArgumentsError{Issues: []remedy.Issue{{Path: "/" + name, Code: "reserved",
+				Message: name + " is sent by the client's loop, not by the arguments"}}}
+		}
+	}
+	if len(extra) == 0 {
+		return args, nil
 	}
 	for i := 0; i < len(extra); i += 2 {
 		v, _ := json.Marshal(extra[i+1])

@@ -229,6 +229,6 @@ func TestProtocolErrorsAreEnvelopes(t *testing.T) {
 
 	_, err = c.Call(ctx, "note", "not an object")
 	require.ErrorAs(t, err, &ce)
-	assert.ErrorIs(t, err, remedy.ErrNotRetryable)
+	assert.ErrorIs(t, err, remedy.ErrInvalidArguments)
 	assert.Nil(t, ce.Envelope, "refused before sending")
 }

@@ -52,7 +52,10 @@ func confirm(next handler) handler {
 			if x.op.Summary != "" {
 				what += " (" + x.op.Summary + ")"
 			}
-			p := Error(CodeConfirmationRequired, what+" needs confirmation: if approved, send the identical call again with the token in "+x.tokenAt()+", within "+fmtDuration(cfg.TTL))
+			// The message says what waits and for how long; how to send the token back is the
+			// code's hint, for the program — a model reading the message could not act on it.
+			p := Error(CodeConfirmationRequired, what+" needs confirmation before it runs; a confirmation is good for this payload only, within "+fmtDuration(cfg.TTL))
+			p.Hint = "If the user approves, send the identical call again with the token in " + x.tokenAt() + "."
 			p.confirmationToken = token
 			x.obs.confirm = ConfirmationIssued
 			return p

@@ -225,7 +225,8 @@ func TestMCPConfirmationAcrossSurfaces(t *testing.T) {
 	env := toolEnvelope(t, call(t, ann, "delete_customer", map[string]any{"id": "cus_bob"}))
 	assert.Equal(t, "confirmation_required", env.Code)
 	require.NotEmpty(t, env.ConfirmationToken)
-	assert.Contains(t, env.Message, "confirmationToken argument", "the message speaks of the MCP argument")
+	assert.Contains(t, env.Hint, "confirmationToken argument", "the hint speaks of the MCP argument")
+	assert.NotContains(t, env.Message, "confirmationToken", "the message says what waits; how to confirm is the program's, in the hint")
 	assert.Zero(t, store.Effects("delete_customer"))
 
 	// Another payload with the token: refused, and the token is spent.
