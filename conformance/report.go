@@ -8,6 +8,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/remedy-go/remedy/internal/termsafe"
 )
 
 // Outcome is what a rule's check came to.
@@ -101,11 +103,14 @@ type TextOptions struct {
 
 // WriteText writes the report as a table for people: one line per rule with its outcome and
 // statement; then each failure with why and its evidence, each skip with why, and a last
-// line counting the outcomes.
+// line counting the outcomes. The details, the evidence and the target quote the server or the
+// document (a response's body, an operation's name): they are written escaped, their control
+// characters, escape sequences and bidirectional or invisible characters shown as \x1b,
+// \u202e..., so that what a server sent cannot act on the terminal or break a line.
 func (r *Report) WriteText(w io.Writer, o TextOptions) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, res := range r.Results {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", o.mark(res.Outcome), res.ID, res.Statement)
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", o.mark(res.Outcome), termsafe.String(res.ID), termsafe.String(res.Statement))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -117,18 +122,18 @@ func (r *Report) WriteText(w io.Writer, o TextOptions) error {
 		if res.Outcome == Skip || (res.Outcome == Pass && !o.Verbose) {
 			continue
 		}
-		fmt.Fprintf(&b, "\n%s %s", o.mark(res.Outcome), res.ID)
+		fmt.Fprintf(&b, "\n%s %s", o.mark(res.Outcome), termsafe.String(res.ID))
 		if res.Detail != "" {
-			fmt.Fprintf(&b, ": %s", res.Detail)
+			fmt.Fprintf(&b, ": %s", termsafe.String(res.Detail))
 		}
 		b.WriteByte('\n')
 		for _, ex := range res.Evidence {
-			fmt.Fprintf(&b, "    > %s\n", ex.Request)
+			fmt.Fprintf(&b, "    > %s\n", termsafe.String(ex.Request))
 			switch {
 			case ex.Status != 0:
-				fmt.Fprintf(&b, "    < %d %s\n", ex.Status, ex.Response)
+				fmt.Fprintf(&b, "    < %d %s\n", ex.Status, termsafe.String(ex.Response))
 			case ex.Response != "":
-				fmt.Fprintf(&b, "    < %s\n", ex.Response)
+				fmt.Fprintf(&b, "    < %s\n", termsafe.String(ex.Response))
 			}
 		}
 	}
@@ -136,11 +141,11 @@ func (r *Report) WriteText(w io.Writer, o TextOptions) error {
 		b.WriteByte('\n')
 		for _, res := range r.Results {
 			if res.Outcome == Skip {
-				fmt.Fprintf(&b, "%s %s: %s\n", o.mark(res.Outcome), res.ID, res.Detail)
+				fmt.Fprintf(&b, "%s %s: %s\n", o.mark(res.Outcome), termsafe.String(res.ID), termsafe.String(res.Detail))
 			}
 		}
 	}
-	fmt.Fprintf(&b, "\n%s: %d passed, %d failed, %d skipped (%s)\n", r.Target,
+	fmt.Fprintf(&b, "\n%s: %d passed, %d failed, %d skipped (%s)\n", termsafe.String(r.Target),
 		r.Count(Pass), r.Count(Fail), r.Count(Skip), r.Duration.Round(time.Millisecond))
 	_, err := io.WriteString(w, b.String())
 	return err

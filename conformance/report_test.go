@@ -150,3 +150,29 @@ func TestRunEndsWithItsContext(t *testing.T) {
 	assert.Contains(t, res.Detail, "ended early")
 	assert.Empty(t, rep.Failed(), "a cut run fails nothing for it")
 }
+
+// TestWriteTextEscapes: what a server or a document said reaches the text report as visible
+// escapes: its escape sequences do not act on the terminal, and its line breaks and tabs
+// neither start lines nor break the table.
+func TestWriteTextEscapes(t *testing.T) {
+	t.Parallel()
+	const hostile = "\x1b]0;pwned\x07\r\x1b[2K\x1b[1A\nPASS  everything\t\u202eevil"
+	const shown = `\x1b]0;pwned\x07\r\x1b[2K\x1b[1A\nPASS  everything\t\u202eevil`
+	rep := &conformance.Report{Target: "http://127.0.0.1:1/" + hostile, Results: []conformance.Result{
+		{Rule: conformance.Rule{ID: "envelope", Statement: "Every error is an envelope."}, Outcome: conformance.Fail,
+			Detail: "code " + hostile, Evidence: []conformance.Exchange{
+				{Request: "GET /" + hostile, Status: 404, Response: `{"error":"` + hostile + `"}`},
+				{Request: "GET /x", Response: "no response: " + hostile}}},
+		{Rule: conformance.Rule{ID: "trace-id", Statement: "5xx carry a trace id."}, Outcome: conformance.Skip, Detail: hostile},
+	}}
+	var b bytes.Buffer
+	require.NoError(t, rep.WriteText(&b, conformance.TextOptions{Verbose: true}))
+	s := b.String()
+	for _, c := range []string{"\x1b", "\r", "\t", "\u202e"} {
+		assert.NotContains(t, s, c)
+	}
+	assert.Equal(t, 6, strings.Count(s, shown), "the target, a detail, two requests or responses and a skip:\n%s", s)
+	for _, l := range strings.Split(s, "\n") {
+		assert.False(t, strings.HasPrefix(l, "PASS"), "a forged line %q", l)
+	}
+}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/remedy-go/remedy"
 	"github.com/remedy-go/remedy/internal/demo/transcript"
+	"github.com/remedy-go/remedy/internal/termsafe"
 	"github.com/remedy-go/remedy/mcp"
 )
 
@@ -203,7 +204,8 @@ func call(ctx context.Context, in *invocation) error {
 		approved = nil
 		mu.Unlock()
 		for _, l := range lines {
-			fmt.Fprintf(out, "    %s      %s\n", strings.Repeat("  ", a.Depth), l)
+			// l holds the server's words and the payload: escaped, like the attempt's lines.
+			fmt.Fprintf(out, "    %s      %s\n", strings.Repeat("  ", a.Depth), termsafe.String(l))
 		}
 	}
 	// A confirmation is approved by --confirm, else asked at the terminal, else refused. The
@@ -342,7 +344,11 @@ func callMCP(ctx context.Context, cfg *callConfig, policy remedy.ConfirmPolicy, 
 	}
 	if ok, _ := c.Transport().Registered(cfg.operation); !ok {
 		names, _ := c.Transport().Load(ctx)
-		return nil, usagef("call: %s has no tool %q (its tools: %s)", cfg.base.Redacted(), cfg.operation, strings.Join(names, ", "))
+		shown := make([]string, len(names)) // not in place: the transport keeps names
+		for i, n := range names {
+			shown[i] = termsafe.String(n)
+		}
+		return nil, usagef("call: %s has no tool %q (its tools: %s)", cfg.base.Redacted(), cfg.operation, strings.Join(shown, ", "))
 	}
 	cfg.title = fmt.Sprintf("%s on %s (MCP)", cfg.operation, cfg.base.Redacted())
 	return c.Call(ctx, cfg.operation, cfg.args, cfg.callOptions()...)
@@ -449,32 +455,29 @@ func plural(n int, one string) string {
 	return fmt.Sprintf("%d %ss", n, one)
 }
 
+// writeCallText writes how the call ended. Each line is escaped whole (see printLine): the
+// status, codes, messages, hints and errors are the server's words, the arguments and the
+// proposal may be a model's.
 func writeCallText(w io.Writer, resp *remedy.Response, ce *remedy.CallError) {
 	if ce == nil {
 		replayed := ""
 		if resp.Replayed {
 			replayed = ", replayed (Idempotency-Replayed: true): not executed again"
 		}
-		fmt.Fprintf(w, "=> %d%s, after %s\n", resp.Status, replayed, plural(len(resp.Attempts), "attempt"))
+		printLine(w, "=> %d%s, after %s", resp.Status, replayed, plural(len(resp.Attempts), "attempt"))
 		if e := resp.Envelope; e != nil {
-			fmt.Fprintf(w, "   %s: %s: %s\n", e.Severity, e.Code, e.Message)
+			printLine(w, "   %s: %s: %s", e.Severity, e.Code, e.Message)
 		}
-		if body := bytes.TrimSpace(resp.Body); len(body) > 0 {
-			var pretty bytes.Buffer
-			if json.Indent(&pretty, body, "", "  ") == nil {
-				body = pretty.Bytes()
-			}
-			fmt.Fprintf(w, "%s\n", body)
-		}
+		writeBody(w, resp.Body)
 		return
 	}
 	if ch := challenge(ce); ch != nil {
-		fmt.Fprintf(w, "=> not executed: %s needs confirmation\n", ch.Operation)
-		fmt.Fprintf(w, "   would confirm: %s %s\n", ch.Operation, ch.Args)
+		printLine(w, "=> not executed: %s needs confirmation", ch.Operation)
+		printLine(w, "   would confirm: %s %s", ch.Operation, ch.Args)
 		if ch.Message != "" {
-			fmt.Fprintf(w, "   the server says: %s\n", ch.Message)
+			printLine(w, "   the server says: %s", ch.Message)
 		}
-		fmt.Fprintln(w, "   rerun with --confirm to confirm this call")
+		printLine(w, "   rerun with --confirm to confirm this call")
 		return
 	}
 	if p := proposal(ce); p != nil {
@@ -482,35 +485,60 @@ func writeCallText(w io.Writer, resp *remedy.Response, ce *remedy.CallError) {
 		if op == "" {
 			op = ce.Operation
 		}
-		fmt.Fprintf(w, "=> not sent: the repair of %s changes what the call means (after %s)\n", op, plural(len(ce.Attempts), "attempt"))
+		printLine(w, "=> not sent: the repair of %s changes what the call means (after %s)", op, plural(len(ce.Attempts), "attempt"))
 		if e := p.Envelope; e != nil {
-			fmt.Fprintf(w, "   the server said: %d %s: %s\n", e.Status, e.Code, e.Message)
+			printLine(w, "   the server said: %d %s: %s", e.Status, e.Code, e.Message)
 		}
-		fmt.Fprintf(w, "   sent:     %s %s\n", op, compactJSON(p.Args))
-		fmt.Fprintf(w, "   proposed: %s %s\n", op, compactJSON(p.New))
+		printLine(w, "   sent:     %s %s", op, compactJSON(p.Args))
+		printLine(w, "   proposed: %s %s", op, compactJSON(p.New))
 		for _, c := range p.Changes {
 			lossy := ""
 			if c.Lossy {
 				lossy = " (lossy)"
 			}
-			fmt.Fprintf(w, "     change %s%s\n", transcript.Change(c), lossy)
+			printLine(w, "     change %s%s", transcript.Change(c), lossy)
 		}
-		fmt.Fprintf(w, "   %s\n", proposalHint)
+		printLine(w, "   %s", proposalHint)
 		return
 	}
-	fmt.Fprintf(w, "=> failed: %s", ce.Cause)
+	failed := fmt.Sprintf("=> failed: %s", ce.Cause)
 	if ce.Detail != "" {
-		fmt.Fprintf(w, ": %s", ce.Detail)
+		failed += ": " + ce.Detail
 	}
-	fmt.Fprintf(w, " (after %s)\n", plural(len(ce.Attempts), "attempt"))
+	printLine(w, "%s (after %s)", failed, plural(len(ce.Attempts), "attempt"))
 	if e := ce.Envelope; e != nil {
-		fmt.Fprintf(w, "   last failure: %d %s: %s\n", e.Status, e.Code, e.Message)
+		printLine(w, "   last failure: %d %s: %s", e.Status, e.Code, e.Message)
 		if e.Hint != "" {
-			fmt.Fprintf(w, "   hint: %s\n", e.Hint)
+			printLine(w, "   hint: %s", e.Hint)
 		}
 	}
 	if ce.Err != nil {
-		fmt.Fprintf(w, "   because: %v\n", ce.Err)
+		printLine(w, "   because: %v", ce.Err)
+	}
+}
+
+// printLine writes one line of the call's output, escaped whole (termsafe): the format is
+// the command's own printable text, and what a server or a model said, a newline in it
+// included, is shown instead of acting on the terminal.
+func printLine(w io.Writer, format string, a ...any) {
+	fmt.Fprintln(w, termsafe.String(fmt.Sprintf(format, a...)))
+}
+
+// writeBody writes a success's body: indented when it is JSON, each line escaped (a JSON
+// document's own line breaks are the indentation's, since its strings hold none); otherwise
+// escaped as one line, so that its line breaks are shown, not followed.
+func writeBody(w io.Writer, body []byte) {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 {
+		return
+	}
+	var pretty bytes.Buffer
+	if json.Indent(&pretty, body, "", "  ") != nil {
+		printLine(w, "%s", body)
+		return
+	}
+	for l := range strings.Lines(pretty.String()) {
+		printLine(w, "%s", strings.TrimSuffix(l, "\n"))
 	}
 }
 

@@ -21,6 +21,8 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+
+	"github.com/remedy-go/remedy/internal/termsafe"
 )
 
 func main() {
@@ -179,7 +181,9 @@ var errCheckFailed = &exitError{code: exitFailed}
 // errHelpShown: the usage was asked for and printed.
 var errHelpShown = &exitError{code: exitOK}
 
-// report prints err as one line on stderr and returns its exit status.
+// report prints err as one line on stderr and returns its exit status. The line is escaped
+// (termsafe): an error may quote a server (a message, a tool's name, a status line), and what
+// a server said must not act on the terminal.
 func report(stderr io.Writer, err error) int {
 	if err == nil {
 		return exitOK
@@ -189,7 +193,7 @@ func report(stderr io.Writer, err error) int {
 		ee = &exitError{code: exitFailed, msg: err.Error()}
 	}
 	if ee.msg != "" {
-		fmt.Fprintf(stderr, "remedy: %s\n", oneLine(ee.msg))
+		fmt.Fprintf(stderr, "remedy: %s\n", termsafe.String(oneLine(ee.msg)))
 	}
 	return ee.code
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/remedy-go/remedy/conformance"
+	"github.com/remedy-go/remedy/internal/termsafe"
 )
 
 // reachTimeout bounds the request that checks, before a probe, that the server answers.
@@ -163,7 +164,7 @@ func progressLine(w io.Writer) (func(conformance.Progress), func()) {
 	return func(p conformance.Progress) {
 			mu.Lock()
 			defer mu.Unlock()
-			step := p.Step
+			step := termsafe.String(p.Step) // names from the server's document
 			if r := []rune(step); len(r) > 60 {
 				step = string(r[:59]) + "…"
 			}

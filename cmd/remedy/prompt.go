@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/internal/termsafe"
 )
 
 // canPrompt reports whether the call can ask its user: stdin and stderr are both terminals,
@@ -42,6 +43,12 @@ func isTerminalFile(r io.Reader) bool {
 // payload and what the server said go to w (stderr, so that --json's stdout stays one
 // object), and one line is read from r. Only y or yes approves; anything else, the end of the
 // input or a read error refuses. Questions are asked one at a time.
+//
+// What it shows is what runs: for a token challenge the loop fills Operation and Args from
+// the call it will send again (the server's words are only Message), and the payload is shown
+// as its exact bytes. Every string is escaped (termsafe) and written on a line of its own
+// after a label, so that nothing a server sends can move the cursor, erase a line, retitle
+// the window or write a line that looks like the prompt's own.
 type prompter struct {
 	mu sync.Mutex
 	r  *bufio.Reader
@@ -61,21 +68,31 @@ func (p *prompter) Approve(ctx context.Context, ch *remedy.Challenge) (bool, err
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
-	who := "the server asks to confirm this call"
+	var b strings.Builder
 	if ch.Elicited {
-		who = "the server asks you (MCP elicitation) to confirm this call"
+		// The operation and the arguments are the server's account of the call it asks about
+		// (MCP elicitation): the client cannot check them against what it sent.
+		b.WriteString("the server asks you (MCP elicitation) to confirm this call, as it describes it:\n")
+	} else {
+		b.WriteString("the server asks to confirm this call:\n")
 	}
-	fmt.Fprintf(p.w, "%s:\n  operation: %s\n", who, ch.Operation)
-	if len(ch.Args) > 0 {
-		fmt.Fprintf(p.w, "  payload:   %s\n", compactJSON(ch.Args))
+	fmt.Fprintf(&b, "  operation: %s\n", termsafe.String(ch.Operation))
+	msg := strings.TrimSpace(ch.Message)
+	switch {
+	case len(ch.Args) > 0:
+		// The exact bytes the token is bound to, escaped for display only: not compacted or
+		// re-encoded, so that what is read is what is sent.
+		fmt.Fprintf(&b, "  payload:   %s\n", termsafe.String(string(ch.Args)))
+	case ch.Elicited:
+		// No arguments in the question's metadata (remedy's server leaves out those too long
+		// to show): its text shows them, cut.
+		b.WriteString("  payload:   (not in the server's question: its message may show it)\n")
 	}
-	if msg := strings.TrimSpace(ch.Message); msg != "" && !ch.Elicited {
-		fmt.Fprintf(p.w, "  message:   %s\n", msg)
-	} else if ch.Elicited && len(ch.Args) == 0 {
-		// The arguments were too long for the question's metadata: its text shows them, cut.
-		fmt.Fprintf(p.w, "  %s\n", strings.ReplaceAll(msg, "\n", "\n  "))
+	if msg != "" && (!ch.Elicited || len(ch.Args) == 0) {
+		fmt.Fprintf(&b, "  the server's message (its words, not what runs): %s\n", termsafe.String(msg))
 	}
-	fmt.Fprint(p.w, "approve? [y/N] ")
+	b.WriteString("approve? [y/N] ")
+	io.WriteString(p.w, b.String())
 	line, err := p.r.ReadString('\n')
 	answer := strings.ToLower(strings.TrimSpace(line))
 	if err != nil && answer == "" {
@@ -86,7 +103,7 @@ func (p *prompter) Approve(ctx context.Context, ch *remedy.Challenge) (bool, err
 		return false, nil
 	}
 	if p.onApprove != nil {
-		p.onApprove(fmt.Sprintf("approved at the terminal: %s %s", ch.Operation, compactJSON(ch.Args)))
+		p.onApprove(fmt.Sprintf("approved at the terminal: %s %s", ch.Operation, ch.Args))
 	}
 	return true, nil
 }

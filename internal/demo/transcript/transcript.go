@@ -14,13 +14,16 @@ import (
 	"unicode/utf8"
 
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/internal/termsafe"
 )
 
 // Attempt writes one attempt of a call: what was sent, what came back, what the loop
 // decided, and every change made to the arguments after it, one line each. A change that
 // may alter what the call means is marked "(lossy, approved)"; when the call stopped because
 // the rewrite policy refused such a repair, the changes proposed are marked refused, since
-// none of them was sent.
+// none of them was sent. What the server, the document or a rewriter said (codes, messages,
+// paths, values, errors) is shown escaped (see termsafe): it can neither move the cursor nor
+// start a line of its own.
 func Attempt(out io.Writer, a *remedy.Attempt) {
 	indent := strings.Repeat("  ", a.Depth)
 	// Over MCP the key and the token are arguments of the tool call, not headers.
@@ -35,46 +38,53 @@ func Attempt(out io.Writer, a *remedy.Attempt) {
 	if a.Confirmed {
 		sent += "  " + tokenLabel + ": …"
 	}
-	fmt.Fprintf(out, "    %s#%d %s %s\n", indent, a.Number, a.Operation, sent)
+	line(out, "    %s#%d %s %s", indent, a.Number, a.Operation, sent)
 	switch {
 	case a.Err != nil:
-		fmt.Fprintf(out, "    %s   no response: %v\n", indent, a.Err)
+		line(out, "    %s   no response: %v", indent, a.Err)
 	case a.Envelope != nil:
 		e := a.Envelope
-		fmt.Fprintf(out, "    %s   %d %s: %s\n", indent, a.Status, e.Code, e.Message)
+		line(out, "    %s   %d %s: %s", indent, a.Status, e.Code, e.Message)
 		for _, is := range e.Issues {
-			fmt.Fprintf(out, "    %s     issue %s %s", indent, is.Path, is.Code)
+			s := "issue " + is.Path + " " + is.Code
 			if len(is.AllowedValues) > 0 {
-				fmt.Fprintf(out, " allowed %s", JoinRaw(is.AllowedValues))
+				s += " allowed " + JoinRaw(is.AllowedValues)
 			}
 			if len(is.SuggestedValue) > 0 {
-				fmt.Fprintf(out, " suggested %s", is.SuggestedValue)
+				s += " suggested " + string(is.SuggestedValue)
 			}
-			fmt.Fprintln(out)
+			line(out, "    %s     %s", indent, s)
 		}
 		if e.NextOperation != "" {
-			fmt.Fprintf(out, "    %s     next_operation %s %s\n", indent, e.NextOperation, e.NextOperationArgs)
+			line(out, "    %s     next_operation %s %s", indent, e.NextOperation, e.NextOperationArgs)
 		}
 		if e.RetryAfter > 0 {
-			fmt.Fprintf(out, "    %s     retry after %s\n", indent, e.RetryAfter)
+			line(out, "    %s     retry after %s", indent, e.RetryAfter)
 		}
 	default:
 		replayed := ""
 		if a.Replayed {
 			replayed = " (Idempotency-Replayed: true)"
 		}
-		fmt.Fprintf(out, "    %s   %d%s\n", indent, a.Status, replayed)
+		line(out, "    %s   %d%s", indent, a.Status, replayed)
 	}
 	d := a.Decision
-	line := d.Action.String() + ": " + d.Why
+	decided := d.Action.String() + ": " + d.Why
 	if d.Wait > 0 {
-		line += fmt.Sprintf(" (waiting %s)", d.Wait.Round(time.Millisecond))
+		decided += fmt.Sprintf(" (waiting %s)", d.Wait.Round(time.Millisecond))
 	}
-	fmt.Fprintf(out, "    %s   -> %s\n", indent, line)
+	line(out, "    %s   -> %s", indent, decided)
 	refused := d.Action == remedy.ActStop && errors.Is(d.Cause, remedy.ErrRewriteRefused)
 	for _, c := range a.Changes {
-		fmt.Fprintf(out, "    %s      change %s%s\n", indent, Change(c), mark(c.Lossy, refused))
+		line(out, "    %s      change %s%s", indent, Change(c), mark(c.Lossy, refused))
 	}
+}
+
+// line writes one line of the transcript, escaped whole: the format is the transcript's own
+// printable text, and every argument that came from a server or a rewriter is made visible
+// instead of acting on the terminal, a newline in it included.
+func line(out io.Writer, format string, args ...any) {
+	fmt.Fprintln(out, termsafe.String(fmt.Sprintf(format, args...)))
 }
 
 // shortKey is an idempotency key as the transcript shows it: its first 8 characters, enough
@@ -102,7 +112,8 @@ func mark(lossy, refused bool) string {
 
 // Change describes one edit of the arguments: its path, the value before and after, and the
 // rule that made it, as in `/amount 99999999 → 1000000 by clamp`. A value that was absent or
-// removed is said so; a long value is shortened.
+// removed is said so; a long value is shortened. The path, the values and the rule come from
+// a rewriter (a model's, maybe): they are escaped (see termsafe), so the line is safe to print.
 func Change(c remedy.Change) string {
 	path := c.Path
 	if path == "" {
@@ -112,7 +123,7 @@ func Change(c remedy.Change) string {
 	if c.Rule != "" {
 		s += " by " + c.Rule
 	}
-	return s
+	return termsafe.String(s)
 }
 
 // maxValue is how many characters of a value a change line shows.

@@ -3,11 +3,13 @@ package transcript_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/remedy-go/remedy"
 	"github.com/remedy-go/remedy/internal/demo/transcript"
+	"github.com/remedy-go/remedy/internal/termsafe"
 )
 
 func TestAttemptChanges(t *testing.T) {
@@ -78,6 +80,9 @@ func TestChange(t *testing.T) {
 		{remedy.Change{Path: "/a/0", Old: json.RawMessage(`0`), New: json.RawMessage(`1`), Rule: "clamp"}, "/a/0 0 → 1 by clamp"},
 		{remedy.Change{Path: "", Old: json.RawMessage(`{}`), New: json.RawMessage(`{"a":1}`)}, `(the whole arguments) {} → {"a":1}`},
 		{remedy.Change{Path: "/b"}, "/b (absent) → (removed)"},
+		// A model's rewriter may say anything: its path, value and rule are shown escaped.
+		{remedy.Change{Path: "/c\x1b[2K", New: json.RawMessage("\"txt.exe\u202egnp\""), Rule: "llm\r\n"},
+			`/c\x1b[2K (absent) → "txt.exe\u202egnp" by llm\r\n`},
 	} {
 		if got := transcript.Change(tc.c); got != tc.want {
 			t.Errorf("Change(%+v) = %q, want %q", tc.c, got, tc.want)
@@ -102,5 +107,59 @@ func TestAttemptKey(t *testing.T) {
 		if !strings.HasSuffix(first+"\n", tc.want) {
 			t.Errorf("key %q: first line %q, want it to end %q", tc.key, first, tc.want)
 		}
+	}
+}
+
+// hostile is what a server can put in its words to act on a terminal instead of being read:
+// an OSC window title, a carriage return, an erased line, the cursor moved up, a forged line,
+// a C1 control sequence introducer and a right-to-left override.
+const hostile = "\x1b]0;pwned\x07\r\x1b[2K\x1b[1A\n  operation: get_balance\u009b2J\u202eevil"
+
+// hostileShown is hostile as the transcript shows it.
+const hostileShown = `\x1b]0;pwned\x07\r\x1b[2K\x1b[1A\n  operation: get_balance\u009b2J\u202eevil`
+
+// TestAttemptEscapesWhatTheServerSaid: every string of a server's envelope, a transport error,
+// a decision and a rewriter's change reaches the transcript as visible escapes, one line per
+// line the transcript means to write.
+func TestAttemptEscapesWhatTheServerSaid(t *testing.T) {
+	t.Parallel()
+	env := &remedy.Envelope{Status: 409, Code: "conflict" + hostile, Message: hostile,
+		Issues: []remedy.Issue{{Path: "/to" + hostile, Code: "enum" + hostile,
+			AllowedValues:  []json.RawMessage{json.RawMessage(`"` + hostile + `"`)},
+			SuggestedValue: json.RawMessage(`"` + hostile + `"`)}},
+		NextOperation: "verify" + hostile, NextOperationArgs: json.RawMessage(`{"x":"` + hostile + `"}`)}
+	for _, tc := range []struct {
+		name  string
+		a     remedy.Attempt
+		lines int
+	}{
+		{"envelope", remedy.Attempt{Operation: "transfer", Number: 1, Method: "POST", Target: "/v1/transfers" + hostile,
+			Status: 409, Envelope: env, Decision: remedy.Decision{Action: remedy.ActStop, Why: "stopped: " + hostile},
+			Changes: []remedy.Change{{Path: "/to" + hostile, Old: json.RawMessage(`"a"`), New: json.RawMessage(`"` + hostile + `"`), Rule: "llm" + hostile}}},
+			6}, // sent, answer, issue, next_operation, decision, change
+		{"transport error", remedy.Attempt{Operation: "transfer", Number: 1, Method: "POST", Target: "/v1/transfers",
+			Err: errors.New("read: " + hostile), Decision: remedy.Decision{Action: remedy.ActStop, Why: "no response"}},
+			3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var out bytes.Buffer
+			transcript.Attempt(&out, &tc.a)
+			got := out.String()
+			if i := strings.IndexFunc(got, func(r rune) bool { return r != '\n' && !termsafe.Safe(string(r)) }); i >= 0 {
+				t.Errorf("a raw %q at byte %d reached the transcript:\n%s", got[i:i+1], i, got)
+			}
+			if n := strings.Count(got, "\n"); n != tc.lines {
+				t.Errorf("want %d lines, got %d: the server's words started lines of their own:\n%s", tc.lines, n, got)
+			}
+			if !strings.Contains(got, hostileShown) {
+				t.Errorf("the server's words are not shown escaped (%s):\n%s", hostileShown, got)
+			}
+			for _, l := range strings.Split(got, "\n") {
+				if strings.HasPrefix(strings.TrimSpace(l), "operation:") {
+					t.Errorf("a forged line: %q", l)
+				}
+			}
+		})
 	}
 }
