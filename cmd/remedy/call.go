@@ -255,6 +255,9 @@ func call(ctx context.Context, in *invocation) error {
 	switch {
 	case ce == nil:
 		return nil
+	case errors.Is(ce, remedy.ErrInvalidArguments):
+		// Found before anything was sent: the command line's arguments are wrong.
+		return usagef("call: %s was not sent: %v", cfg.operation, argumentsFault(ce))
 	case noResponse(ce):
 		within := ""
 		if ce.Cause == remedy.ErrDeadline && *timeout > 0 {
@@ -264,6 +267,15 @@ func call(ctx context.Context, in *invocation) error {
 	default:
 		return errCheckFailed
 	}
+}
+
+// argumentsFault is what is wrong with the call's arguments, in words.
+func argumentsFault(ce *remedy.CallError) string {
+	var ae *remedy.ArgumentsError
+	if errors.As(ce, &ae) {
+		return ae.Error()
+	}
+	return ce.Detail
 }
 
 // readArgs reads the JSON arguments: the argument itself, or stdin for "-". They must be one

@@ -128,3 +128,25 @@ func TestCallConfirmTranscriptOrder(t *testing.T) {
 		t.Errorf("the approval %q is not indented as the attempt's lines", got)
 	}
 }
+
+// A call whose arguments cannot make the request (a path parameter missing) sends nothing and
+// is a usage error naming the argument, not "no response" from a server never asked.
+func TestCallInvalidArgumentsSendNothing(t *testing.T) {
+	t.Parallel()
+	b := startBilling(t)
+	r := remedyCmd(t, "", "call", b.url, "get_invoice", `{}`)
+	r.wantExit(t, exitUsage)
+	for _, want := range []string{"get_invoice was not sent", "/id", "missing path parameter"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r)
+		}
+	}
+	if strings.Contains(r.stderr, "no response") {
+		t.Errorf("nothing was sent, so nothing failed to answer:\n%s", r)
+	}
+	for _, ex := range b.requests() {
+		if strings.HasPrefix(ex.path, "/v1/invoices") {
+			t.Errorf("%s %s was sent", ex.method, ex.path)
+		}
+	}
+}
