@@ -10,15 +10,21 @@ import (
 //
 // A challenge can also come as a question to the client's user (MCP elicitation, answered
 // through remedy/mcp's ElicitationHandler): then Elicited is true, Token and Envelope are
-// empty, Args are the arguments as the server will run them, and approving runs the call
-// within the call that asked.
+// empty, and approving runs the call within the call that asked. Operation and Args are then
+// those of the call this client has in flight that the question is about, from the client's
+// own record; only when the client keeps no record of the session's calls (a session remedy/mcp
+// does not call on) are they the server's words, and Unverified says so.
+//
+// The strings are exact, as sent or as the server wrote them: a policy that shows them to a
+// person escapes what a terminal would not show as itself.
 type Challenge struct {
-	Operation string          // the operation waiting for confirmation
-	Args      json.RawMessage // the exact payload the token is bound to
-	Message   string          // the server's explanation
-	Token     string          // the confirmation token to send back with the same payload
-	Envelope  *Envelope       // the whole challenge as the server sent it
-	Elicited  bool            // the server asked the client's user (MCP elicitation), not the caller
+	Operation  string          // the operation waiting for confirmation
+	Args       json.RawMessage // the exact payload the token is bound to
+	Message    string          // the server's explanation
+	Token      string          // the confirmation token to send back with the same payload
+	Envelope   *Envelope       // the whole challenge as the server sent it
+	Elicited   bool            // the server asked the client's user (MCP elicitation), not the caller
+	Unverified bool            // Elicited only: Operation and Args are the server's words, matched to no call of this client's
 }
 
 // MetaConfirmation is the _meta key of an MCP elicitation request that asks to confirm a call

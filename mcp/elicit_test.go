@@ -2,8 +2,10 @@ package mcp_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/remedy-go/remedy"
 	"github.com/remedy-go/remedy/internal/demo/billing"
 	"github.com/remedy-go/remedy/mcp"
+	"github.com/remedy-go/remedy/server"
 )
 
 // askedPolicy is a ConfirmPolicy that records the challenges it sees and answers with decide.
@@ -121,4 +124,83 @@ func TestElicitationHandlerOtherQuestions(t *testing.T) {
 		assert.Equal(t, "cancel", res.Action, "%+v", params)
 	}
 	assert.False(t, asked)
+}
+
+// accountsAPI is remedy's reference server with purge_account, which only a person may
+// confirm (RequirePerson), and close_account (Confirm), both taking an idempotency key,
+// served on loopback; ran is what each call ran with.
+func accountsAPI(t *testing.T, opts ...server.Option) (url string, ran func() []purge) {
+	t.Helper()
+	api, err := server.New(opts...)
+	require.NoError(t, err)
+	var mu sync.Mutex
+	var runs []purge
+	h := func(_ context.Context, in purge) (purge, error) {
+		mu.Lock()
+		runs = append(runs, in)
+		mu.Unlock()
+		return in, nil
+	}
+	require.NoError(t, server.Post(api, "/v1/accounts/{id}/purge", h, server.OperationID("purge_account"),
+		server.Summary("Purge the account's backups"), server.RequirePerson(), server.Idempotent()))
+	require.NoError(t, server.Post(api, "/v1/accounts/{id}/close", h, server.OperationID("close_account"),
+		server.Summary("Close the account"), server.Confirm(), server.Idempotent()))
+	srv := httptest.NewServer(api)
+	t.Cleanup(srv.Close)
+	return srv.URL, func() []purge {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]purge(nil), runs...)
+	}
+}
+
+type purge struct {
+	ID   string `path:"id" json:"id"`
+	Note string `json:"note"`
+}
+
+// TestElicitationHandlerOwnCall: with remedy's own server, the question about a call is
+// answered with the client's record of it, however it comes (in the tool's result, or as
+// elicitation/create on the session): the policy sees the tool name and the arguments as the
+// client sends them — without the idempotency key the transport adds, and whole even where
+// the server cut them from its question — and the call runs once, within the call that asked,
+// with those arguments.
+func TestElicitationHandlerOwnCall(t *testing.T) {
+	t.Parallel()
+	for _, op := range []string{"purge_account", "close_account"} {
+		for size, note := range map[string]string{"short": "asked by the owner", "too long to show": strings.Repeat("n", 5000)} {
+			for way, stateless := range map[string]bool{"in the result": true, "elicitation/create": false} {
+				t.Run(op+"/"+way+"/"+size, func(t *testing.T) {
+					t.Parallel()
+					url, ran := accountsAPI(t, server.WithMCP(server.MCPOptions{Stateless: stateless}))
+					p := approveAll()
+					var opts *sdk.ClientSessionOptions
+					if !stateless {
+						opts = &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"}
+					}
+					ctx := context.Background()
+					cs, err := sdk.NewClient(&sdk.Implementation{Name: "agent", Version: "1"},
+						&sdk.ClientOptions{ElicitationHandler: mcp.ElicitationHandler(p)}).Connect(ctx,
+						&sdk.StreamableClientTransport{Endpoint: url + "/mcp", DisableStandaloneSSE: true}, opts)
+					require.NoError(t, err)
+					t.Cleanup(func() { cs.Close() })
+					c, err := mcp.NewClient(ctx, cs, remedy.Loop{Confirm: p})
+					require.NoError(t, err)
+
+					args := json.RawMessage(`{"note":"` + note + `","id":"acct_1"}`)
+					resp, err := c.Call(ctx, op, args, remedy.WithIdempotencyKey("k1"))
+					require.NoError(t, err)
+					assert.Len(t, resp.Attempts, 1, "confirmed within the call")
+					assert.Equal(t, "k1", resp.Attempts[0].IdempotencyKey, "a key went with the call")
+					require.Len(t, p.seen, 1)
+					ch := p.seen[0]
+					assert.Equal(t, op, ch.Operation)
+					assert.Equal(t, string(args), string(ch.Args), "the arguments as the client sends them, whole")
+					assert.True(t, ch.Elicited)
+					assert.False(t, ch.Unverified)
+					assert.Equal(t, []purge{{ID: "acct_1", Note: note}}, ran())
+				})
+			}
+		}
+	}
 }

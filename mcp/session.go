@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -80,6 +81,7 @@ func (t *Transport) live(ctx context.Context) (*sdk.ClientSession, error) {
 	if err != nil {
 		return nil, remedy.NotSent(fmt.Errorf("%w; reconnecting: %w", ErrSessionClosed, err))
 	}
+	inFlight.drive(ns)
 	t.mu.Lock()
 	t.session, t.gone = ns, false
 	t.mu.Unlock()
@@ -91,13 +93,14 @@ func (t *Transport) live(ctx context.Context) (*sdk.ClientSession, error) {
 }
 
 // callTool calls the tool on the live session; when the session turns out to be gone, it
-// reconnects and sends the call again if that cannot run it twice (see SetReconnect).
-func (t *Transport) callTool(ctx context.Context, params *sdk.CallToolParams, safe bool) (*sdk.CallToolResult, error) {
+// reconnects and sends the call again if that cannot run it twice (see SetReconnect). args are
+// the call's arguments without the protocol's, for the record of calls in flight.
+func (t *Transport) callTool(ctx context.Context, params *sdk.CallToolParams, args json.RawMessage, safe bool) (*sdk.CallToolResult, error) {
 	s, err := t.live(ctx)
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.CallTool(ctx, params)
+	res, err := send(ctx, s, params, args)
 	if err == nil || !sessionGone(err) {
 		return res, err
 	}
@@ -114,10 +117,18 @@ func (t *Transport) callTool(ctx context.Context, params *sdk.CallToolParams, sa
 	if rerr != nil {
 		return nil, rerr
 	}
-	res, err = s.CallTool(ctx, params)
+	res, err = send(ctx, s, params, args)
 	if err != nil && sessionGone(err) {
 		t.markGone(s)
 		return nil, fmt.Errorf("%w: %w", ErrSessionClosed, err)
 	}
 	return res, err
+}
+
+// send calls the tool on s, with the call recorded as in flight on s until it returns, so
+// that ElicitationHandler can tell a question about it from one about a call never sent.
+func send(ctx context.Context, s *sdk.ClientSession, params *sdk.CallToolParams, args json.RawMessage) (*sdk.CallToolResult, error) {
+	ctx, done := inFlight.begin(ctx, s, params.Name, args)
+	defer done()
+	return s.CallTool(ctx, params)
 }

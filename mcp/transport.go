@@ -72,8 +72,10 @@ type tool struct {
 }
 
 // NewTransport returns a transport over the session. It lists the tools at its first
-// attempt, or when Load is called.
+// attempt, or when Load is called. From then on, ElicitationHandler answers a question on the
+// session only about a call the transport has in flight on it.
 func NewTransport(session *sdk.ClientSession) *Transport {
+	inFlight.drive(session)
 	return &Transport{session: session}
 }
 
@@ -265,7 +267,7 @@ func (t *Transport) RoundTrip(ctx context.Context, req *remedy.Request) (*remedy
 		ctx, watch = sent.Start(ctx)
 	}
 	ctx, ans := withAnswer(ctx)
-	res, err := t.callTool(ctx, &sdk.CallToolParams{Name: req.Operation, Arguments: args}, info.idempotent || req.KeysHonoured)
+	res, err := t.callTool(ctx, &sdk.CallToolParams{Name: req.Operation, Arguments: args}, req.Args, info.idempotent || req.KeysHonoured)
 	answered := ans.take()
 	if err != nil {
 		return t.failed(err, watch, answered)

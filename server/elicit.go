@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/internal/termsafe"
 )
 
 // Codes of a confirmation a person gives (registered in builtinCodes).
@@ -125,10 +126,11 @@ func protocolOf(req *mcp.CallToolRequest) string {
 	return ""
 }
 
-// shownArgs is the arguments of a call as a person is shown them: canonical JSON (members in
+// shownArgs is the arguments of a call as a question shows them: canonical JSON (members in
 // order of name, numbers as written), without the confirmation token and the idempotency
 // key, which are the protocol's and not the call's. Arguments that are not an object are
-// shown as sent; the pipeline refuses them before any question.
+// shown as sent; the pipeline refuses them before any question. The question's _meta carries
+// these bytes as they are; its text, escaped for a person (see question).
 func shownArgs(args json.RawMessage) json.RawMessage {
 	t := bytes.TrimSpace(args)
 	if len(t) == 0 || string(t) == "null" {
@@ -168,22 +170,29 @@ func (x *exchange) askPerson(s *asking) error {
 
 // question is the form that asks the person: what the operation is, the exact arguments (cut
 // at maxShownArgs, saying so), and one boolean to approve. Its _meta carries the operation and
-// the arguments under remedy.MetaConfirmation, for a client's policy to read.
+// the arguments under remedy.MetaConfirmation, exactly, for a client's policy to read.
+//
+// The text a person reads (the message, the field's description) shows the operation and the
+// arguments through termsafe.String: a control, an escape sequence, a bidirectional control
+// (U+202E, U+2066) or an invisible character in them is written as its escape (\x1b, \u202e,
+// \u200b), so that what the person approves reads as what runs. encoding/json escapes only
+// some of them (U+2028, U+2029, the C0 controls); the rest it writes as they are.
 func (x *exchange) question(args json.RawMessage) *mcp.ElicitParams {
 	op := x.op
+	name := termsafe.String(op.ID)
 	var b strings.Builder
 	b.WriteString("Confirm this call? It runs only if you approve it, exactly as shown.\n\nOperation: ")
-	b.WriteString(op.ID)
+	b.WriteString(name)
 	if op.Summary != "" {
 		b.WriteString(" — ")
-		b.WriteString(op.Summary)
+		b.WriteString(termsafe.String(op.Summary))
 	}
 	b.WriteString("\nArguments: ")
 	if len(args) > maxShownArgs {
-		b.Write(args[:cutUTF8(args, maxShownArgs)])
+		b.WriteString(termsafe.String(string(args[:cutUTF8(args, maxShownArgs)])))
 		b.WriteString("… (cut: " + strconv.Itoa(len(args)) + " bytes in all; the approval covers all of them)")
 	} else {
-		b.Write(args)
+		b.WriteString(termsafe.String(string(args)))
 	}
 	shown := args
 	if len(args) > maxShownArgs {
@@ -201,7 +210,7 @@ func (x *exchange) question(args json.RawMessage) *mcp.ElicitParams {
 			"type": "object",
 			"properties": map[string]any{
 				ApproveField: map[string]any{"type": "boolean", "title": "Approve",
-					"description": "Run " + op.ID + " with these arguments", "default": false},
+					"description": "Run " + name + " with these arguments", "default": false},
 			},
 			"required": []string{ApproveField},
 		},

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/internal/termsafe"
 	"github.com/remedy-go/remedy/server"
 )
 
@@ -393,6 +394,62 @@ func TestElicitationNoAnswer(t *testing.T) {
 			assert.Contains(t, env.Message, "could not be asked")
 			assert.Empty(t, env.ConfirmationToken)
 			assert.Zero(t, p.runs.Load())
+		})
+	}
+}
+
+// TestElicitationShowsHiddenCharacters attacks what the person reads: arguments holding a
+// right-to-left override (U+202E), an isolate (U+2066), an escape sequence and zero-width
+// characters, which a form or a terminal would render as something other than what runs.
+// The question's text shows each as a visible escape — encoding/json writes U+202E, U+2066
+// and U+200B as they are — while its _meta carries the arguments exactly, and the call runs
+// with them exactly. The same holds when the arguments are too long and cut.
+func TestElicitationShowsHiddenCharacters(t *testing.T) {
+	t.Parallel()
+	reason := "refund\u202e001$ ot\u2066 iso\u2069 \x1b[2Kzero\u200bwidth\u2060 line\u2028"
+	for _, tc := range []struct {
+		name string
+		args map[string]any
+		cut  bool
+	}{
+		{name: "shown whole", args: map[string]any{"id": "acct_\u202e1", "reason": reason}},
+		{name: "cut", args: map[string]any{"id": "acct_\u202e1", "reason": reason + strings.Repeat("x", 5000)}, cut: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := newPersonAPI(t)
+			who := answering("accept", map[string]any{"approve": true})
+			cs := connectWith(t, p.srv.URL, "ann", &mcp.ClientOptions{ElicitationHandler: who.handle})
+			result[Deleted](t, call(t, cs, "delete_account", tc.args))
+			qs := who.questions()
+			require.Len(t, qs, 1)
+			q := qs[0]
+
+			for _, hidden := range []string{"\u202e", "\u2066", "\u2069", "\x1b", "\u200b", "\u2060", "\u2028"} {
+				assert.NotContains(t, q.Message, hidden, "the text a person reads holds no %q", hidden)
+			}
+			assert.True(t, termsafe.Safe(strings.ReplaceAll(q.Message, "\n", " ")), "%q", q.Message)
+			assert.Contains(t, q.Message, `"id":"acct_\u202e1"`)
+			assert.Contains(t, q.Message, `refund\u202e001$ ot\u2066 iso\u2069 \u001b[2Kzero\u200bwidth\u2060 line\u2028`,
+				"each character as its escape: termsafe's, or encoding/json's where it escapes it already")
+			desc, _ := json.Marshal(q.RequestedSchema)
+			assert.True(t, termsafe.Safe(string(desc)))
+
+			meta, _ := q.Meta[remedy.MetaConfirmation].(map[string]any)
+			assert.Equal(t, "delete_account", meta["operation"])
+			if tc.cut {
+				assert.Contains(t, q.Message, "(cut: ")
+				assert.NotContains(t, meta, "arguments")
+			} else {
+				var shown map[string]any
+				b, err := json.Marshal(meta["arguments"])
+				require.NoError(t, err)
+				require.NoError(t, json.Unmarshal(b, &shown))
+				assert.Equal(t, tc.args, shown, "_meta carries the arguments exactly")
+			}
+			p.mu.Lock()
+			assert.Equal(t, []DeleteAccount{{ID: tc.args["id"].(string), Reason: tc.args["reason"].(string)}}, p.ran, "what ran is what was sent")
+			p.mu.Unlock()
 		})
 	}
 }
