@@ -69,11 +69,15 @@ func (p *prompter) Approve(ctx context.Context, ch *remedy.Challenge) (bool, err
 		return false, err
 	}
 	var b strings.Builder
-	if ch.Elicited {
+	switch {
+	case ch.Elicited && ch.Unverified:
 		// The operation and the arguments are the server's account of the call it asks about
-		// (MCP elicitation): the client cannot check them against what it sent.
-		b.WriteString("the server asks you (MCP elicitation) to confirm this call, as it describes it:\n")
-	} else {
+		// (MCP elicitation), matched to no call of this client's.
+		b.WriteString("the server asks you (MCP elicitation) to confirm a call, as it describes it (not one this client is known to have sent):\n")
+	case ch.Elicited:
+		// The call in flight the question is about, from the client's own record.
+		b.WriteString("the server asks you (MCP elicitation) to confirm this call:\n")
+	default:
 		b.WriteString("the server asks to confirm this call:\n")
 	}
 	fmt.Fprintf(&b, "  operation: %s\n", termsafe.String(ch.Operation))
