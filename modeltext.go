@@ -329,7 +329,7 @@ func (o *outcome) stoppedAtLimit() string {
 		return b.String()
 	}
 	b.WriteString(o.tool)
-	b.WriteString(" was stopped after " + strconv.Itoa(len(o.ce.Attempts)) + " attempts: " + o.limit() + ".")
+	b.WriteString(" was stopped after " + plural(len(o.ce.Attempts), "attempt") + ": " + o.limit() + ".")
 	switch {
 	case o.mayHaveRun():
 		b.WriteString(" It may have run. ")
@@ -447,4 +447,12 @@ func readOf(op *Operation, ops []Operation) string {
 		}
 	}
 	return ""
+}
+
+// plural is n and the noun, in the plural unless n is 1: "1 attempt", "5 attempts".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }

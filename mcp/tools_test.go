@@ -69,3 +69,54 @@ func TestToolsetOverMCP(t *testing.T) {
 	assert.Contains(t, out, "needs the user's confirmation")
 	assert.Zero(t, store.Effects("delete_customer"))
 }
+
+// A model cannot confirm on its own over MCP (issue 34, row 2): with one attempt allowed and
+// the default policy, the challenge's token never reaches the model, and a token the model
+// writes into its arguments — the one the server issued, learnt any other way — is refused
+// before anything is sent. The same holds for a program that passes the model's arguments to
+// Call directly.
+func TestModelCannotConfirmOverMCP(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	api, store, err := billing.New()
+	require.NoError(t, err)
+	st, ct := sdk.NewInMemoryTransports()
+	ss, err := api.MCPServer().Connect(ctx, st, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { ss.Close() })
+	session, err := sdk.NewClient(&sdk.Implementation{Name: "agent", Version: "1"}, nil).Connect(ctx, ct, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { session.Close() })
+	c, err := mcp.NewClient(ctx, session, remedy.Loop{Limits: remedy.Limits{MaxAttempts: 1}})
+	require.NoError(t, err)
+	ts := c.Toolset(remedy.ToolOptions{})
+
+	r, err := ts.Invoke(ctx, "delete_customer", `{"id":"cus_ada"}`)
+	require.NoError(t, err)
+	require.True(t, r.Failed)
+	var ce *remedy.CallError
+	require.ErrorAs(t, r.Err, &ce)
+	require.NotNil(t, ce.Envelope, "the server challenged")
+	assert.ErrorIs(t, r.Err, remedy.ErrAttemptsExhausted, "one attempt: the policy is not even asked")
+	token := ce.Envelope.ConfirmationToken
+	require.NotEmpty(t, token)
+	assert.NotContains(t, r.Output, token, "the token never reaches the model")
+
+	// The model sends the token back anyway, as the tool's argument.
+	for _, args := range []string{
+		`{"id":"cus_ada","confirmationToken":"` + token + `"}`,
+		`{"id":"cus_ada","confirmation\u0054oken":"` + token + `"}`, // the same member, escaped
+		`{"id":"cus_ada","idempotencyKey":"k_1"}`,
+	} {
+		r, err = ts.Invoke(ctx, "delete_customer", args)
+		require.NoError(t, err)
+		assert.True(t, r.Failed, args)
+		assert.ErrorIs(t, r.Err, remedy.ErrInvalidArguments, args)
+		assert.Contains(t, r.Output, "[reserved]", args)
+		assert.NotContains(t, r.Output, token, args)
+
+		_, err = c.Call(ctx, "delete_customer", json.RawMessage(args))
+		assert.ErrorIs(t, err, remedy.ErrInvalidArguments, "a program passing the model's arguments on: %s", args)
+	}
+	assert.Zero(t, store.Effects("delete_customer"), "the model confirmed nothing")
+}
