@@ -65,7 +65,7 @@ An Idempotency-Key given with --header is the call's key: every attempt sends it
 		`remedy call --header "Authorization: Bearer $TOKEN" https://api.example.com get_invoice '{"id":"in_1"}'`,
 	},
 	exits: `0 the call succeeded
-1 it did not succeed, it needs --confirm, or its repair needs --rewrite=all
+2 usage error: invalid JSON arguments, arguments that cannot make the request (a path parameter missing; nothing is sent), unknown operation or tool, bad --rewrite
 2 usage error: invalid JSON arguments, unknown operation or tool, bad --rewrite
 3 the server could not be reached, or its document or MCP endpoint used`,
 	more: func() string { return callJSONHelp },
