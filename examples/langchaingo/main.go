@@ -35,6 +35,7 @@ import (
 	"io"
 	"net/http/httptest"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -78,11 +79,18 @@ func run(out io.Writer) error {
 		return fmt.Errorf("create_invoice executed %d times, want 1", res.Invoices)
 	case len(res.Steps) < 2 || len(res.Refusals) == 0:
 		return errors.New("the agent's first call was not refused: nothing was repaired")
-	case res.Steps[0].Observation != res.Refusals[0].Prompt():
+	case !strings.HasPrefix(res.Steps[0].Observation, whatFailed(res.Refusals[0])):
 		return fmt.Errorf("the first observation is not the envelope's repair text:\n%s", res.Steps[0].Observation)
 	}
-	fmt.Fprintln(out, "the first observation was remedy's repair text (Envelope.Prompt), and the model fixed its call from it")
+	fmt.Fprintln(out, "the first observation was remedy's repair text (what failed and the fields to fix), and the model fixed its call from it")
 	return nil
+}
+
+// whatFailed is the envelope's repair text without its last line, the next step: a Toolset
+// says that step from what the loop decided.
+func whatFailed(e *remedy.Envelope) string {
+	p := strings.TrimSuffix(e.Prompt(), "\n")
+	return p[:strings.LastIndexByte(p, '\n')+1]
 }
 
 // result is what one question to the agent came to.

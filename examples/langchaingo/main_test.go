@@ -67,7 +67,9 @@ func TestAgentRepairsFromTheObservation(t *testing.T) {
 
 			first := res.Steps[0]
 			assert.Equal(t, "create_invoice", first.Action.Tool)
-			assert.Equal(t, res.Refusals[0].Prompt(), first.Observation, "the model reads the envelope's repair text")
+			assert.True(t, strings.HasPrefix(first.Observation, whatFailed(res.Refusals[0])), "the model reads the envelope's repair text:\n%s", first.Observation)
+			assert.True(t, strings.HasSuffix(first.Observation, "create_invoice did not run. Change the fields above, then call it again; the same call will fail the same way.\n"),
+				"and the next step the loop decided:\n%s", first.Observation)
 			assert.Contains(t, first.Observation, "Fix these fields:\n- /amount [type]")
 			assert.NotContains(t, first.Observation, "remedy:", "never a Go error")
 
