@@ -142,10 +142,16 @@ func containsString(list []string, s string) bool {
 }
 
 // summary is what failed and what to fix, from the last failure the server sent; empty when
-// none came back.
+// none came back. When the call may have run, the server's hint and suggestions are left out:
+// written before it knew, they may say to send it again, which the loop judged unsafe.
 func (o *outcome) summary() string {
 	if o.env == nil {
 		return ""
+	}
+	if (o.env.Hint != "" || len(o.env.Suggestions) > 0) && (o.ce.Cause == ErrOutcomeUnknown || o.mayHaveRun()) {
+		e := *o.env
+		e.Hint, e.Suggestions = "", nil
+		return e.summary()
 	}
 	return o.env.summary()
 }

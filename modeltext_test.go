@@ -2,6 +2,7 @@ package remedy_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -66,7 +67,7 @@ func modelTextScenarios() []modelTextScenario {
 		{name: "not_retryable", tool: "get_invoice", args: `{"id":"in_404"}`, want: remedy.ErrNotRetryable, sent: 1,
 			respond: fixed(404, `{"error":{"statusCode":404,"code":"not_found","message":"no invoice in_404"}}`)},
 		{name: "not_retryable_internal", tool: "create_invoice", args: `{"customer_id":"cus_1","amount":5}`, want: remedy.ErrNotRetryable, sent: 1,
-			respond: fixed(500, `{"error":{"statusCode":500,"code":"internal_error","message":"unexpected failure","retryable":false}}`)},
+			respond: fixed(500, `{"error":{"statusCode":500,"code":"internal_error","message":"unexpected failure","retryable":false,"hint":"Retry the call.","suggestions":["send it again"]}}`)},
 		{name: "fatal", tool: "create_invoice", args: `{"customer_id":"cus_1","amount":5}`, want: remedy.ErrNotRetryable, sent: 1,
 			respond: fixed(403, `{"error":{"statusCode":403,"code":"account_closed","message":"the account is closed","severity":"fatal"}}`)},
 		{name: "confirmation_required", tool: "delete_customer", args: `{"id":"cus_1"}`, want: remedy.ErrConfirmationRequired, sent: 1,
@@ -210,7 +211,8 @@ func TestModelTextAgreesWithTheDecision(t *testing.T) {
 		assert.Contains(t, text[name], "may have run", name)
 		assert.Contains(t, text[name], "Do not call create_invoice again", name)
 		assert.Contains(t, text[name], "call get_invoice", name)
-		assert.NotContains(t, strings.ToLower(text[name]), "retry the same call", name)
+		assert.NotContains(t, strings.ToLower(text[name]), "retry", name)
+		assert.NotContains(t, strings.ToLower(text[name]), "send it again", name)
 	}
 	// Nothing sent: the model learns which argument is missing, and that nothing failed in
 	// transport.
@@ -228,4 +230,24 @@ func TestModelTextAgreesWithTheDecision(t *testing.T) {
 	// A wait too long says when a new call can succeed.
 	assert.Contains(t, text["wait_too_long"], "1h0m0s")
 	assert.Contains(t, text["wait_too_long"], "a new call can succeed after")
+}
+
+// The model that repairs arguments (LLMRewriter) reads the envelope's prompt, which never
+// holds the confirmation token, wherever the server wrote it.
+func TestLLMRewriterPromptHoldsNoToken(t *testing.T) {
+	t.Parallel()
+	var prompt string
+	rw := remedy.LLMRewriter(func(_ context.Context, p string) (string, error) {
+		prompt = p
+		return `{"amount":10}`, nil
+	})
+	env, ok := remedy.Parse(409, nil, []byte(`{"error":{"code":"invalid_body","message":"amount too high; token `+textToken+`",`+
+		`"hint":"resend with `+textToken+`","issues":[{"path":["amount"],"code":"maximum","message":"at most 10, not with `+textToken+`"}],"confirmationToken":"`+textToken+`"}}`))
+	require.True(t, ok)
+	_, err := rw.Rewrite(context.Background(), &remedy.Rewrite{Operation: "create_invoice", Args: json.RawMessage(`{"amount":50}`), Envelope: env, Attempt: 1})
+	require.NoError(t, err)
+	require.NotEmpty(t, prompt)
+	assert.NotContains(t, prompt, textToken)
+	assert.NotContains(t, env.Prompt(), textToken)
+	assert.Equal(t, textToken, env.ConfirmationToken, "the envelope itself is not changed")
 }
