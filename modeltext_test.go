@@ -251,3 +251,34 @@ func TestLLMRewriterPromptHoldsNoToken(t *testing.T) {
 	assert.NotContains(t, env.Prompt(), textToken)
 	assert.Equal(t, textToken, env.ConfirmationToken, "the envelope itself is not changed")
 }
+
+// A call that may have run is told with the read of the same resource, when the toolset has
+// one: by path over HTTP, by name for tools without paths (MCP).
+func TestModelTextNamesTheRead(t *testing.T) {
+	t.Parallel()
+	lost := func(ctx context.Context, name string, args json.RawMessage) (*remedy.Response, error) {
+		return nil, &remedy.CallError{Operation: name, Cause: remedy.ErrOutcomeUnknown, Detail: "no answer",
+			Attempts: []remedy.Attempt{{Operation: name, Number: 1, Err: errors.New("connection reset by peer")}}}
+	}
+	for _, tc := range []struct {
+		ops        []remedy.Operation
+		tool, read string
+	}{
+		{[]remedy.Operation{{Name: "send_email"}, {Name: "get_email"}, {Name: "get_emails"}}, "send_email", "get_email"},
+		{[]remedy.Operation{{Name: "create-order"}, {Name: "list-orders"}}, "create-order", "list-orders"},
+		{[]remedy.Operation{{Name: "charge"}, {Name: "get_charge"}}, "charge", ""},
+		{[]remedy.Operation{{Name: "send_invoice", Method: "POST", Path: "/v1/invoices/{id}/send"}, {Name: "get_invoice", Method: "GET", Path: "/v1/invoices/{id}"}}, "send_invoice", "get_invoice"},
+		{[]remedy.Operation{{Name: "put_doc", Method: "POST", Path: "/docs"}, {Name: "docs", Method: "GET", Path: "/docs"}}, "put_doc", "docs"},
+		{[]remedy.Operation{{Name: "pay", Method: "POST", Path: "/v1/payments"}, {Name: "get_payment", Method: "GET", Path: "/v1/payments/{payment_id}"}}, "pay", "get_payment"},
+		{[]remedy.Operation{{Name: "pay", Method: "POST", Path: "/v1/payments"}, {Name: "refund", Method: "POST", Path: "/v1/payments/{id}"}}, "pay", ""},
+	} {
+		out, err := remedy.NewToolset(tc.ops, lost, remedy.ToolOptions{}).Dispatch(context.Background(), tc.tool, `{}`)
+		require.NoError(t, err)
+		assert.Contains(t, out, "may have run", tc.tool)
+		if tc.read == "" {
+			assert.NotContains(t, out, "(call ", tc.tool)
+		} else {
+			assert.Contains(t, out, "(call "+tc.read+")", tc.tool)
+		}
+	}
+}

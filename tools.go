@@ -344,6 +344,14 @@ func (ts *Toolset) Tool(name string) (*Tool, bool) {
 // a failure the loop could not repair) a text saying what to do, as the output or, with
 // ToolOptions.FailureAsError, as an error wrapping ErrToolFailed. The error is also set when
 // ctx ends.
+//
+// The text follows from why the loop stopped, one sentence of advice per cause (see
+// CallError.Cause): a call that may have executed is never to be sent again, and the read of
+// the same resource is named when the toolset has one; a confirmation is the program's
+// ConfirmPolicy to approve, not the model's. It never holds a confirmation token or an
+// idempotency key, wherever the server wrote them (they read [withheld]), and arguments that
+// carry confirmationToken or idempotencyKey are refused before anything is sent: a model
+// cannot confirm on its own.
 func (ts *Toolset) Dispatch(ctx context.Context, name, arguments string) (string, error) {
 	return ts.answer(ts.Invoke(ctx, name, arguments))
 }
@@ -355,7 +363,10 @@ type ToolResult struct {
 	Output string // the result's JSON, or the text saying what to do
 	Failed bool   // the call did not succeed: an unknown tool, bad arguments, a failure not repaired
 	// Response is the success (its attempts included); Err is why the call stopped, a
-	// *CallError when it ran (nil for an unknown tool or arguments that are not an object).
+	// *CallError when it ran or was refused before sending (ErrInvalidArguments: arguments
+	// that carry confirmationToken or idempotencyKey), nil for an unknown tool or arguments
+	// that are not an object. Err is for the program: it holds the challenge's token, which
+	// Output never does.
 	Response *Response
 	Err      error
 }
