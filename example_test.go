@@ -86,7 +86,7 @@ func ExampleClassify() {
 func ExampleEnvelope_Prompt() {
 	body := []byte(`{"error":{"statusCode":422,"code":"invalid_body","message":"Request body failed validation.",
 		"issues":[{"path":["currency"],"code":"enum","message":"must be one of usd, eur",
-		"received":"USD$","allowed_values":["usd","eur"],"suggested_value":"usd"}],"retryable":true}}`)
+		"received":"USD$","allowed_values":["usd","eur"],"suggested_value":"usd"}],"retryable":false}}`)
 	e, _ := remedy.Parse(422, nil, body)
 	fmt.Print(e.Prompt())
 	// Output:
@@ -101,13 +101,13 @@ func ExampleEnvelope_Prompt() {
 func ExampleEnvelope_MarshalJSON() {
 	e := &remedy.Envelope{
 		Status: 409, Code: "confirmation_required", Message: "Deleting a customer is permanent.",
-		Retryable: true, ConfirmationToken: "ct_9f2", Category: remedy.CategoryState,
+		ConfirmationToken: "ct_9f2", Category: remedy.CategoryState,
 	}
 	b, _ := e.MarshalJSON()
 	fmt.Println(string(b))
 	p, _ := e.MarshalProblem()
 	fmt.Println(string(p))
 	// Output:
-	// {"error":{"statusCode":409,"code":"confirmation_required","message":"Deleting a customer is permanent.","retryable":true,"category":"state","confirmationToken":"ct_9f2"}}
-	// {"type":"about:blank","status":409,"detail":"Deleting a customer is permanent.","code":"confirmation_required","retryable":true,"category":"state","confirmationToken":"ct_9f2"}
+	// {"error":{"statusCode":409,"code":"confirmation_required","message":"Deleting a customer is permanent.","retryable":false,"category":"state","confirmationToken":"ct_9f2"}}
+	// {"type":"about:blank","status":409,"detail":"Deleting a customer is permanent.","code":"confirmation_required","retryable":false,"category":"state","confirmationToken":"ct_9f2"}
 }
