@@ -240,6 +240,9 @@ func TestDecideByContent(t *testing.T) {
 				if len(e.Issues) == 0 {
 					t.Fatalf("no issues read from %s", f.body)
 				}
+				if e.Retryable || remedy.Classify(status, nil, []byte(f.body)).Retryable {
+					t.Fatalf("read as retryable (%s): sent unchanged, it fails the same way", e.RetrySource)
+				}
 				s := base()
 				s.SafeToRepeat = false
 				if d := remedy.Decide(e, nil, &s); d.Action != remedy.ActRewrite {
@@ -280,6 +283,9 @@ func TestDecideByContent(t *testing.T) {
 	for _, r := range notFix {
 		t.Run(r.name, func(t *testing.T) {
 			e := env(t, r.status, r.body)
+			if r.action == remedy.ActRetry && !e.Retryable {
+				t.Fatal("read as not retryable: its issues are not the arguments' fault")
+			}
 			s := base()
 			d := remedy.Decide(e, nil, &s)
 			if d.Action != r.action || !errors.Is(d.Cause, r.cause) || (r.cause == nil && d.Cause != nil) {

@@ -139,6 +139,10 @@ func (p *parser) agentField(key string, v val) bool {
 		}
 	case "example_request":
 		e.ExampleRequest = p.raw(v)
+		if !p.full && v.Exists() && !v.IsNull() {
+			p.unread = true
+			p.kept = p.kept || v.height() <= maxRawHeight // as raw keeps it
+		}
 	case "intent":
 		e.Intent = v.Text()
 	case "deprecated_type":
@@ -181,7 +185,15 @@ func (p *parser) flushField() {
 // {path|pointer|field|loc, code|keyword|reason, message|msg|detail|description, expected,
 // received, allowed_values|valid_values|enum, suggested_value}.
 func (p *parser) issues(v val) {
-	if !p.full || !v.IsArray() {
+	if !v.IsArray() {
+		return
+	}
+	if !p.full {
+		for it := v.iter(); it.next(); {
+			p.unread = true
+			// Every object and string becomes an issue (below).
+			p.kept = p.kept || it.val().IsObject() || it.val().IsString()
+		}
 		return
 	}
 	if p.e.Issues == nil {
@@ -422,6 +434,9 @@ func (p *parser) readErrorObj() Dialect {
 			p.issues(details) // AgentBack's historical key for the issues, which it sends beside them
 		}
 	case DialectOData:
+		if !p.full && details.len() > 0 {
+			p.unread = true
+		}
 		if details.IsArray() && p.full {
 			if details.member("0").Exists() {
 				p.pending = false // the details name the fields; the top-level target restates them

@@ -49,8 +49,12 @@ func (c *parser) readProblemObject(obj val) {
 	if e.Code == "" && e.Type != "" {
 		e.Code = lastSegment(e.Type)
 	}
-	if location.IsString() && c.full {
-		c.humaIssue(location.Str(), value)
+	if location.IsString() {
+		if c.full {
+			c.humaIssue(location.Str(), value)
+		} else {
+			c.unread = true
+		}
 	}
 	c.flushField()
 }
@@ -91,6 +95,7 @@ func (p *parser) readGitHub() Dialect {
 	p.setStatus(t.status)
 	e.Code = snakeWords(e.Message)
 	if !p.full {
+		p.unread = p.unread || errs.len() > 0
 		return DialectGitHub
 	}
 	for it := errs.iter(); it.next(); {
@@ -190,7 +195,11 @@ func (p *parser) readAWSJSON() Dialect {
 // "2 validation errors detected: Value 'abc' at 'functionName' failed to satisfy constraint:
 // Member must satisfy regular expression pattern: ...; Value ..."
 func (p *parser) awsValidationIssues(msg string) {
-	if !p.full || !strings.Contains(msg, "validation error") {
+	if !strings.Contains(msg, "validation error") {
+		return
+	}
+	if !p.full {
+		p.unread = true
 		return
 	}
 	for _, part := range strings.Split(msg, "; ") {

@@ -151,7 +151,11 @@ func (p *parser) readSlack() Dialect {
 		if e.Message == "" {
 			e.Message = msg
 		}
-		if i := strings.Index(msg, "missing required field: "); i >= 0 && p.full {
+		if i := strings.Index(msg, "missing required field: "); i >= 0 {
+			if !p.full {
+				p.unread = true
+				continue
+			}
 			f := strings.TrimSpace(msg[i+len("missing required field: "):])
 			p.addIssue(Issue{Path: toPointer(f), Code: "required", Message: msg})
 		}

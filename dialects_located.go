@@ -289,6 +289,7 @@ func (p *parser) zodIssues(msg string) bool {
 	}
 	rest = strings.TrimSpace(rest[j+2:])
 	if !p.full {
+		p.unread = true
 		return true
 	}
 	if strings.HasPrefix(rest, "[") {

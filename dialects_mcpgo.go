@@ -26,6 +26,8 @@ func (p *parser) mcpgoIssues(text string) bool {
 	if rest, ok := strings.CutPrefix(text, mcpgoValidation); ok {
 		if p.full {
 			p.mcpgoValidation(rest)
+		} else {
+			p.unread = true
 		}
 		return true
 	}

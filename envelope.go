@@ -6,7 +6,11 @@
 //
 // Reading a failure: [Parse] (or [ParseResponse] for an *http.Response) returns the
 // [Envelope]; [Classify] is the allocation-free path for code that only needs the retry
-// decision; [Envelope.Prompt] writes a short repair instruction for a model.
+// decision; [Envelope.Prompt] writes a short repair instruction for a model. Retryable has
+// one meaning throughout: the same request, sent again unchanged, can succeed later. A failure
+// that names fields to fix is therefore never retryable, whatever it says: AgentBack's
+// retryable: true on a validation failure ("can succeed with corrected input") is read as
+// false, and the correction is the loop's Rewriter's to make.
 //
 // Calling through the loop: [NewClient] with the operations it may call ([WithOperations], or
 // [Client.LoadOpenAPI]) runs each [Client.Call] through the loop: transient failures retried
@@ -71,7 +75,10 @@ const (
 	DialectTruncated Dialect = "truncated"
 )
 
-// RetrySource says which rule decided Envelope.Retryable.
+// RetrySource says whose word Envelope.Retryable was read from. A failure that names fields
+// to fix is not retryable whatever that word was, and RetrySource still names the source that
+// spoke: a body's retryable: true on a validation failure with issues is Retryable false,
+// RetryFromBody.
 type RetrySource string
 
 // Retry sources, in order of precedence: an explicit flag in the body beats a header, which
@@ -118,8 +125,13 @@ type Envelope struct {
 	Title   string
 	Message string
 
-	// Retryable is the decision whether the same call can succeed later, and RetrySource says
-	// which rule made it: an explicit body flag, else a header, else the status's default.
+	// Retryable says whether the same request, sent again unchanged, can succeed later; no
+	// part of remedy resends a request unchanged unless it is. RetrySource says whose word
+	// was read: an explicit body flag, else a header, else the status's default. A failure
+	// that names fields to fix (issues or an example request in a validation failure, a
+	// field or its values elsewhere: see Decide, rule 9) is not retryable whatever that word
+	// was, for sent unchanged it fails the same way: AgentBack's retryable: true there means
+	// "can succeed with corrected input", and the correction is the Rewriter's.
 	Retryable   bool
 	RetrySource RetrySource
 	// RetryAfter is how long the server asked to wait; zero when it did not say. It is read
@@ -247,7 +259,10 @@ type Verdict struct {
 
 // Classify is Parse without the details: it decides whether the response is a failure, whether
 // a retry can succeed and how long to wait, by exactly the rules Parse uses, and allocates
-// nothing for the common dialects. Use it on hot paths that only need the decision.
+// nothing for the common dialects. Use it on hot paths that only need the decision. It keeps
+// no issues, so a failure that says it is retryable and whose issues only their content can
+// judge (in a state or internal failure, a resource not found, a dialect that packs them in
+// its message) is read in full, as are nested failures.
 func Classify(status int, header http.Header, body []byte) Verdict {
 	truncated := len(body) > DefaultMaxBody
 	if truncated {

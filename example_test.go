@@ -1,6 +1,8 @@
 package remedy_test
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -8,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/server"
 )
 
 // Parse reads a vendor's error body; the field-level fact lands in Issues as a JSON Pointer,
@@ -23,6 +26,50 @@ func ExampleParse() {
 	// true stripe parameter_missing validation
 	// /card/number false status
 }
+
+// The README's "Reading a failure", run on the reference server's answer to an invalid body: a
+// validation failure names the field and its fix, and is not retryable, since sent again
+// unchanged it fails the same way.
+func ExampleParse_referenceServer() {
+	type CreateInvoice struct {
+		CustomerID string `json:"customer_id"`
+		Currency   string `json:"currency" schema:"enum=usd,eur"`
+		Amount     int    `json:"amount" schema:"minimum=1"`
+	}
+	api, _ := server.New()
+	_ = server.Post(api, "/v1/invoices", func(_ context.Context, in CreateInvoice) (CreateInvoice, error) {
+		return in, nil
+	})
+	srv := httptest.NewServer(api)
+	defer srv.Close()
+	resp, err := http.Post(srv.URL+"/v1/invoices", "application/json",
+		strings.NewReader(`{"customer_id":"cus_ada","currency":"USD","amount":1200}`))
+	if err != nil {
+		panic(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+
+	e, ok := remedy.Parse(resp.StatusCode, resp.Header, body) // or remedy.ParseResponse(resp)
+	if ok {
+		fmt.Println(e.Code, e.Category, e.Retryable, e.RetryAfter) // invalid_body validation false 0s
+		for _, is := range e.Issues {
+			fmt.Println(is.Path, jsonText(is.AllowedValues), jsonText(is.SuggestedValue)) // /currency ["usd","eur"] "usd"
+		}
+		fmt.Print(e.Prompt()) // a short repair instruction for a model
+	}
+	// Output:
+	// invalid_body validation false 0s
+	// /currency ["usd","eur"] "usd"
+	// The call failed with invalid_body (HTTP 422): 1 issue: currency must be one of usd, eur.
+	// Fix these fields:
+	// - /currency [enum]: currency must be one of usd, eur (allowed "usd", "eur"; received "USD"; suggested "usd")
+	// Hint: Change the body fields named in issues to what each issue expects, then send the call again.
+	// Change the fields above, then call again; the same call will fail the same way.
+}
+
+// jsonText writes JSON values as JSON: fmt prints a json.RawMessage as a list of bytes.
+func jsonText(v any) string { b, _ := json.Marshal(v); return string(b) }
 
 // A 2xx can carry a failure: GraphQL errors, JSON-RPC errors, MCP isError, Slack ok:false.
 func ExampleParse_inBand() {
@@ -86,7 +133,7 @@ func ExampleClassify() {
 func ExampleEnvelope_Prompt() {
 	body := []byte(`{"error":{"statusCode":422,"code":"invalid_body","message":"Request body failed validation.",
 		"issues":[{"path":["currency"],"code":"enum","message":"must be one of usd, eur",
-		"received":"USD$","allowed_values":["usd","eur"],"suggested_value":"usd"}],"retryable":true}}`)
+		"received":"USD$","allowed_values":["usd","eur"],"suggested_value":"usd"}],"retryable":false}}`)
 	e, _ := remedy.Parse(422, nil, body)
 	fmt.Print(e.Prompt())
 	// Output:
@@ -101,13 +148,13 @@ func ExampleEnvelope_Prompt() {
 func ExampleEnvelope_MarshalJSON() {
 	e := &remedy.Envelope{
 		Status: 409, Code: "confirmation_required", Message: "Deleting a customer is permanent.",
-		Retryable: true, ConfirmationToken: "ct_9f2", Category: remedy.CategoryState,
+		ConfirmationToken: "ct_9f2", Category: remedy.CategoryState,
 	}
 	b, _ := e.MarshalJSON()
 	fmt.Println(string(b))
 	p, _ := e.MarshalProblem()
 	fmt.Println(string(p))
 	// Output:
-	// {"error":{"statusCode":409,"code":"confirmation_required","message":"Deleting a customer is permanent.","retryable":true,"category":"state","confirmationToken":"ct_9f2"}}
-	// {"type":"about:blank","status":409,"detail":"Deleting a customer is permanent.","code":"confirmation_required","retryable":true,"category":"state","confirmationToken":"ct_9f2"}
+	// {"error":{"statusCode":409,"code":"confirmation_required","message":"Deleting a customer is permanent.","retryable":false,"category":"state","confirmationToken":"ct_9f2"}}
+	// {"type":"about:blank","status":409,"detail":"Deleting a customer is permanent.","code":"confirmation_required","retryable":false,"category":"state","confirmationToken":"ct_9f2"}
 }

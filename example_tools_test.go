@@ -22,7 +22,7 @@ func ExampleToolset() {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(422)
 			io.WriteString(w, `{"error":{"statusCode":422,"code":"invalid_body","message":"currency must be one of usd, eur",`+
-				`"retryable":true,"issues":[{"path":["currency"],"code":"enum","message":"currency must be one of usd, eur",`+
+				`"retryable":false,"issues":[{"path":["currency"],"code":"enum","message":"currency must be one of usd, eur",`+
 				`"allowed_values":["usd","eur"],"suggested_value":"eur"}]}}`)
 			return
 		}
@@ -35,7 +35,7 @@ func ExampleToolset() {
 		Name: "create_invoice", Method: "POST", Path: "/v1/invoices",
 		Description: "Create a draft invoice.",
 		Parameters:  json.RawMessage(`{"type":"object","properties":{"currency":{"enum":["usd","eur"]},"amount":{"type":"integer"}}}`),
-		Errors:      []remedy.ErrorCode{{Code: "invalid_body", Status: 422, Retryable: true, Hint: "Fix the fields named in issues."}},
+		Errors:      []remedy.ErrorCode{{Code: "invalid_body", Status: 422, Retryable: false, Hint: "Fix the fields named in issues."}},
 	}))
 	tools := c.Toolset(remedy.ToolOptions{})
 	defs, _ := tools.Definitions().OpenAI() // also Anthropic() and Gemini()
@@ -47,7 +47,7 @@ func ExampleToolset() {
 	out, _ = tools.Dispatch(context.Background(), "create_invoice", `{"currency":"eur","amount":1200}`)
 	fmt.Println(out)
 	// Output:
-	// [{"type":"function","function":{"name":"create_invoice","description":"Create a draft invoice.\n\nErrors (the failure names the code; fix what it says, then call again):\n- invalid_body (422, retryable): Fix the fields named in issues.","parameters":{"type":"object","properties":{"currency":{"enum":["usd","eur"]},"amount":{"type":"integer"}}}}}]
+	// [{"type":"function","function":{"name":"create_invoice","description":"Create a draft invoice.\n\nErrors (the failure names the code; fix what it says, then call again):\n- invalid_body (422, not retryable): Fix the fields named in issues.","parameters":{"type":"object","properties":{"currency":{"enum":["usd","eur"]},"amount":{"type":"integer"}}}}}]
 	// The call failed with invalid_body (HTTP 422): currency must be one of usd, eur.
 	// Fix these fields:
 	// - /currency [enum]: currency must be one of usd, eur (allowed "usd", "eur"; suggested "eur")

@@ -139,7 +139,8 @@ type Decision struct {
 //  9. A failure that names fields — issues or an example request, in a validation failure or
 //     one nothing categorizes, or field-level facts (a path, allowed or suggested values)
 //     under a code nothing knows — goes to the Rewriter, whatever its status, transport or
-//     retryable flag: it is never sent again unchanged (without a Rewriter: ErrRewriteGaveUp).
+//     retryable flag: it is never sent again unchanged (without a Rewriter: ErrRewriteGaveUp),
+//     and Parse reads it as not retryable.
 //     A failure of another category (rate limit, auth, dependency) named by a known code
 //     or by its status is not the arguments' fault, whatever issues it lists.
 //  10. Retryable: retry unchanged after the server's wait, else the backoff. A failure that is
@@ -265,54 +266,6 @@ func retry(asked time.Duration, s *State, lim Limits, why string) Decision {
 	}
 	d.Asked = asked
 	return d
-}
-
-// namesFix reports whether a failure says what to change in the arguments (see Decide,
-// rule 9): issues or an example request in a validation failure or an uncategorized one; or,
-// in a state or internal failure that only its status or a code nothing knows categorizes,
-// issues that name a field or the values it takes. A not-found failure names a fix only with
-// the values the server offers in its place.
-func namesFix(e *Envelope) bool {
-	if len(e.Issues) == 0 && len(e.ExampleRequest) == 0 {
-		return false
-	}
-	var buf [64]byte
-	if code, _ := normCode(&buf, e.Code); strings.Contains(code, "notfound") || strings.HasPrefix(code, "nosuch") {
-		// A resource that does not exist is looked up, not guessed: only the values the
-		// server offers repair it.
-		return offersValues(e)
-	}
-	switch e.Category {
-	case CategoryValidation, "":
-		return true
-	case CategoryState, CategoryInternal:
-		if info := lookupCode(e.Code); info.category != "" && e.Code != statusCode(e.Status) {
-			return false // a code that says what the failure is, and it is not the arguments
-		}
-		return namesFields(e)
-	}
-	return false
-}
-
-// offersValues reports whether an issue offers values: a suggested one, or those allowed.
-func offersValues(e *Envelope) bool {
-	for i := range e.Issues {
-		if len(e.Issues[i].SuggestedValue) > 0 || len(e.Issues[i].AllowedValues) > 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// namesFields reports whether an issue names a field or the values it takes.
-func namesFields(e *Envelope) bool {
-	for i := range e.Issues {
-		is := &e.Issues[i]
-		if is.Path != "" || len(is.SuggestedValue) > 0 || len(is.AllowedValues) > 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // keyHeld reports whether a failure shows that the server keeps idempotency keys: it holds

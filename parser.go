@@ -31,8 +31,13 @@ type parser struct {
 	pending bool
 	depth   int // nesting of bodies inside bodies (MCP text holding an envelope)
 	// needFull is set on the classification path when the decision needs what only the
-	// full parse reads (nested failures).
+	// full parse reads (nested failures, issues that namesFix must look into).
 	needFull bool
+	// unread is set on the classification path when a reader passed over field-level facts
+	// (issues, an example request) that the full parse may keep; kept, when it could tell
+	// that the full parse keeps at least one. They decide whether a failure names a fix, and
+	// so whether it is retryable (parser.namesFix).
+	unread, kept bool
 	// alt are the codes besides Code the category may be read from (see related).
 	alt  [4]string
 	nalt int
@@ -608,6 +613,8 @@ func (p *parser) strList(v val) []string {
 func (p *parser) addIssue(is Issue) {
 	if p.full {
 		p.e.Issues = append(p.e.Issues, is)
+	} else {
+		p.unread, p.kept = true, true
 	}
 }
 

@@ -42,6 +42,15 @@ type retryFacts struct {
 //     insufficient_quota is not). An in-band failure (no HTTP failure status) is retryable only
 //     when its code is a well-known transient one, else nothing decided (RetryFromNone).
 //
+// Whichever spoke, its word is read in remedy's one meaning of Retryable — the same request
+// can succeed later: a failure that names a fix in the arguments (namesFix: issues or an
+// example request in a validation failure, fields or their values elsewhere) is not
+// retryable, whatever the body, a header or the status said, since sent again unchanged it
+// fails the same way. AgentBack's retryable: true on a validation failure means "can succeed
+// with corrected input", which is this reading: the correction is the Rewriter's (Decide,
+// rule 9). RetrySource still names the rule that spoke (a body that said true is
+// RetryFromBody with Retryable false), so that "did the server say?" keeps its answer.
+//
 // RetryAfter — the first present and valid source, in order: retry_after_ms, Retry-After-Ms,
 // retry_after_seconds, Google RetryInfo, Kubernetes retryAfterSeconds, Retry-After
 // (delta-seconds or HTTP-date, relative to the Date header when present), and for rate-limit
@@ -65,6 +74,9 @@ func (p *parser) resolveRetry(info codeInfo) {
 	default:
 		e.Retryable, e.RetrySource = false, RetryFromNone
 	}
+	if e.Retryable && p.namesFix() {
+		e.Retryable = false
+	}
 
 	for _, w := range [...]wait{p.facts.bodyMs, p.headerMs(), p.facts.bodySec, p.facts.google, p.facts.k8s} {
 		if w.ok {
@@ -81,6 +93,103 @@ func (p *parser) resolveRetry(info codeInfo) {
 			e.RetryAfter = w.d
 		}
 	}
+}
+
+// namesFix reports whether a failure says what to change in the arguments: issues or an
+// example request in a validation failure or an uncategorized one; or, in a state or internal
+// failure that only its status or a code nothing knows categorizes, issues that name a field
+// or the values it takes. A not-found failure names a fix only with the values the server
+// offers in its place. It is the one test of "names fields": resolveRetry reads such a
+// failure as not retryable (so Parse, Classify and everything built on them agree), and
+// Decide hands it to the Rewriter (rule 9).
+func namesFix(e *Envelope) bool {
+	if len(e.Issues) == 0 && len(e.ExampleRequest) == 0 {
+		return false
+	}
+	switch fixNeedOf(e) {
+	case fixAny:
+		return true
+	case fixFields:
+		return namesFields(e)
+	case fixValues:
+		return offersValues(e)
+	}
+	return false
+}
+
+// fixNeed is what a failure's issues must show for it to name a fix, given what its code and
+// category say (namesFix); the classification path, which keeps no issues, decides by it
+// whether what it knows of them is enough (parser.namesFix).
+type fixNeed uint8
+
+const (
+	fixNever  fixNeed = iota // the code or the category says the arguments are not at fault
+	fixAny                   // any issue, or an example request
+	fixFields                // an issue that names a field or the values it takes
+	fixValues                // an issue that offers values
+)
+
+func fixNeedOf(e *Envelope) fixNeed {
+	var buf [64]byte
+	if code, _ := normCode(&buf, e.Code); strings.Contains(code, "notfound") || strings.HasPrefix(code, "nosuch") {
+		// A resource that does not exist is looked up, not guessed: only the values the
+		// server offers repair it.
+		return fixValues
+	}
+	switch e.Category {
+	case CategoryValidation, "":
+		return fixAny
+	case CategoryState, CategoryInternal:
+		if info := lookupCode(e.Code); info.category != "" && e.Code != statusCode(e.Status) {
+			return fixNever // a code that says what the failure is, and it is not the arguments
+		}
+		return fixFields
+	}
+	return fixNever
+}
+
+// namesFix is namesFix(&p.e) on either path. The classification path keeps no issues: it knows
+// whether a reader passed over field-level facts (unread) and, where the reader could tell
+// without keeping them, that the full parse keeps at least one (kept). When that does not
+// settle it, the decision is left to the full parse (needFull).
+func (p *parser) namesFix() bool {
+	if p.full {
+		return namesFix(&p.e)
+	}
+	if !p.unread {
+		return false
+	}
+	switch fixNeedOf(&p.e) {
+	case fixNever:
+		return false
+	case fixAny:
+		if p.kept {
+			return true
+		}
+	}
+	p.needFull = true
+	return false
+}
+
+// offersValues reports whether an issue offers values: a suggested one, or those allowed.
+func offersValues(e *Envelope) bool {
+	for i := range e.Issues {
+		if len(e.Issues[i].SuggestedValue) > 0 || len(e.Issues[i].AllowedValues) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// namesFields reports whether an issue names a field or the values it takes.
+func namesFields(e *Envelope) bool {
+	for i := range e.Issues {
+		is := &e.Issues[i]
+		if is.Path != "" || len(is.SuggestedValue) > 0 || len(is.AllowedValues) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func statusRetryable(status int) bool {

@@ -12,7 +12,9 @@ import (
 )
 
 // TestRetryDecision is the precedence table of Retryable: body flag > header > status default
-// (refined by well-known codes).
+// (refined by well-known codes), each read in the one meaning — the same request can succeed
+// later — so that a failure that names fields is not retryable whatever spoke. Classify
+// decides the same.
 func TestRetryDecision(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
@@ -48,11 +50,30 @@ func TestRetryDecision(t *testing.T) {
 		{"429 insufficient quota", 429, nil, `{"error":{"type":"insufficient_quota","code":"insufficient_quota","message":"m","param":null}}`, false, remedy.RetryFromStatus},
 		{"in-band unknown code", 200, nil, `{"ok":false,"error":"channel_not_found"}`, false, remedy.RetryFromNone},
 		{"in-band transient code", 200, nil, `{"ok":false,"error":"ratelimited"}`, true, remedy.RetryFromStatus},
+
+		// AgentBack's retryable: true on a validation failure means "with corrected input":
+		// the same request fails the same way. The body still decided.
+		{"body true, issues", 422, nil, `{"error":{"statusCode":422,"code":"invalid_body","message":"m","retryable":true,"issues":[{"path":["currency"],"code":"invalid_value","message":"Invalid option"}]}}`, false, remedy.RetryFromBody},
+		{"body true, a field and its allowed values", 400, nil, `{"error":{"code":"CURRENCY_NOT_SUPPORTED","message":"m","field":"currency","allowed_values":["eur"],"retryable":true}}`, false, remedy.RetryFromBody},
+		{"body true, message-only issues", 422, nil, `{"error":{"code":"invalid_body","message":"m","retryable":true,"issues":["amount is too large"]}}`, false, remedy.RetryFromBody},
+		{"body true, an example request", 400, nil, `{"error":{"code":"invalid_request","message":"m","retryable":true,"category":"validation","example_request":{"amount":1}}}`, false, remedy.RetryFromBody},
+		{"is_retriable true, invalid_fields", 400, nil, `{"type":"https://example.com/probs/validation","title":"Invalid","status":400,"is_retriable":true,"invalid_fields":[{"field":"currency","reason":"unsupported"}]}`, false, remedy.RetryFromBody},
+		{"is_retriable true, a Huma location", 422, nil, `{"title":"Unprocessable Entity","status":422,"detail":"expected number >= 1","location":"body.amount","value":0,"is_retriable":true}`, false, remedy.RetryFromBody},
+		{"Google RetryInfo beside field violations", 400, nil, `{"error":{"code":400,"status":"INVALID_ARGUMENT","message":"m","details":[{"@type":"type.googleapis.com/google.rpc.BadRequest","fieldViolations":[{"field":"currency","description":"unsupported"}]},{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"1s"}]}}`, false, remedy.RetryFromBody},
+		{"header true, issues", 422, hdr("X-Should-Retry", "true"), `{"error":{"code":"invalid_body","message":"m","issues":[{"path":["amount"],"message":"too large"}]}}`, false, remedy.RetryFromHeader},
+		{"a 500 whose issues name a field", 500, nil, `{"error":{"code":"internal_server_error","message":"m","issues":[{"path":["amount"],"message":"overflow"}]}}`, false, remedy.RetryFromStatus},
+		{"body true, a validation failure that names nothing", 400, nil, `{"error":{"statusCode":400,"code":"invalid_parameter","message":"Unexpected end of JSON input","retryable":true}}`, true, remedy.RetryFromBody},
+		{"a rate limit with issues passes", 429, nil, `{"error":{"code":"rate_limited","message":"m","retryable":true,"issues":[{"path":["amount"],"message":"too many"}]}}`, true, remedy.RetryFromBody},
+		{"an outage with issues passes", 503, nil, `{"error":{"code":"unavailable","message":"m","issues":[{"path":["amount"],"message":"x"}]}}`, true, remedy.RetryFromStatus},
+		{"a known internal code with issues", 500, nil, `{"error":{"code":"internal_error","message":"m","retryable":true,"issues":[{"path":["amount"],"message":"x"}]}}`, true, remedy.RetryFromBody},
 	} {
 		e, ok := remedy.Parse(c.status, c.header, []byte(c.body))
 		require.True(t, ok, c.name)
 		assert.Equal(t, c.want, e.Retryable, c.name)
 		assert.Equal(t, c.source, e.RetrySource, c.name)
+		v := remedy.Classify(c.status, c.header, []byte(c.body))
+		assert.Equal(t, c.want, v.Retryable, c.name+" (Classify)")
+		assert.Equal(t, c.source, v.RetrySource, c.name+" (Classify)")
 	}
 }
 
@@ -110,3 +131,32 @@ func TestSeverityAndCategory(t *testing.T) {
 }
 
 func hdr(k, v string) http.Header { return http.Header{http.CanonicalHeaderKey(k): {v}} }
+
+// TestClassifyAgreesOnCorpus: Classify decides as Parse does on every recorded failure, and
+// again with X-Should-Retry: true, which makes every failure whose body does not say
+// retryable unless it names fields: the classification path, which reads no issues, must
+// notice the field-level facts it passed over in every dialect that carries them.
+func TestClassifyAgreesOnCorpus(t *testing.T) {
+	t.Parallel()
+	for _, s := range loadCorpus(t) {
+		retry := s.header.Clone()
+		if retry == nil {
+			retry = http.Header{}
+		}
+		retry.Set("X-Should-Retry", "true")
+		for _, h := range []http.Header{s.header, retry} {
+			e, ok := remedy.Parse(s.status, h, s.body)
+			require.True(t, ok, s.path)
+			v := remedy.Classify(s.status, h, s.body)
+			name := s.dialect + "/" + s.name
+			if h.Get("X-Should-Retry") != "" {
+				name += " (X-Should-Retry: true)"
+			}
+			assert.Equal(t, e.Retryable, v.Retryable, "%s: Retryable", name)
+			assert.Equal(t, e.RetrySource, v.RetrySource, "%s: RetrySource", name)
+			assert.Equal(t, e.RetryAfter, v.RetryAfter, "%s: RetryAfter", name)
+			assert.Equal(t, e.Category, v.Category, "%s: Category", name)
+			assert.Equal(t, e.Dialect, v.Dialect, "%s: Dialect", name)
+		}
+	}
+}

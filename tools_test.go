@@ -81,7 +81,7 @@ func TestToolDefinitionsFromOpenAPI(t *testing.T) {
 	assert.False(t, validates(create, `{"customer_id":"cus_ada","currency":"eur"}`), "amount is required")
 	assert.False(t, validates(create, `{"customer_id":"cus_ada","currency":"eur","amount":1,"x":1}`), "no other member")
 	assert.True(t, strings.HasPrefix(defs["create_invoice"].Description, "Create a draft invoice for a customer"))
-	assert.Contains(t, defs["create_invoice"].Description, "- invalid_body (422, retryable): ")
+	assert.Contains(t, defs["create_invoice"].Description, "- invalid_body (422, not retryable): ")
 
 	send := compileSchema(t, defs["send_invoice"].Parameters)
 	assert.True(t, validates(send, `{"id":"in_1"}`), "the path parameter is an argument")

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -12,8 +13,8 @@ import (
 )
 
 // observe checks what every error response must satisfy, whichever step met it: an envelope
-// with a code, retryability stated, nothing internal, a trace id on a 5xx, a wait on a 429
-// or 503, and a code the operation lists.
+// with a code, retryability stated (and not claimed for a failure that names fields), nothing
+// internal, a trace id on a 5xx, a wait on a 429 or 503, and a code the operation lists.
 func (p *prober) observe(op *operation, r *reply) {
 	if r.err != nil || r.env == nil {
 		return
@@ -27,10 +28,16 @@ func (p *prober) observe(op *operation, r *reply) {
 	default:
 		p.pass("envelope", op, r.ex)
 	}
-	if env.RetrySource == remedy.RetryFromBody {
-		p.pass("retryable-stated", op, r.ex)
-	} else {
+	switch {
+	case env.RetrySource != remedy.RetryFromBody:
 		p.fail("retryable-stated", r.ex, fmt.Sprintf("a %d %s answer does not say whether to retry (retryable)", r.status, env.Code))
+	case !env.Retryable && saysRetryable(r.body):
+		// Parse reads a body's true as false for one kind of failure only: one that names
+		// fields to fix.
+		p.fail("retryable-stated", r.ex, fmt.Sprintf("a %d %s answer names fields to fix and says retryable: true; "+
+			"sent again unchanged it fails the same way, and a retrier that reads only the flag sends it again: say false", r.status, env.Code))
+	default:
+		p.pass("retryable-stated", op, r.ex)
 	}
 	if leak := leaked(r.body); leak != "" {
 		p.fail("no-internal-detail", r.ex, fmt.Sprintf("a %d answer carries internal detail: %q", r.status, leak))
@@ -58,6 +65,28 @@ func (p *prober) observe(op *operation, r *reply) {
 			p.fail("openapi-error-codes", r.ex, fmt.Sprintf("%s answered %s, which its x-agent-error-codes do not list", op, env.Code))
 		}
 	}
+}
+
+// saysRetryable reports whether a body states retryable: true (or is_retriable: true) at its
+// top level (RFC 9457) or in its "error" object (the agent envelope): the envelope holds only
+// what the client made of it.
+func saysRetryable(body []byte) bool {
+	var top, inner map[string]json.RawMessage
+	if json.Unmarshal(body, &top) != nil {
+		return false
+	}
+	objs := []map[string]json.RawMessage{top}
+	if json.Unmarshal(top["error"], &inner) == nil {
+		objs = append(objs, inner)
+	}
+	for _, o := range objs {
+		for _, k := range []string{"retryable", "is_retriable"} {
+			if string(bytes.TrimSpace(o[k])) == "true" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // wroteCode reports whether the failure's code is one the server wrote, rather than one the

@@ -6,7 +6,7 @@ var rules = []Rule{
 	{ID: "openapi", Statement: "The server publishes an OpenAPI 3.x document listing its operations."},
 	{ID: "openapi-error-codes", Statement: "Every operation lists the error codes it may return (x-agent-error-codes), and every code it returns is listed."},
 	{ID: "envelope", Statement: "Every error response is an envelope that parses and carries a machine code."},
-	{ID: "retryable-stated", Statement: "Every error says in its body whether a retry can succeed (retryable)."},
+	{ID: "retryable-stated", Statement: "Every error says in its body whether the same request can succeed later (retryable): false when it names fields to fix."},
 	{ID: "invalid-input-refused", Statement: "Invalid input is refused with a 4xx: not executed (2xx), not a server error (5xx)."},
 	{ID: "issues-point-at-fields", Statement: "Validation errors carry issues whose paths point at the offending fields of the request."},
 	{ID: "schema-inline", Statement: "Validation errors inline the violated schema, so the caller needs no second lookup."},

@@ -300,8 +300,9 @@ func (r *reply) code() string {
 }
 
 // Rate limits the probe meets are waited out as the reference client would: a 429 is
-// checked like any answer, then the request is sent again after the wait it names (at most
-// maxLimitWait, and maxLimitTries times).
+// checked like any answer, then, when it is retryable, the request is sent again after the
+// wait it names (at most maxLimitWait, and maxLimitTries times). Nothing else is sent again
+// unchanged: a 429 that names fields to fix, or says it is not retryable, is the answer.
 const (
 	maxLimitWait  = 5 * time.Second
 	maxLimitTries = 3
@@ -312,7 +313,7 @@ const (
 func (p *prober) send(method, target string, body []byte, contentType string, header http.Header) *reply {
 	for try := 1; ; try++ {
 		r := p.sendOnce(method, target, body, contentType, header)
-		if r.status != http.StatusTooManyRequests || p.bursting || try == maxLimitTries {
+		if r.status != http.StatusTooManyRequests || r.env == nil || !r.env.Retryable || p.bursting || try == maxLimitTries {
 			return r
 		}
 		p.observe(nil, r)

@@ -74,7 +74,7 @@ func TestInvalidBodyIsAnEnvelope(t *testing.T) {
 	if strings.Join(paths, " ") != "/lines/0/quantity /lines/1/quantity" {
 		t.Errorf("issues at %v", paths)
 	}
-	if !a.env.Retryable || a.env.Hint == "" || a.env.TraceID == "" {
+	if a.env.Retryable || a.env.Hint == "" || a.env.TraceID == "" { // sent unchanged, it fails the same way
 		t.Errorf("retryable %v, hint %q, trace id %q", a.env.Retryable, a.env.Hint, a.env.TraceID)
 	}
 	// The issues share /lines: its schema is the violated one, with the item type inline.

@@ -39,6 +39,10 @@ import (
 //     not retried and returns no error. A failure — any status of 400 or more, or an in-band
 //     failure inside a 2xx such as GraphQL errors — is retried when Envelope.Retryable is true
 //     and its severity is not fatal, and the *remedy.Envelope is returned as the error either way.
+//     Retryable means that the same request can succeed later, so a failure that names fields
+//     to fix (issues, a field with its allowed or suggested values, an example request) is
+//     never retried, whatever its body (AgentBack's retryable: true means "with corrected
+//     input"), a header or its status says: sent again unchanged, it fails the same way.
 //
 // Returning the envelope for a failure that is not retried differs from retryablehttp's
 // default policy, which hands a 4xx back as a response with a nil error: here Client.Do then

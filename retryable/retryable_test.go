@@ -25,6 +25,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/server"
 )
 
 // script serves the i-th request with the i-th handler (the last one repeats) and counts the
@@ -685,3 +686,67 @@ type closeRecorder struct {
 }
 
 func (c *closeRecorder) Close() error { c.closed = true; return nil }
+
+// A failure that names fields is sent once, whatever says it is retryable: sent again
+// unchanged, it fails the same way. First the reference server's own answer to an invalid
+// body (which said retryable: true until issue 34), then a failure that says it is retryable
+// in its body (AgentBack's meaning: "with corrected input"), in a header, and by its status.
+func TestRetryableFailureThatNamesFieldsIsSentOnce(t *testing.T) {
+	t.Parallel()
+	type CreateInvoice struct {
+		CustomerID string `json:"customer_id"`
+		Currency   string `json:"currency" schema:"enum=usd,eur"`
+		Amount     int    `json:"amount" schema:"minimum=1"`
+	}
+	api, err := server.New()
+	require.NoError(t, err)
+	require.NoError(t, server.Post(api, "/v1/invoices", func(_ context.Context, in CreateInvoice) (CreateInvoice, error) {
+		return in, nil
+	}, server.OperationID("create_invoice")))
+	var hits atomic.Int32
+	ref := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		api.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ref.Close)
+
+	c := NewClient() // retryablehttp's defaults: 4 retries
+	c.RetryWaitMin, c.RetryWaitMax = time.Millisecond, 10*time.Millisecond
+	t.Cleanup(c.HTTPClient.CloseIdleConnections)
+	req, err := retryablehttp.NewRequest(http.MethodPost, ref.URL+"/v1/invoices",
+		[]byte(`{"customer_id":"cus_1","currency":"USD","amount":1200}`))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.Do(req)
+	require.Nil(t, resp)
+	require.EqualValues(t, 1, hits.Load(), "the same invalid body is sent once")
+	var env *remedy.Envelope
+	require.ErrorAs(t, err, &env)
+	require.Equal(t, "invalid_body", env.Code)
+	require.NotEmpty(t, env.Issues)
+	require.False(t, env.Retryable)
+
+	const issues = `"issues":[{"path":["currency"],"code":"invalid_value","message":"Invalid option: expected one of \"usd\"|\"eur\""}]`
+	for _, tc := range []struct {
+		name   string
+		status int
+		body   string
+		header []string
+	}{
+		{"the body says retryable", 422, `{"error":{"statusCode":422,"code":"invalid_body","message":"The request body is invalid.","retryable":true,` + issues + `}}`, nil},
+		{"a header says retry", 422, `{"error":{"code":"invalid_body","message":"invalid",` + issues + `}}`, []string{"X-Should-Retry", "true"}},
+		{"the status says retryable", 500, `{"error":{"code":"internal_server_error","message":"invalid",` + issues + `}}`, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := newScript(t, reply(tc.status, tc.body, tc.header...))
+			r := newRecorder(t, time.Millisecond, 10*time.Millisecond, false)
+			_, err := r.get(t, srv.URL)
+			require.EqualValues(t, 1, srv.hits.Load())
+			var env *remedy.Envelope
+			require.ErrorAs(t, err, &env)
+			require.False(t, env.Retryable)
+			require.Empty(t, r.recorded(), "no wait: nothing to wait for")
+		})
+	}
+}

@@ -76,7 +76,7 @@ func TestConfirmationHandshake(t *testing.T) {
 	env := envelope(t, status, h, b)
 	require.Equal(t, 409, status)
 	assert.Equal(t, "confirmation_required", env.Code)
-	assert.True(t, env.Retryable)
+	assert.False(t, env.Retryable, "without the token, the same request is challenged again")
 	assert.NotEmpty(t, env.Hint)
 	assert.Contains(t, env.Message, "Delete the account and all its data", "the challenge says what will be done")
 	assert.Len(t, env.ConfirmationToken, 22, "128 random bits in base64url")

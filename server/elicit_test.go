@@ -100,16 +100,15 @@ var acct = map[string]any{"id": "acct_1", "reason": "user asked"}
 func TestElicitationAnswers(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		name    string
-		person  *person
-		runs    int64
-		code    string // the refusal's, when it does not run
-		retries bool
+		name   string
+		person *person
+		runs   int64
+		code   string // the refusal's, when it does not run
 	}{
 		{name: "accept", person: answering("accept", map[string]any{"approve": true}), runs: 1},
 		{name: "accept unchecked", person: answering("accept", map[string]any{"approve": false}), code: "confirmation_declined"},
 		{name: "decline", person: answering("decline", nil), code: "confirmation_declined"},
-		{name: "cancel", person: answering("cancel", nil), code: "confirmation_required", retries: true},
+		{name: "cancel", person: answering("cancel", nil), code: "confirmation_required"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -131,7 +130,9 @@ func TestElicitationAnswers(t *testing.T) {
 			env := toolEnvelope(t, res)
 			assert.Equal(t, tc.code, env.Code)
 			assert.Empty(t, env.ConfirmationToken, "a person's question never turns into a token the model could replay")
-			assert.Equal(t, tc.retries, env.Retryable)
+			// Called again, a cancelled question is asked again; but only a person's answer
+			// can make the call succeed, so no refusal tells a retrier to resend it by itself.
+			assert.False(t, env.Retryable)
 		})
 	}
 }

@@ -155,7 +155,7 @@ func TestMCPFailuresAreEnvelopes(t *testing.T) {
 	env := toolEnvelope(t, call(t, cs, "create_invoice", map[string]any{"customer_id": "cus_ada", "currency": "EUR", "amount": 0}))
 	assert.Equal(t, 422, env.Status)
 	assert.Equal(t, "invalid_body", env.Code)
-	assert.True(t, env.Retryable)
+	assert.False(t, env.Retryable, "sent again unchanged, it fails the same way")
 	paths := map[string]remedy.Issue{}
 	for _, is := range env.Issues {
 		paths[is.Path] = is

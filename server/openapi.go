@@ -368,7 +368,7 @@ const (
 	sharedMembers = `"code":{"type":"string","description":"Stable machine code; see x-agent-errors."},` +
 		`"issues":{"type":"array","items":{"$ref":"#/components/schemas/Issue"}},` +
 		`"schema":{"description":"The violated section of the input schema."},` +
-		`"retryable":{"type":"boolean","description":"Whether the call can succeed later: unchanged for transient failures, after the fix the envelope names otherwise."},` +
+		`"retryable":{"type":"boolean","description":"Whether the same request, sent again unchanged, can succeed later. False when the failure names fields to fix (issues): the request has to change."},` +
 		`"retry_after_ms":{"type":"number","minimum":0,"description":"How long to wait before retrying."},` +
 		`"hint":{"type":"string"},"suggestions":{"type":"array","items":{"type":"string"}},` +
 		`"severity":{"type":"string","enum":["error","fatal"]},` +

@@ -40,18 +40,18 @@ type Code struct {
 	// Severity defaults to remedy.SeverityError. Info and warning are refused: the reference
 	// client treats an envelope of either severity as a success that carries a notice.
 	Severity remedy.Severity
-	// Retryable says whether the same call can succeed later, and goes out as the body's
-	// retryable flag, which the reference client reads before any header or status default.
-	// "The same call" means unchanged for transient failures (rate limits, unavailability,
-	// a duplicate still in flight), and after the fix the envelope names otherwise: the
-	// fields its issues point at, its next_operation, its confirmation token. A validation
-	// code is therefore retryable when its issues say what to change: remedy.Decide rewrites
-	// a validation failure that has issues only when the body calls it retryable, and retries
-	// one without issues unchanged, so such a code must always be sent with issues.
-	// A code is not retryable when no change the client can make to the call will help
-	// (credentials, permissions, billing, a missing resource), or when a second execution
-	// could repeat a side effect (an internal error of unknown cause). Retryable with
-	// Severity fatal is refused, since the client stops on fatal whatever the flag says.
+	// Retryable says whether the same request, sent again unchanged, can succeed later, and
+	// goes out as the body's retryable flag, which the reference client reads before any
+	// header or status default. It is true for failures that pass (rate limits,
+	// unavailability, a duplicate still in flight, a state that advances on its own), and
+	// false when the request itself must change: a validation code, whose issues name the
+	// fields to fix (the client repairs those whatever the flag says, and reads a failure
+	// that names fields as not retryable even when it says true), or a confirmation the
+	// request has to carry. It is false too when no change the client can make will help
+	// (credentials, permissions, billing, a missing resource), and when a second execution
+	// could repeat a side effect (an internal error of unknown cause). A generic retrier that
+	// reads only the flag therefore never resends what will fail the same way. Retryable
+	// with Severity fatal is refused, since the client stops on fatal whatever the flag says.
 	Retryable bool
 	// Hint is one sentence an agent can act on, sent in the envelope.
 	Hint string
@@ -315,11 +315,15 @@ func (r *Registry) SetDocsBase(url string) {
 	r.snap.Store(newRegistrySnapshot(own, url))
 }
 
-// builtinCodes is the vocabulary NewRegistry starts with. Each code's Retryable is chosen so
-// that remedy.Decide, reading the code as this server sends it, does the right thing:
+// builtinCodes is the vocabulary NewRegistry starts with. Each code's Retryable says whether
+// the same request, unchanged, can succeed later (see Code.Retryable), so that remedy.Decide
+// and a retrier that reads only the flag (go-retryablehttp with package retryable, say) both
+// do the right thing:
 //
-//   - invalid_parameter, invalid_json, invalid_body, invalid_input: retryable, always sent
-//     with issues, so the client rewrites the named fields and sends again.
+//   - invalid_parameter, invalid_json, invalid_body, invalid_input: not retryable. Sent
+//     unchanged, the request fails the same way; its repair is a changed request, which the
+//     client makes from the issues these codes are sent with (remedy.Decide hands a failure
+//     that names fields to its Rewriter, whatever the flag says).
 //   - unsupported_media_type, payload_too_large, method_not_allowed, idempotency_key_required,
 //     idempotency_key_invalid: not retryable. The fix is in the client's transport or in splitting the work, which no
 //     rewrite of the arguments can make, so the client stops and reports.
@@ -328,12 +332,22 @@ func (r *Registry) SetDocsBase(url string) {
 //     could act on someone else's resource; the agent looks it up instead.
 //   - conflict: not retryable; the resource changed, and whether the call still makes sense
 //     is the agent's decision after reading it again.
-//   - precondition_failed: retryable, sent with next_operation, which the client runs before
-//     sending the call again unchanged. Sent without one, the client retries unchanged after
-//     a backoff: right for a state that advances on its own (a job still running).
-//   - confirmation_required: retryable with the token, which the client replays when its
-//     ConfirmPolicy approves; confirmation_invalid and idempotency_key_reused stop the client
-//     by their codes, whatever the flag, and are sent as not retryable.
+//   - precondition_failed: retryable. The request is right and the resource's state is not
+//     yet: the same request succeeds once the state has moved. Sent with next_operation, the
+//     client runs that first and then sends the call again unchanged (it acts on
+//     next_operation, not on the flag); sent without one, the state advances on its own (a
+//     job still running), and the client retries unchanged after a backoff. A retrier that
+//     cannot run next_operation spends its retries on a 409 that changed nothing, which is
+//     safe: nothing ran.
+//   - confirmation_required: not retryable. The same request without the token is
+//     challenged again (and a new token issued) however often it is sent; the request that
+//     succeeds is another one, carrying the token, which the client sends when its
+//     ConfirmPolicy approves: it acts on the token and the code, not the flag. The same holds
+//     for the answer without a token to a call whose person was asked over MCP elicitation
+//     and gave no answer: called again, the person is asked again, but only their answer,
+//     not time, can make it succeed.
+//   - confirmation_invalid, confirmation_declined, idempotency_key_reused: not retryable; the
+//     client stops on their codes.
 //   - idempotency_in_flight, rate_limited, unavailable: retryable unchanged after the wait.
 //   - internal_error: not retryable. Its cause is unknown, so the operation may have taken
 //     effect before it failed, and since the server never stores failures under an
@@ -349,7 +363,7 @@ func builtinCodes() []Code {
 	return []Code{
 		{
 			Code: "invalid_parameter", Status: 400, Title: "Invalid parameter",
-			Category: remedy.CategoryValidation, Retryable: true,
+			Category: remedy.CategoryValidation, Retryable: false,
 			Hint:  "Change the path or query parameters named in issues to a value each issue allows, then send the call again.",
 			Cause: "A path or query parameter is missing, malformed, or outside its allowed values.",
 			Repair: "1. Read issues: each names a parameter by its pointer, what was expected and what arrived.\n" +
@@ -359,7 +373,7 @@ func builtinCodes() []Code {
 		},
 		{
 			Code: "invalid_json", Status: 400, Title: "Invalid JSON",
-			Category: remedy.CategoryValidation, Retryable: true,
+			Category: remedy.CategoryValidation, Retryable: false,
 			Hint:  "Send the arguments again as one well-formed JSON object.",
 			Cause: "The request body is not well-formed JSON, not the JSON object the operation takes, or an object naming one member twice.",
 			Repair: "1. Read the issue: its message says where the body stopped being valid JSON; an issue with code duplicate_member points at the member named twice.\n" +
@@ -369,7 +383,7 @@ func builtinCodes() []Code {
 		},
 		{
 			Code: "invalid_body", Status: 422, Title: "Invalid body",
-			Category: remedy.CategoryValidation, Retryable: true,
+			Category: remedy.CategoryValidation, Retryable: false,
 			Hint:  "Change the body fields named in issues to what each issue expects, then send the call again.",
 			Cause: "The request body is well-formed JSON but does not match the operation's input schema.",
 			Repair: "1. Read issues: each points at a field (a JSON Pointer) with the schema keyword it broke, what was expected and what arrived; schema holds the violated subschema.\n" +
@@ -379,7 +393,7 @@ func builtinCodes() []Code {
 		},
 		{
 			Code: "invalid_input", Status: 422, Title: "Invalid input",
-			Category: remedy.CategoryValidation, Retryable: true,
+			Category: remedy.CategoryValidation, Retryable: false,
 			Hint:  "Change the fields named in issues as their messages say, then send the call again.",
 			Cause: "The input matches the schema but breaks a rule the operation checks itself: a relation between fields, a limit, a value the current data does not allow.",
 			Repair: "1. Read issues: each points at a field and says which rule it broke.\n" +
@@ -479,7 +493,7 @@ func builtinCodes() []Code {
 		},
 		{
 			Code: "confirmation_required", Status: 409, Title: "Confirmation required",
-			Category: remedy.CategoryState, Retryable: true,
+			Category: remedy.CategoryState, Retryable: false,
 			Hint:  "If the user approves, send the identical call again with confirmationToken in the X-Confirmation-Token header (or the confirmationToken argument).",
 			Cause: "The operation needs explicit confirmation before it runs (it is destructive, costly or irreversible); nothing was done.",
 			Repair: "1. Show the message to whoever may approve: it says what the call will do.\n" +

@@ -27,10 +27,11 @@ var registryBuiltins = []struct {
 	action    remedy.Action
 	cause     error // for ActStop
 }{
-	{"invalid_parameter", 400, remedy.CategoryValidation, true, regWithIssue("/limit"), remedy.ActRewrite, nil},
-	{"invalid_json", 400, remedy.CategoryValidation, true, regWithIssue(""), remedy.ActRewrite, nil},
-	{"invalid_body", 422, remedy.CategoryValidation, true, regWithIssue("/currency"), remedy.ActRewrite, nil},
-	{"invalid_input", 422, remedy.CategoryValidation, true, regWithIssue("/end_date"), remedy.ActRewrite, nil},
+	// Not retryable (sent unchanged, they fail the same way), and repaired from their issues.
+	{"invalid_parameter", 400, remedy.CategoryValidation, false, regWithIssue("/limit"), remedy.ActRewrite, nil},
+	{"invalid_json", 400, remedy.CategoryValidation, false, regWithIssue(""), remedy.ActRewrite, nil},
+	{"invalid_body", 422, remedy.CategoryValidation, false, regWithIssue("/currency"), remedy.ActRewrite, nil},
+	{"invalid_input", 422, remedy.CategoryValidation, false, regWithIssue("/end_date"), remedy.ActRewrite, nil},
 	{"invalid_request", 400, remedy.CategoryValidation, false, nil, remedy.ActStop, remedy.ErrNotRetryable},
 	{"unsupported_media_type", 415, remedy.CategoryValidation, false, nil, remedy.ActStop, remedy.ErrNotRetryable},
 	{"payload_too_large", 413, remedy.CategoryValidation, false, nil, remedy.ActStop, remedy.ErrNotRetryable},
@@ -41,7 +42,8 @@ var registryBuiltins = []struct {
 	{"method_not_allowed", 405, remedy.CategoryValidation, false, nil, remedy.ActStop, remedy.ErrNotRetryable},
 	{"conflict", 409, remedy.CategoryState, false, nil, remedy.ActStop, remedy.ErrNotRetryable},
 	{"precondition_failed", 409, remedy.CategoryState, true, regWithNextOperation, remedy.ActNextOperation, nil},
-	{"confirmation_required", 409, remedy.CategoryState, true, regWithToken, remedy.ActConfirm, nil},
+	// Not retryable (without the token it is challenged again), and confirmed by its token.
+	{"confirmation_required", 409, remedy.CategoryState, false, regWithToken, remedy.ActConfirm, nil},
 	{"confirmation_invalid", 409, remedy.CategoryState, false, nil, remedy.ActStop, remedy.ErrConfirmationRejected},
 	{"payment_required", 402, remedy.CategoryAuth, false, nil, remedy.ActStop, remedy.ErrNotRetryable},
 	{"idempotency_key_required", 400, remedy.CategoryValidation, false, nil, remedy.ActStop, remedy.ErrNotRetryable},
@@ -186,6 +188,8 @@ func TestBuiltinDecideUndecorated(t *testing.T) {
 		{"confirmation_required", remedy.ActStop, remedy.ErrConfirmationRequired},
 		// A state that advances by itself: retried unchanged after a backoff.
 		{"precondition_failed", remedy.ActRetry, nil},
+		// A validation failure that names nothing to fix is not sent again as it is.
+		{"invalid_body", remedy.ActStop, remedy.ErrNotRetryable},
 	} {
 		c, _ := reg.Lookup(tc.code)
 		body, _ := c.Envelope("").MarshalJSON()

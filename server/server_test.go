@@ -558,7 +558,8 @@ func TestValidationOverHTTP(t *testing.T) {
 		env := envelope(t, status, h, body)
 		assert.Equal(t, 422, status)
 		assert.Equal(t, "invalid_body", env.Code)
-		assert.True(t, env.Retryable)
+		assert.False(t, env.Retryable, "sent again unchanged, it fails the same way")
+		assert.Contains(t, string(body), `"retryable":false`, "the server says so itself")
 		var got []string
 		for _, is := range env.Issues {
 			got = append(got, is.Path+" "+is.Code)

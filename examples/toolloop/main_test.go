@@ -186,13 +186,13 @@ func TestStandInReadsTheToolMessage(t *testing.T) {
 		Parameters: json.RawMessage(`{"type":"object","properties":{"customer_id":{"type":"string"},` +
 			`"currency":{"type":"string"},"amount":{"type":"integer","description":"In cents."}}}`),
 		Errors: []remedy.ErrorCode{
-			{Code: "invalid_body", Status: 422, Retryable: true, Hint: "Fix the fields named in issues."},
+			{Code: "invalid_body", Status: 422, Hint: "Fix the fields named in issues."}, // not retryable: fixed
 			{Code: "not_found", Status: 404, Hint: "Look the identifier up."},
 		},
 	}
 	firstTry := `{"customer_id":"CUS-ADA","currency":"Euro","amount":"12.00"}`
 	invalid := func(issues ...remedy.Issue) string {
-		env := &remedy.Envelope{Status: 422, Code: "invalid_body", Message: "invalid", Retryable: true, Issues: issues}
+		env := &remedy.Envelope{Status: 422, Code: "invalid_body", Message: "invalid", Issues: issues}
 		return env.Prompt()
 	}
 	raw := func(s string) json.RawMessage { return json.RawMessage(s) }
@@ -251,7 +251,7 @@ func TestStandInReadsTheToolMessage(t *testing.T) {
 func TestStandInLimits(t *testing.T) {
 	t.Parallel()
 	op := remedy.Operation{Name: "create_invoice", Description: "Create a draft invoice.",
-		Errors: []remedy.ErrorCode{{Code: "invalid_body", Status: 422, Retryable: true}}}
+		Errors: []remedy.ErrorCode{{Code: "invalid_body", Status: 422}}}
 	refused := (&remedy.Envelope{Status: 422, Code: "invalid_body", Message: "invalid", Issues: []remedy.Issue{{
 		Path: "/currency", Code: "enum", Received: json.RawMessage(`"x"`), SuggestedValue: json.RawMessage(`"eur"`)}}}).Prompt()
 	var messages []message

@@ -99,8 +99,10 @@ func afterTool(messages []message, call functionCall, content string, tool offer
 	catalogued, _ := catalogue(tool.Function.Description)
 	retryable, known := catalogued[code]
 	issues := readIssues(content)
+	// A failure that names fields is repaired, whatever the catalogue says of retrying it:
+	// "retryable" is whether the same call can succeed later, and a changed call is another.
 	switch {
-	case !known || !retryable:
+	case !known, len(issues) == 0 && !retryable:
 		return say("I could not do it. " + first)
 	case len(issues) == 0:
 		return say("I could not do it, and the failure names nothing to change. " + first)
@@ -268,9 +270,9 @@ func properties(tool offeredTool) map[string]map[string]any {
 	return schema.Properties
 }
 
-// catalogue reads the errors a tool's description ends with ("- code (422, retryable): hint"),
-// as whether each can succeed when called again; ok is false when the description does not
-// end with them.
+// catalogue reads the errors a tool's description ends with ("- code (503, retryable): hint"),
+// as whether the same call can succeed later, code by code; ok is false when the description
+// does not end with them.
 func catalogue(description string) (retryable map[string]bool, ok bool) {
 	paragraphs := strings.Split(strings.TrimSpace(description), "\n\n")
 	last := paragraphs[len(paragraphs)-1]

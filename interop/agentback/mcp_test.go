@@ -82,6 +82,7 @@ func TestClientMCP(t *testing.T) {
 		require.NotNil(t, first.Envelope)
 		assert.Equal(t, "invalid_input", first.Envelope.Code, "invalid_input over MCP, invalid_body over REST")
 		assert.Zero(t, first.Envelope.Status, "AgentBack drops statusCode from its MCP envelope")
+		assert.False(t, first.Envelope.Retryable, "retryable: true with issues is read as \"with corrected input\"")
 		assert.Equal(t, remedy.ActRewrite, first.Decision.Action)
 		rules := map[string]string{}
 		for _, ch := range first.Changes {

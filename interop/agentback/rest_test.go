@@ -139,7 +139,10 @@ func TestClientREST(t *testing.T) {
 		assert.Equal(t, http.StatusUnprocessableEntity, first.Status)
 		require.NotNil(t, first.Envelope)
 		assert.Equal(t, "invalid_body", first.Envelope.Code)
-		assert.True(t, first.Envelope.Retryable, "AgentBack says a validation failure is retryable (with corrected input)")
+		// AgentBack says retryable: true, meaning "with corrected input": the same request
+		// fails the same way, and remedy reads it so.
+		assert.False(t, first.Envelope.Retryable, "a failure that names fields is never retried unchanged")
+		assert.Equal(t, remedy.RetryFromBody, first.Envelope.RetrySource, "the body said")
 		assert.Equal(t, remedy.ActRewrite, first.Decision.Action, "repaired, never resent unchanged")
 		rules := map[string]string{}
 		for _, ch := range first.Changes {
