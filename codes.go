@@ -8,9 +8,15 @@ import (
 // codeInfo is what a well-known error code says about a failure whatever the status: its
 // category, and whether the same call can succeed later (+1), never can (-1), or it depends (0).
 type codeInfo struct {
-	category  Category
+	category Category
+	// transient: +1 retryable, -1 not, when only the status speaks; waitsOnCaller: not,
+	// whatever the body or a header says (see resolveRetry).
 	transient int8
 }
+
+// waitsOnCaller marks a code whose failure waits on the caller, not on time: the same request
+// never succeeds, whatever the server's flag says.
+const waitsOnCaller int8 = -2
 
 // wellKnownCodes is keyed by the code lowercased with every non-alphanumeric removed, so that
 // RATE_LIMIT_EXCEEDED, rate-limit-exceeded and RateLimitExceeded are one entry.
@@ -44,9 +50,9 @@ func init() {
 	add(CategoryRateLimit, -1, `insufficientquota billinghardlimitreached`)
 	add(CategoryState, 0, `failedprecondition alreadyexists conflict invalidstate
 		idempotencykeyreused idempotencyerror preconditionfailed resourceconflict
-		confirmationinvalid resourceinuseexception conditionalcheckfailedexception
+		resourceinuseexception conditionalcheckfailedexception
 		conflictexception`)
-	add(CategoryState, 1, `aborted confirmationrequired idempotencyinflight locktimeout`)
+	add(CategoryState, 1, `aborted idempotencyinflight locktimeout`)
 	add(CategoryDependency, 1, `unavailable serviceunavailable deadlineexceeded timeout timedout
 		servertimeout overloaded overloadederror badgateway gatewaytimeout upstreamtimeout
 		serviceunavailableexception servicenotavailable temporarilyunavailable tryagain
@@ -54,9 +60,10 @@ func init() {
 	add(CategoryInternal, 0, `internal internalerror internalservererror apierror servererror
 		unknown dataloss internalfailure internalservererrorexception internalserviceerror
 		serviceexception invalidoutput`)
-	// Codes whose retryable: true means "after the caller has done something" — paid, or sent
-	// an idempotency key — never "send the same request again" (AgentBack sets it so).
-	add(CategoryState, -1, `paymentrequired idempotencykeyrequired`)
+	// Codes whose retryable: true means "after the caller has done something" — paid, sent
+	// an idempotency key, had the user approve (a confirmation challenge, a spent token) —
+	// never "send the same request again" (AgentBack sets it so).
+	add(CategoryState, waitsOnCaller, `paymentrequired idempotencykeyrequired confirmationrequired confirmationinvalid`)
 }
 
 func lookupCode(code string) codeInfo {

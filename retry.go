@@ -49,7 +49,9 @@ type retryFacts struct {
 // fails the same way. AgentBack's retryable: true on a validation failure means "can succeed
 // with corrected input", which is this reading: the correction is the Rewriter's (Decide,
 // rule 9). RetrySource still names the rule that spoke (a body that said true is
-// RetryFromBody with Retryable false), so that "did the server say?" keeps its answer.
+// RetryFromBody with Retryable false), so that "did the server say?" keeps its answer. So is
+// a code that waits on the caller, not on time — payment, an idempotency key, the user's
+// confirmation (a challenge, a spent token) — whatever said retryable.
 //
 // RetryAfter — the first present and valid source, in order: retry_after_ms, Retry-After-Ms,
 // retry_after_seconds, Google RetryInfo, Kubernetes retryAfterSeconds, Retry-After
@@ -74,7 +76,7 @@ func (p *parser) resolveRetry(info codeInfo) {
 	default:
 		e.Retryable, e.RetrySource = false, RetryFromNone
 	}
-	if e.Retryable && p.namesFix() {
+	if e.Retryable && (info.transient == waitsOnCaller || p.namesFix()) {
 		e.Retryable = false
 	}
 

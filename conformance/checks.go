@@ -32,10 +32,11 @@ func (p *prober) observe(op *operation, r *reply) {
 	case env.RetrySource != remedy.RetryFromBody:
 		p.fail("retryable-stated", r.ex, fmt.Sprintf("a %d %s answer does not say whether to retry (retryable)", r.status, env.Code))
 	case !env.Retryable && saysRetryable(r.body):
-		// Parse reads a body's true as false for one kind of failure only: one that names
-		// fields to fix.
-		p.fail("retryable-stated", r.ex, fmt.Sprintf("a %d %s answer names fields to fix and says retryable: true; "+
-			"sent again unchanged it fails the same way, and a retrier that reads only the flag sends it again: say false", r.status, env.Code))
+		// Parse reads a body's true as false only where the same request cannot succeed
+		// later: a failure that names fields to fix, or one that waits on the caller (a
+		// confirmation, a payment, an idempotency key).
+		p.fail("retryable-stated", r.ex, fmt.Sprintf("a %d %s answer says retryable: true, but the same request cannot succeed later "+
+			"(it names fields to fix, or waits on the caller); a retrier that reads only the flag sends it again: say false", r.status, env.Code))
 	default:
 		p.pass("retryable-stated", op, r.ex)
 	}

@@ -213,7 +213,7 @@ func TestCLIProbe(t *testing.T) {
 			"idempotency-key-reuse", // a key sent with another payload replays the first result
 			"invalid-input-refused", // zod objects strip unknown members: the request executes
 			"openapi-error-codes",   // no x-agent-error-codes
-			"retryable-stated",      // validation failures say retryable: true ("with corrected input")
+			"retryable-stated",      // validation failures and confirmation challenges say retryable: true ("with corrected input", "with the token")
 			"trace-id",              // AgentBack's envelope has no trace id
 			"unknown-route",         // Express's HTML 404 page
 		}
@@ -234,7 +234,7 @@ func TestCLIProbe(t *testing.T) {
 					continue
 				}
 				assert.Equal(t, "retryable-stated", id, "%+v", ex)
-				assert.Contains(t, []int{400, 422}, ex.Status, "a validation failure: %+v", ex)
+				assert.Contains(t, []int{400, 409, 422}, ex.Status, "a validation failure or a confirmation challenge: %+v", ex)
 			}
 		}
 		assert.Equal(t, want, failed, "%s", r.stdout)
