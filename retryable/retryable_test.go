@@ -736,6 +736,9 @@ func TestRetryableFailureThatNamesFieldsIsSentOnce(t *testing.T) {
 		{"the body says retryable", 422, `{"error":{"statusCode":422,"code":"invalid_body","message":"The request body is invalid.","retryable":true,` + issues + `}}`, nil},
 		{"a header says retry", 422, `{"error":{"code":"invalid_body","message":"invalid",` + issues + `}}`, []string{"X-Should-Retry", "true"}},
 		{"the status says retryable", 500, `{"error":{"code":"internal_server_error","message":"invalid",` + issues + `}}`, nil},
+		// AgentBack's challenge: retryable "with the token", which the same request lacks.
+		{"a confirmation challenge says retryable", 409, `{"error":{"statusCode":409,"code":"confirmation_required","message":"This operation requires confirmation.","retryable":true,"confirmationToken":"ct_1"}}`, nil},
+		{"a spent token says retryable", 409, `{"error":{"statusCode":409,"code":"confirmation_invalid","message":"spent","retryable":true}}`, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
