@@ -88,6 +88,8 @@ func TestDecide(t *testing.T) {
 		{name: "transport timeout, safe", err: &net.OpError{Op: "dial", Err: timeoutErr{}}, action: remedy.ActRetry, wait: 100 * time.Millisecond},
 		{name: "transport refused, safe", err: &net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}, action: remedy.ActRetry, wait: 100 * time.Millisecond},
 		{name: "transport error for good", err: errors.New("x509: certificate signed by unknown authority"), action: remedy.ActStop, cause: remedy.ErrNotRetryable},
+		{name: "arguments that cannot make a request: nothing sent", err: fmt.Errorf("building: %w", &remedy.ArgumentsError{Issues: []remedy.Issue{{Path: "/sku", Code: "required"}}}), action: remedy.ActStop, cause: remedy.ErrInvalidArguments},
+		{name: "arguments error beats a transient look", err: &remedy.ArgumentsError{}, state: func(s *remedy.State) { s.SafeToRepeat = true }, action: remedy.ActStop, cause: remedy.ErrInvalidArguments},
 
 		// Precedence.
 		{name: "fatal beats retryable", status: 503, body: fatal, action: remedy.ActStop, cause: remedy.ErrNotRetryable},

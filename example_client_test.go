@@ -3,6 +3,7 @@ package remedy_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -160,4 +161,27 @@ func ExampleClient_Call_nextOperation() {
 	// pay_invoice 1 depth 0 next_operation
 	// finalize_invoice 1 depth 1 return
 	// pay_invoice 2 depth 0 return
+}
+
+// Arguments that cannot make the request — here a path parameter left out — are refused
+// before anything is sent: the error names the argument, so that the caller (or a model, told
+// through a Toolset) fixes it instead of reading a transport failure.
+func ExampleArgumentsError() {
+	var sent atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { sent.Add(1) }))
+	defer srv.Close()
+	c, _ := remedy.NewClient(remedy.WithBaseURL(srv.URL), remedy.WithOperations(
+		remedy.Operation{Name: "get_inventory", Method: "GET", Path: "/v1/inventory/{sku}"}))
+
+	_, err := c.Call(context.Background(), "get_inventory", json.RawMessage(`{}`))
+	var ae *remedy.ArgumentsError
+	if errors.Is(err, remedy.ErrInvalidArguments) && errors.As(err, &ae) {
+		for _, is := range ae.Issues {
+			fmt.Println(is.Path, is.Code, is.Message)
+		}
+	}
+	fmt.Println("requests sent:", sent.Load())
+	// Output:
+	// /sku required missing path parameter "sku"
+	// requests sent: 0
 }
