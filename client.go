@@ -534,7 +534,7 @@ func readResponse(hresp *http.Response, maxBody, maxResult int64, resp *Response
 		return nil, fmt.Errorf("the result is larger than %d bytes", maxResult)
 	}
 	resp.Body = body
-	if resp.Envelope == nil && isJSONType(hresp.Header) {
+	if resp.Envelope == nil && (isJSONType(hresp.Header) || isEventStreamType(hresp.Header)) {
 		if env, ok := Parse(hresp.StatusCode, hresp.Header, body); ok {
 			resp.Envelope = env
 		}
@@ -599,6 +599,13 @@ func isJSONType(h http.Header) bool {
 	}
 	ct = strings.TrimSpace(strings.ToLower(ct))
 	return ct == "application/json" || strings.HasSuffix(ct, "+json") || ct == "text/json"
+}
+
+// isEventStreamType reports whether the Content-Type is text/event-stream, whose events may
+// carry a failure (a JSON-RPC error, an MCP isError result: see eventStream).
+func isEventStreamType(h http.Header) bool {
+	ct := canonicalGet(h, "Content-Type")
+	return ct != "" && eventStream(ct, "")
 }
 
 // canonicalGet is h.Get(name) for a name in its canonical form already: the same lookup,

@@ -1487,3 +1487,46 @@ func TestClientNextOperationNeedingConfirmation(t *testing.T) {
 	assert.Equal(t, "tok_9", inner.Challenge.Token)
 	assert.Len(t, srv.requests(), 2)
 }
+
+// A 200 whose body is an event stream (an MCP server on streamable HTTP, a JSON-RPC server)
+// is read for the failure its events carry: a JSON-RPC error or an isError result after
+// progress notifications is a failure of the call, not its result (issue 35, row 11).
+func TestClientCallReadsAFailureInAnEventStream(t *testing.T) {
+	t.Parallel()
+	const progress = "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progress\":1}}\n\n"
+	for name, tc := range map[string]struct {
+		event string
+		code  string
+	}{
+		"a JSON-RPC error":  {`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params: amount must be a number"}}`, ""},
+		"an isError result": {`{"jsonrpc":"2.0","id":1,"result":{"isError":true,"content":[{"type":"text","text":"{\"error\":{\"code\":\"not_found\",\"message\":\"no customer cus_x\"}}"}]}}`, "not_found"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			srv := newScripted(t, func(w http.ResponseWriter, r *http.Request, n int) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				w.WriteHeader(200)
+				io.WriteString(w, progress+"event: message\ndata: "+tc.event+"\n\n")
+			})
+			c := newClient(t, srv, remedy.WithOperations(remedy.Operation{Name: "charge", Method: "POST", Path: "/mcp"}))
+			resp, err := c.Call(context.Background(), "charge", json.RawMessage(`{"amount":"x"}`))
+			require.Error(t, err, "the stream's failure is the call's: %v", resp)
+			var env *remedy.Envelope
+			require.ErrorAs(t, err, &env)
+			if tc.code != "" {
+				assert.Equal(t, tc.code, env.Code)
+			}
+			assert.Len(t, srv.requests(), 1, "not retried: nothing says the same call can succeed")
+		})
+	}
+
+	// A stream whose answer is a result is the call's result, as it came.
+	srv := newScripted(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, progress+"data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[]}}\n\n")
+	})
+	c := newClient(t, srv, remedy.WithOperations(remedy.Operation{Name: "charge", Method: "POST", Path: "/mcp"}))
+	resp, err := c.Call(context.Background(), "charge", json.RawMessage(`{"amount":1}`))
+	require.NoError(t, err)
+	assert.Contains(t, string(resp.Body), `"result":{"content":[]}`)
+}
