@@ -287,7 +287,20 @@ func (r *run) polled(f *following, resp *Response, err error, s *State, lim Limi
 		return stop(ErrOutcomeUnknown, "the poll failed for good: the operation was accepted and may have run"), nil
 	}
 	env := resp.Envelope
-	if resp.Status >= 400 || resp.Status < 200 {
+	failed := resp.Status >= 400 || resp.Status < 200
+	var (
+		st   opState
+		word string
+	)
+	if !failed && !f.final {
+		st, word = readStatus(resp.Body)
+	}
+	if !failed && env != nil && env.Severity != SeverityInfo && env.Severity != SeverityWarning && (f.final || st == stateNone) {
+		// A failure inside a 2xx (success:false, a JSON-RPC error, ok:false) with no status
+		// word of an operation: the answer failed, as the same body failing a plain call does.
+		failed = true
+	}
+	if failed {
 		switch {
 		case s.Done:
 			return stop(ErrDeadline, "the context is done"), env
@@ -306,7 +319,6 @@ func (r *run) polled(f *following, resp *Response, err error, s *State, lim Limi
 	if f.final {
 		return Decision{Action: ActReturn, Why: "the operation's result"}, nil
 	}
-	st, word := readStatus(resp.Body)
 	if word != "" {
 		f.word = word
 	}

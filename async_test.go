@@ -441,3 +441,46 @@ func TestPollRawRequestsReturnAccepted(t *testing.T) {
 
 var _ = errors.Is
 var _ = json.Valid
+
+// A status resource that answers 200 with a failure inside it (Cloudflare's success:false, a
+// JSON-RPC error, Slack's ok:false) failed, as the same body failing a plain call does: the
+// call does not return it as the operation's result (issue 35, row 1). A result resource's
+// 200 with a failure inside is a failure too.
+func TestPollFailureInsideA2xx(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, body string }{
+		{"success false", `{"success":false,"errors":[{"code":1003,"message":"the export job is unknown"}],"result":null}`},
+		{"JSON-RPC error", `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"the job store is down"}}`},
+		{"ok false", `{"ok":false,"error":"job_not_found"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			js := &jobServer{statuses: []jobAnswer{{200, `{"status":"running"}`, nil}, {200, tc.body, nil}}}
+			srv := httptest.NewServer(js)
+			defer srv.Close()
+			resp, err := jobClient(t, srv.URL, remedy.WithRetryBudget(remedy.NewRetryBudget(1, 0))).Call(context.Background(), "export", nil)
+			require.Error(t, err, "a failure is not the operation's result: %v", resp)
+			var env *remedy.Envelope
+			require.ErrorAs(t, err, &env, "the failure the status resource answered is kept")
+			var acc *remedy.Accepted
+			require.ErrorAs(t, err, &acc, "the operation was accepted: where to look later")
+			assert.Equal(t, int32(1), js.posts.Load(), "the operation is not submitted again")
+		})
+	}
+	t.Run("result resource", func(t *testing.T) {
+		t.Parallel()
+		js := &jobServer{statuses: []jobAnswer{{200, `{"status":"succeeded","resourceLocation":"/files/1"}`, nil}}}
+		js.extra = func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"ok":false,"error":"file_expired"}`)
+		}
+		srv := httptest.NewServer(js)
+		defer srv.Close()
+		_, err := jobClient(t, srv.URL).Call(context.Background(), "export", nil)
+		require.ErrorIs(t, err, remedy.ErrNotRetryable)
+		var env *remedy.Envelope
+		require.ErrorAs(t, err, &env)
+		assert.Equal(t, "file_expired", env.Code)
+		assert.Equal(t, int32(1), js.posts.Load())
+	})
+}
