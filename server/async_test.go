@@ -416,3 +416,35 @@ func TestAsyncOpenAPI(t *testing.T) {
 	assert.Contains(t, string(get.Responses["200"]), "succeeded")
 	assert.False(t, d.Paths["/v1/exports/now"]["post"].Async)
 }
+
+// Without an Authenticator every caller is the one principal, which has the whole job space:
+// 1,100 quick submissions (more than a principal's quota when there are several) are all
+// accepted, and nobody is locked out for as long as jobs are retained (issue 35, row 2).
+func TestAsyncOnePrincipalHasTheWholeJobSpace(t *testing.T) {
+	t.Parallel()
+	api, err := server.New(server.WithAsync(server.AsyncOptions{}))
+	require.NoError(t, err)
+	require.NoError(t, server.Post(api, "/v1/pings", func(context.Context, ExportIn) (ExportOut, error) {
+		return ExportOut{Rows: 1}, nil
+	}, server.OperationID("ping"), server.Async()))
+	srv := httptest.NewServer(api)
+	defer srv.Close()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		api.Shutdown(ctx)
+	})
+	hc := srv.Client()
+	statuses := map[int]int{}
+	for i := range server.DefaultScopeJobs + 100 {
+		resp, err := hc.Post(srv.URL+"/v1/pings", "application/json", strings.NewReader(`{"format":"csv"}`))
+		require.NoError(t, err, "submission %d", i)
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		statuses[resp.StatusCode]++
+		if resp.StatusCode == http.StatusServiceUnavailable {
+			t.Fatalf("submission %d refused with 503: %v", i, statuses)
+		}
+	}
+	assert.Zero(t, statuses[http.StatusServiceUnavailable])
+}

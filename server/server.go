@@ -161,7 +161,7 @@ func (a *API) setup() {
 		if mem == nil {
 			opts := MemoryOptions{Now: a.now}
 			if a.auth == nil {
-				opts.ScopeChallenges, opts.ScopeRecords = DefaultMaxChallenges, DefaultMaxRecords
+				opts.ScopeChallenges, opts.ScopeRecords, opts.ScopeJobs = DefaultMaxChallenges, DefaultMaxRecords, DefaultMaxJobs
 			}
 			mem = NewMemoryStore(opts)
 		}
