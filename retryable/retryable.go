@@ -1,7 +1,9 @@
 // Package retryable adapts remedy's retry decision to github.com/hashicorp/go-retryablehttp:
 // CheckRetry, Backoff and ErrorHandler have exactly that package's function types, so an
-// existing client adopts them by assigning three fields, or starts from NewClient. It is a
-// package of its own so that a program that never uses go-retryablehttp does not link it.
+// existing client adopts them by assigning three fields (and wrapping its transport in
+// RoundTripper, so that a lost POST is resent only when that is safe), or starts from
+// NewClient. It is a package of its own so that a program that never uses go-retryablehttp
+// does not link it.
 package retryable
 
 import (
@@ -33,7 +35,15 @@ import (
 //   - The request's context done: no retry, and the context's error is returned.
 //   - A transport error (or a response handler's error): retried when it is transient —
 //     connection refused or reset, an EOF before the response ended, a timeout — and never for
-//     TLS certificate failures, bad URLs or schemes, or too many redirects.
+//     TLS certificate failures, bad URLs or schemes, or too many redirects. A request whose
+//     method is not idempotent (POST, PATCH) is retried only when it failed before it was
+//     written (a refused connection, a failed dial) or carries an Idempotency-Key header: once
+//     written, it may have executed, and sent again it could execute twice. So a POST without a
+//     key whose answer was lost is not retried, and the error returned wraps
+//     remedy.ErrOutcomeUnknown (errors.Is finds it through ErrorHandler's error). Whether the
+//     request was written and carried a key is known from RoundTripper, which NewClient
+//     installs; without it, only a failed dial counts as not written. The adapter cannot know
+//     whether the server honours keys: the key's presence is taken as the caller's word.
 //   - A response: read with ParseResponse, at most remedy.DefaultMaxBody of its body (resp.Body is
 //     restored, so the caller still reads the whole body from its start). A success, including a 2xx without an in-band failure, is
 //     not retried and returns no error. A failure — any status of 400 or more, or an in-band
@@ -60,7 +70,13 @@ func CheckRetry(ctx context.Context, resp *http.Response, err error) (bool, erro
 	if err != nil {
 		// retryablehttp reports both a failed round trip and a failed response handler
 		// here; in both cases the error, not the response, says what went wrong.
-		return neterr.Transient(err), nil
+		if !neterr.Transient(err) {
+			return false, nil
+		}
+		if !safeToResend(err) {
+			return false, fmt.Errorf("%w: %w", remedy.ErrOutcomeUnknown, err)
+		}
+		return true, nil
 	}
 	if resp == nil {
 		return false, nil
@@ -140,7 +156,9 @@ func exponentialWait(min, max time.Duration, n int) time.Duration {
 // ErrorHandler is a retryablehttp.ErrorHandler for when Client.Do gives up. It closes the
 // response body and returns no response; the error says how many attempts were made and
 // wraps what ended them: the *remedy.Envelope of the last response (errors.As(err, &env) finds it),
-// else the transport error or the context's error (errors.Is finds them).
+// else the transport error or the context's error (errors.Is finds them), with
+// remedy.ErrOutcomeUnknown for a request CheckRetry would not send again because it may have
+// executed.
 func ErrorHandler(resp *http.Response, err error, numTries int) (*http.Response, error) {
 	if resp != nil {
 		if err == nil {
@@ -167,13 +185,15 @@ func ErrorHandler(resp *http.Response, err error, numTries int) (*http.Response,
 }
 
 // NewClient returns retryablehttp.NewClient() with CheckRetry, Backoff and
-// ErrorHandler from this package and no logger, since a library should not print by default.
-// Its other settings are retryablehttp's defaults (4 retries, waits from 1s to 30s), to be
-// changed on the returned client. An existing client adopts the same policy by assigning the
-// three fields.
+// ErrorHandler from this package, its HTTPClient's transport wrapped in RoundTripper, and no
+// logger, since a library should not print by default. Its other settings are retryablehttp's
+// defaults (4 retries, waits from 1s to 30s), to be changed on the returned client; a
+// transport of one's own goes in as RoundTripper(yours). An existing client adopts the same
+// policy by assigning the three fields and wrapping its transport.
 func NewClient() *retryablehttp.Client {
 	c := retryablehttp.NewClient()
 	c.Logger = nil
+	c.HTTPClient.Transport = RoundTripper(c.HTTPClient.Transport)
 	c.CheckRetry = CheckRetry
 	c.Backoff = Backoff
 	c.ErrorHandler = ErrorHandler

@@ -375,25 +375,97 @@ func hangUp(reset bool) http.HandlerFunc {
 	}
 }
 
+// A request whose answer is lost after the server read it is sent again only when that is
+// safe: an idempotent method, or a key. A POST without one may have executed (here: a charge)
+// and is sent once, with an error that says so. A POST: net/http does not resend it on its
+// own, so every drop reaches CheckRetry.
 func TestRetryableConnectionDropped(t *testing.T) {
 	t.Parallel()
-	for _, reset := range []bool{true, false} {
-		t.Run(fmt.Sprint("reset=", reset), func(t *testing.T) {
-			t.Parallel()
-			srv := newScript(t, hangUp(reset), hangUp(reset), reply(200, "ok"))
-			r := newRecorder(t, time.Millisecond, 5*time.Millisecond, true)
-			// A POST: net/http does not resend it on its own, so every drop reaches CheckRetry.
-			req, err := retryablehttp.NewRequest(http.MethodPost, srv.URL, []byte(`{}`))
-			require.NoError(t, err)
+	for _, c := range []struct {
+		name   string
+		method string
+		key    string
+		hits   int32 // requests that reach the server, and attempts
+	}{
+		{"POST without a key", http.MethodPost, "", 1},
+		{"POST with a key", http.MethodPost, "charge-1", 3},
+		{"PATCH with a key, lower-case", http.MethodPatch, "charge-1", 3},
+		{"GET", http.MethodGet, "", 3},
+	} {
+		for _, reset := range []bool{true, false} {
+			t.Run(fmt.Sprint(c.name, "/reset=", reset), func(t *testing.T) {
+				t.Parallel()
+				srv := newScript(t, hangUp(reset), hangUp(reset), reply(200, "ok"))
+				r := newRecorder(t, time.Millisecond, 5*time.Millisecond, true)
+				req, err := retryablehttp.NewRequest(c.method, srv.URL, []byte(`{"amount":1200}`))
+				require.NoError(t, err)
+				if c.key != "" {
+					if c.method == http.MethodPatch {
+						req.Header["idempotency-key"] = []string{c.key}
+					} else {
+						req.Header.Set("Idempotency-Key", c.key)
+					}
+				}
 
-			resp, err := r.client.Do(req)
-			require.NoError(t, err)
-			defer resp.Body.Close()
-			require.Equal(t, "ok", readAll(t, resp))
-			require.EqualValues(t, 3, srv.hits.Load())
-			require.EqualValues(t, 3, r.attempts.Load())
-		})
+				resp, err := r.client.Do(req)
+				require.EqualValues(t, c.hits, srv.hits.Load())
+				require.EqualValues(t, c.hits, r.attempts.Load())
+				if c.hits == 1 {
+					require.Nil(t, resp)
+					require.ErrorIs(t, err, remedy.ErrOutcomeUnknown)
+					require.Contains(t, err.Error(), "giving up after 1 attempt: outcome unknown: the request may have executed")
+					var ue *url.Error
+					require.ErrorAs(t, err, &ue, "the transport's error is still there")
+					return
+				}
+				require.NoError(t, err)
+				defer resp.Body.Close()
+				require.Equal(t, "ok", readAll(t, resp))
+			})
+		}
 	}
+}
+
+// A POST that failed before it was written (nothing listens) cannot have executed: retried.
+func TestRetryableConnectionRefusedPost(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	r := newRecorder(t, time.Millisecond, 5*time.Millisecond, true)
+	r.client.RetryMax = 2
+
+	resp, err := r.client.Post("http://"+addr+"/charges", "application/json", []byte(`{"amount":1200}`))
+	require.Nil(t, resp)
+	require.EqualValues(t, 3, r.attempts.Load())
+	require.Contains(t, err.Error(), "giving up after 3 attempts")
+	require.NotErrorIs(t, err, remedy.ErrOutcomeUnknown)
+	var opErr *net.OpError
+	require.ErrorAs(t, err, &opErr)
+	require.Equal(t, "dial", opErr.Op)
+}
+
+// A 303 turns the POST into a GET, whose answer is lost. The POST executed, and Client.Do would
+// send it again: not safe without a key, although the leg that failed is a GET.
+func TestRetryableRedirectedPostDropped(t *testing.T) {
+	t.Parallel()
+	var posts atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			posts.Add(1)
+			http.Redirect(w, r, "/elsewhere", http.StatusSeeOther)
+			return
+		}
+		hangUp(false)(w, r) // net/http may send this GET twice by itself: it is idempotent
+	}))
+	t.Cleanup(srv.Close)
+	r := newRecorder(t, time.Millisecond, 5*time.Millisecond, true)
+
+	_, err := r.client.Post(srv.URL, "application/json", []byte(`{}`))
+	require.ErrorIs(t, err, remedy.ErrOutcomeUnknown)
+	require.EqualValues(t, 1, posts.Load())
+	require.EqualValues(t, 1, r.attempts.Load())
 }
 
 func TestRetryableTLSCertificateNotRetried(t *testing.T) {
@@ -461,6 +533,7 @@ func TestNewClient(t *testing.T) {
 	require.NotNil(t, c.Backoff)
 	require.NotNil(t, c.ErrorHandler)
 	require.Equal(t, 4, c.RetryMax)
+	require.IsType(t, &watchingRoundTripper{}, c.HTTPClient.Transport)
 }
 
 // response builds a response as http.Client would hand it over.
@@ -499,6 +572,29 @@ func TestCheckRetry(t *testing.T) {
 		ok, err = CheckRetry(ctx, nil, &url.Error{Op: "Get", URL: "ftp://x", Err: errors.New(`unsupported protocol scheme "ftp"`)})
 		require.False(t, ok)
 		require.NoError(t, err)
+	})
+	t.Run("transport errors without RoundTripper's word", func(t *testing.T) {
+		dial := &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}
+		for _, c := range []struct {
+			err     error
+			retry   bool
+			unknown bool
+		}{
+			{&url.Error{Op: "Post", URL: "http://x", Err: io.EOF}, false, true},
+			{&url.Error{Op: "Patch", URL: "http://x", Err: io.ErrUnexpectedEOF}, false, true},
+			{&url.Error{Op: "Post", URL: "http://x", Err: dial}, true, false},
+			{&url.Error{Op: "Put", URL: "http://x", Err: io.EOF}, true, false},
+			{&url.Error{Op: "Delete", URL: "http://x", Err: io.EOF}, true, false},
+		} {
+			ok, err := CheckRetry(ctx, nil, c.err)
+			require.Equal(t, c.retry, ok, c.err)
+			if c.unknown {
+				require.ErrorIs(t, err, remedy.ErrOutcomeUnknown)
+				require.ErrorIs(t, err, c.err)
+			} else {
+				require.NoError(t, err)
+			}
+		}
 	})
 	t.Run("success", func(t *testing.T) {
 		resp := response(200, `{"data":{}}`)
