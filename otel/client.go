@@ -119,8 +119,9 @@ func (h *clientHooks) attemptEnd(ctx context.Context, a *remedy.Attempt) {
 		span.SetName("tools/call " + a.Target)
 	case "":
 	default:
-		span.SetName(a.Method)
-		span.SetAttributes(semconv.HTTPRequestMethodKey.String(a.Method), semconv.URLPathKey.String(a.Target))
+		name, attrs := requestMethod(a.Method)
+		span.SetName(name)
+		span.SetAttributes(append(attrs, semconv.URLPathKey.String(a.Target))...)
 	}
 	attrs := []attribute.KeyValue{action, attribute.String(AttrWhy, d.Why)}
 	if a.Status > 0 {

@@ -57,8 +57,9 @@ type observer struct {
 
 func (o *observer) start(ctx context.Context, r *http.Request) context.Context {
 	ctx = o.props.Extract(ctx, propagation.HeaderCarrier(r.Header))
-	ctx, _ = o.tracer.Start(ctx, r.Method, trace.WithSpanKind(trace.SpanKindServer),
-		trace.WithAttributes(semconv.HTTPRequestMethodKey.String(r.Method), semconv.URLPathKey.String(r.URL.Path)))
+	name, attrs := requestMethod(r.Method)
+	ctx, _ = o.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer),
+		trace.WithAttributes(append(attrs, semconv.URLPathKey.String(r.URL.Path))...))
 	return ctx
 }
 
@@ -78,7 +79,8 @@ func (o *observer) end(ctx context.Context, s *server.Served) {
 		if s.Tool {
 			span.SetName("tools/call " + s.Operation.ID)
 		} else {
-			span.SetName(s.Operation.Method + " " + s.Operation.Path)
+			name, _ := requestMethod(s.Operation.Method)
+			span.SetName(name + " " + s.Operation.Path)
 			span.SetAttributes(semconv.HTTPRouteKey.String(s.Operation.Path))
 		}
 		span.SetAttributes(op)
