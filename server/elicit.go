@@ -47,6 +47,7 @@ type asking struct {
 	can      bool              // the client declared form elicitation, and the server can reach it
 	inResult bool              // the question goes in the tool's result (protocol 2026-07-28 and later)
 	unasked  bool              // the question could not be asked, or got no answer in time
+	rejected bool              // the client answered with content that does not fit the question's form
 	args     json.RawMessage   // the call's arguments, canonical and without protocol members
 	answered bool              // the call carries an answer to a question of ours
 	answer   *mcp.ElicitResult // the answer (nil when the call's response is not one)
@@ -248,8 +249,10 @@ func (x *exchange) answerOf(s *asking) error {
 		if _, _, err := cfg.Store.TakeChallenge(x.ctx, x.storeScope(), elicitID(s.state)); err != nil {
 			return x.storeFailure("taking a confirmation question", err)
 		}
-		return Error(CodeConfirmationRequired, "the person could not be asked to confirm "+x.op.ID+
+		p := Error(CodeConfirmationRequired, "the person could not be asked to confirm "+x.op.ID+
 			" (the client failed to ask, or nobody answered within "+fmtDuration(cfg.TTL)+"); nothing was done: send the call again to ask again")
+		p.Hint = askAgainHint
+		return p
 	}
 	got, ok, err := cfg.Store.TakeChallenge(x.ctx, x.storeScope(), elicitID(s.state))
 	switch {
@@ -257,6 +260,11 @@ func (x *exchange) answerOf(s *asking) error {
 		return x.storeFailure("taking a confirmation question", err)
 	case !ok || subtle.ConstantTimeCompare(got, x.binding()) != 1:
 		return invalid
+	case s.rejected:
+		p := Error(CodeConfirmationInvalid, "the client's answer to the question about "+x.op.ID+
+			" does not fit the question's form (one boolean, "+ApproveField+"); nothing was done")
+		p.Hint = askAgainHint
+		return p
 	}
 	switch s.answer.Action {
 	case "accept":
@@ -273,10 +281,24 @@ func (x *exchange) answerOf(s *asking) error {
 	case "decline":
 		return x.declined()
 	case "cancel":
-		return Error(CodeConfirmationRequired, "the person asked to confirm "+x.op.ID+
+		p := Error(CodeConfirmationRequired, "the person asked to confirm "+x.op.ID+
 			" did not answer (the question was dismissed); nothing was done: send the call again to ask again")
+		p.Hint = askAgainHint
+		return p
 	}
 	return invalid
+}
+
+// askAgainHint is the hint of a question that got no approving answer: the person is asked
+// again, and no token is involved — the registry's hint for these codes speaks of the token
+// flow, which an operation asked about this way may not accept at all (RequirePerson).
+const askAgainHint = "Send the call again, unchanged and without a token, from a client that asks its user (MCP elicitation): the person is asked again."
+
+// rejectedAnswer reports whether err is the go-sdk's refusal of a client's answer whose
+// content does not match the question's requested schema (ServerSession.Elicit validates
+// it, and says so only in its error's text, which TestElicitationRejectedForm pins).
+func rejectedAnswer(err error) bool {
+	return strings.Contains(err.Error(), "does not match requested schema")
 }
 
 func (x *exchange) declined() error {
@@ -315,7 +337,12 @@ func (s *asking) elicit(ctx context.Context, ss *mcp.ServerSession, ttl time.Dur
 	} else {
 		again.answer, err = ss.Elicit(ectx, s.question)
 	}
-	if err != nil || again.answer == nil {
+	switch {
+	case err != nil && rejectedAnswer(err):
+		// The client answered, with content the go-sdk refused against the question's own
+		// form: an answer, and not one that approves.
+		again.answer, again.rejected = &mcp.ElicitResult{Action: "accept"}, true
+	case err != nil || again.answer == nil:
 		again.answer, again.unasked = &mcp.ElicitResult{Action: "cancel"}, true
 	}
 	return again

@@ -394,6 +394,7 @@ func TestElicitationNoAnswer(t *testing.T) {
 			assert.Equal(t, "confirmation_required", env.Code)
 			assert.Contains(t, env.Message, "could not be asked")
 			assert.Empty(t, env.ConfirmationToken)
+			assert.NotContains(t, env.Hint, remedy.HeaderConfirmationToken, "no token flow for a call the server asks a person about")
 			assert.Zero(t, p.runs.Load())
 		})
 	}
@@ -451,6 +452,32 @@ func TestElicitationShowsHiddenCharacters(t *testing.T) {
 			p.mu.Lock()
 			assert.Equal(t, []DeleteAccount{{ID: tc.args["id"].(string), Reason: tc.args["reason"].(string)}}, p.ran, "what ran is what was sent")
 			p.mu.Unlock()
+		})
+	}
+}
+
+// TestElicitationRejectedForm: a client that answers the question with a form of its own
+// ({username, email}, which the go-sdk refuses against the question's schema) gave an answer,
+// and not one that approves: confirmation_invalid, not retryable, nothing run — not "nobody
+// answered" after a wait, and never a hint to send a token the operation may not accept
+// (issue 35, row 12).
+func TestElicitationRejectedForm(t *testing.T) {
+	t.Parallel()
+	for _, op := range []string{"delete_account", "purge_account"} {
+		t.Run(op, func(t *testing.T) {
+			t.Parallel()
+			p := newPersonAPI(t)
+			who := answering("accept", map[string]any{"username": "ann", "email": "ann@example.com"})
+			cs := connectWith(t, p.srv.URL, "ann", &mcp.ClientOptions{ElicitationHandler: who.handle})
+			env := toolEnvelope(t, call(t, cs, op, acct))
+			assert.Equal(t, "confirmation_invalid", env.Code)
+			assert.False(t, env.Retryable)
+			assert.Contains(t, env.Message, "does not fit the question's form")
+			assert.Empty(t, env.ConfirmationToken)
+			assert.NotContains(t, env.Hint, remedy.HeaderConfirmationToken)
+			assert.NotContains(t, env.Hint, "with "+remedy.ArgConfirmationToken)
+			assert.Len(t, who.questions(), 1, "the person was asked")
+			assert.Zero(t, p.runs.Load())
 		})
 	}
 }
