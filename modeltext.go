@@ -3,6 +3,7 @@ package remedy
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -126,19 +127,10 @@ func attemptSecrets(out []string, attempts []Attempt) []string {
 }
 
 func addSecret(out []string, s string) []string {
-	if s != "" && !containsString(out, s) {
+	if s != "" && !slices.Contains(out, s) {
 		out = append(out, s)
 	}
 	return out
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // summary is what failed and what to fix, from the last failure the server sent; empty when
@@ -156,7 +148,8 @@ func (o *outcome) summary() string {
 	return o.env.summary()
 }
 
-// ran says whether the call may have executed: a statement, "" when nothing says it did.
+// mayHaveRun reports whether the call may have executed: a write whose attempt failed after
+// it was written, or was answered by a failure that leaves open whether it ran.
 func (o *outcome) mayHaveRun() bool {
 	if o.op != nil && o.op.Method != "" && isRead(o.op.Method) {
 		return false

@@ -491,12 +491,7 @@ func reservedArguments(args json.RawMessage) *ArgumentsError {
 // redactLong replaces in a success's body the secrets long enough not to be mistaken for
 // ordinary values (8 bytes or more): a result the model reads never echoes a key or a token.
 func redactLong(s string, secrets []string) string {
-	for _, x := range secrets {
-		if len(x) >= 8 && strings.Contains(s, x) {
-			s = strings.ReplaceAll(s, x, withheld)
-		}
-	}
-	return s
+	return redact(s, slices.DeleteFunc(secrets, func(x string) bool { return len(x) < 8 }))
 }
 
 // toolArguments reads a model's arguments: one JSON object; empty and null are none.

@@ -16,10 +16,10 @@ import (
 	"github.com/remedy-go/remedy/mcp"
 )
 
-// The tools a server lists over MCP are offered to a model without the arguments the loop
-// sends itself, and the model's calls run through the loop.
-func TestToolsetOverMCP(t *testing.T) {
-	t.Parallel()
+// billingOverMCP is remedy's MCP client, with loop, on a go-sdk session to the billing demo
+// API's MCP server (in memory), and the API's store.
+func billingOverMCP(t *testing.T, loop remedy.Loop) (*mcp.Client, *billing.Store) {
+	t.Helper()
 	ctx := context.Background()
 	api, store, err := billing.New()
 	require.NoError(t, err)
@@ -30,8 +30,17 @@ func TestToolsetOverMCP(t *testing.T) {
 	session, err := sdk.NewClient(&sdk.Implementation{Name: "agent", Version: "1"}, nil).Connect(ctx, ct, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { session.Close() })
-	c, err := mcp.NewClient(ctx, session, remedy.Loop{Rewriter: remedy.DefaultRewriter})
+	c, err := mcp.NewClient(ctx, session, loop)
 	require.NoError(t, err)
+	return c, store
+}
+
+// The tools a server lists over MCP are offered to a model without the arguments the loop
+// sends itself, and the model's calls run through the loop.
+func TestToolsetOverMCP(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c, store := billingOverMCP(t, remedy.Loop{Rewriter: remedy.DefaultRewriter})
 
 	ts := c.Toolset(remedy.ToolOptions{})
 	defs := ts.Definitions()
@@ -78,17 +87,7 @@ func TestToolsetOverMCP(t *testing.T) {
 func TestModelCannotConfirmOverMCP(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	api, store, err := billing.New()
-	require.NoError(t, err)
-	st, ct := sdk.NewInMemoryTransports()
-	ss, err := api.MCPServer().Connect(ctx, st, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { ss.Close() })
-	session, err := sdk.NewClient(&sdk.Implementation{Name: "agent", Version: "1"}, nil).Connect(ctx, ct, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { session.Close() })
-	c, err := mcp.NewClient(ctx, session, remedy.Loop{Limits: remedy.Limits{MaxAttempts: 1}})
-	require.NoError(t, err)
+	c, store := billingOverMCP(t, remedy.Loop{Limits: remedy.Limits{MaxAttempts: 1}})
 	ts := c.Toolset(remedy.ToolOptions{})
 
 	r, err := ts.Invoke(ctx, "delete_customer", `{"id":"cus_ada"}`)
