@@ -1,9 +1,13 @@
 package remedy_test
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/remedy-go/remedy"
@@ -165,4 +169,37 @@ func TestParseAllocationsIndependentOfSize(t *testing.T) {
 	if big > base+3 {
 		t.Errorf("Parse allocates %.0f times for a 1 MB body, %.0f for 1 KB: the count grows with the body", big, base)
 	}
+}
+
+// BenchmarkParseLongEventStream reads an 8 MiB event stream of progress notifications whose
+// answer, a JSON-RPC error, comes last (issue 35, row 10): Parse scans the whole stream for it.
+// The baseline is a reader of such a stream written with the standard library: bufio.Scanner
+// over its lines and json.Valid on each event's data.
+func BenchmarkParseLongEventStream(b *testing.B) {
+	const progress = "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":1,\"progress\":0.5}}\n\n"
+	body := []byte(strings.Repeat(progress, (8<<20)/len(progress)) +
+		"data: {\"jsonrpc\":\"2.0\",\"id\":7,\"error\":{\"code\":-32603,\"message\":\"the charge failed\"}}\n\n")
+	sse := http.Header{"Content-Type": {"text/event-stream"}}
+	if e, ok := remedy.Parse(200, sse, body); !ok || e.Code != "-32603" {
+		b.Fatalf("the stream's failure was not read: %+v", e)
+	}
+	b.Run("remedy.Parse", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(body)))
+		for b.Loop() {
+			remedy.Parse(200, sse, body)
+		}
+	})
+	b.Run("baseline=bufio+json.Valid", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(body)))
+		for b.Loop() {
+			sc := bufio.NewScanner(bytes.NewReader(body))
+			for sc.Scan() {
+				if data, ok := bytes.CutPrefix(sc.Bytes(), []byte("data: ")); ok && !json.Valid(data) {
+					b.Fatal("invalid event")
+				}
+			}
+		}
+	})
 }

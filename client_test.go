@@ -1494,28 +1494,31 @@ func TestClientNextOperationNeedingConfirmation(t *testing.T) {
 func TestClientCallReadsAFailureInAnEventStream(t *testing.T) {
 	t.Parallel()
 	const progress = "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progress\":1}}\n\n"
+	const rpcError = `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params: amount must be a number"}}`
+	// 1.2 MiB of progress before the answer: past the bound a failure is read, not skipped
+	// (issue 35, row 10).
+	long := strings.Repeat(progress, (remedy.DefaultMaxBody*6/5)/len(progress)+1)
 	for name, tc := range map[string]struct {
-		event string
-		code  string
+		before, event string
+		code          string
 	}{
-		"a JSON-RPC error":  {`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params: amount must be a number"}}`, ""},
-		"an isError result": {`{"jsonrpc":"2.0","id":1,"result":{"isError":true,"content":[{"type":"text","text":"{\"error\":{\"code\":\"not_found\",\"message\":\"no customer cus_x\"}}"}]}}`, "not_found"},
+		"a JSON-RPC error":  {progress, rpcError, "-32602"},
+		"an isError result": {progress, `{"jsonrpc":"2.0","id":1,"result":{"isError":true,"content":[{"type":"text","text":"{\"error\":{\"code\":\"not_found\",\"message\":\"no customer cus_x\"}}"}]}}`, "not_found"},
+		"a JSON-RPC error after 1.2 MiB of progress": {long, rpcError, "-32602"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			srv := newScripted(t, func(w http.ResponseWriter, r *http.Request, n int) {
 				w.Header().Set("Content-Type", "text/event-stream")
 				w.WriteHeader(200)
-				io.WriteString(w, progress+"event: message\ndata: "+tc.event+"\n\n")
+				io.WriteString(w, tc.before+"event: message\ndata: "+tc.event+"\n\n")
 			})
 			c := newClient(t, srv, remedy.WithOperations(remedy.Operation{Name: "charge", Method: "POST", Path: "/mcp"}))
 			resp, err := c.Call(context.Background(), "charge", json.RawMessage(`{"amount":"x"}`))
 			require.Error(t, err, "the stream's failure is the call's: %v", resp)
 			var env *remedy.Envelope
 			require.ErrorAs(t, err, &env)
-			if tc.code != "" {
-				assert.Equal(t, tc.code, env.Code)
-			}
+			assert.Equal(t, tc.code, env.Code)
 			assert.Len(t, srv.requests(), 1, "not retried: nothing says the same call can succeed")
 		})
 	}

@@ -31,6 +31,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 	"unsafe"
 )
@@ -209,7 +210,9 @@ const DefaultMaxBody = 1 << 20
 // decides.
 //
 // Parse never panics and takes time linear in the body; it reads at most DefaultMaxBody bytes
-// of it. A body it cannot read unambiguously (invalid JSON or UTF-8, duplicate keys, nesting
+// of it, except that an event stream is scanned whole for the event that answers the call,
+// whose data is then read up to that bound (progress notifications do not push a failure past
+// it). A body it cannot read unambiguously (invalid JSON or UTF-8, duplicate keys, nesting
 // deeper than 64) gives an envelope classified by status and headers, with Dialect
 // DialectUnstructured. A failure's body longer than DefaultMaxBody is read only for the
 // members at its start that decide a retry (DialectTruncated), when it states them. JSON
@@ -217,11 +220,26 @@ const DefaultMaxBody = 1 << 20
 // does not alias body. Its strings and raw JSON values may share one block of memory: treat
 // the raw values as read-only (appending to one copies it, for each ends at its capacity).
 func Parse(status int, header http.Header, body []byte) (*Envelope, bool) {
-	truncated := len(body) > DefaultMaxBody
-	if truncated {
-		body = body[:DefaultMaxBody]
-	}
+	body, truncated := readBound(header, body)
 	return parse(status, header, body, truncated)
+}
+
+// readBound cuts a body to the DefaultMaxBody bytes Parse and Classify read. An event stream
+// longer than that is scanned whole for the event that answers it (sse.go; in linear time),
+// and that event's data is what they read: the notifications a server sends on the way,
+// however many, do not push its answer past the bound.
+func readBound(header http.Header, body []byte) (b []byte, truncated bool) {
+	if len(body) <= DefaultMaxBody {
+		return body, false
+	}
+	s := strings.TrimSpace(strings.TrimPrefix(view(body), "\ufeff"))
+	if s != "" && s[0] != '{' && eventStream(canonicalGet(header, "Content-Type"), s) {
+		if data, _, ok := streamJSON(s, true); ok && len(data) <= DefaultMaxBody {
+			// Read only, as body is: the bytes of data, in body or of its own.
+			return unsafe.Slice(unsafe.StringData(data), len(data)), false
+		}
+	}
+	return body[:DefaultMaxBody], true
 }
 
 // view reads b as a string without copying; the string must not outlive b's contents.
@@ -230,7 +248,7 @@ func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 // parse reads body in place and detaches the envelope from it before returning.
 func parse(status int, header http.Header, body []byte, truncated bool) (*Envelope, bool) {
 	s := view(body)
-	if plainSuccess(status, s) {
+	if plainSuccess(status, s, truncated) {
 		return nil, false
 	}
 	p := parser{status: status, header: header, body: s, full: true, truncated: truncated}
@@ -264,11 +282,8 @@ type Verdict struct {
 // judge (in a state or internal failure, a resource not found, a dialect that packs them in
 // its message) is read in full, as are nested failures.
 func Classify(status int, header http.Header, body []byte) Verdict {
-	truncated := len(body) > DefaultMaxBody
-	if truncated {
-		body = body[:DefaultMaxBody]
-	}
-	if plainSuccess(status, view(body)) {
+	body, truncated := readBound(header, body)
+	if plainSuccess(status, view(body), truncated) {
 		return Verdict{Status: status}
 	}
 	// The body is only read, never retained: no string escapes this call except the

@@ -2,6 +2,7 @@ package remedy
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -245,7 +246,7 @@ func (t *topMembers) read(root val) {
 
 // run parses the body and reports whether the response is a failure.
 func (p *parser) run() bool {
-	if plainSuccess(p.status, p.body) {
+	if plainSuccess(p.status, p.body, p.truncated) {
 		return false
 	}
 	p.h.read(p.header)
@@ -258,9 +259,19 @@ func (p *parser) run() bool {
 	truncated := p.truncated
 	if s != "" && s[0] != '{' && eventStream(p.h.contentType, s) {
 		// The JSON an event stream carries (sse.go); its events are whole even when the body
-		// was cut at the bound, which cost the stream only its unfinished last event.
-		if data, ok := streamJSON(s, !truncated); ok {
+		// was cut at the bound, which cost the stream only its unfinished last event. A cut
+		// stream is decided by a JSON-RPC response among the events read; without one its
+		// answer lies past the bound, and at a status that is not a failure nothing read says
+		// whether the call failed: that is not a success.
+		data, rpc, ok := streamJSON(s, !truncated)
+		switch {
+		case ok && (rpc || !truncated || p.failureStatus()):
 			s, truncated = data, false
+		case truncated && !p.failureStatus():
+			p.e.Message = fmt.Sprintf("the event stream is longer than the %d bytes read, and its answer "+
+				"is not among them: whether the call failed is not known", len(p.body))
+			p.finish(DialectTruncated)
+			return true
 		}
 	}
 	var d Dialect
@@ -294,9 +305,10 @@ func (p *parser) run() bool {
 }
 
 // plainSuccess reports whether a response is the common success, told apart without reading
-// its body; Parse and Classify test it before they set anything up.
-func plainSuccess(status int, body string) bool {
-	return status >= 200 && status < 400 && status != 207 && !inBandPossible(body)
+// its body; Parse and Classify test it before they set anything up. A body cut at the bound is
+// read on: the answer of an event stream may lie past the cut.
+func plainSuccess(status int, body string, truncated bool) bool {
+	return status >= 200 && status < 400 && status != 207 && !truncated && !inBandPossible(body)
 }
 
 // inBandPossible reports whether a success body could hold an in-band failure: every

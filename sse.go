@@ -24,17 +24,18 @@ func eventStream(contentType, body string) bool {
 
 // streamJSON returns the JSON object an event stream's events carry that decides what the
 // stream answered: the last JSON-RPC response among them (see isRPCResponse: the
-// notifications and requests a server sends on the way do not answer the call), else the last event whose data is a JSON object. An event's data is
-// its data lines joined by "\n", as the event-stream format says; lines end in "\n", "\r\n" or
-// "\r"; comments and other fields are skipped. complete says the body is whole: an event cut
-// by the end of a body that is not (a bound) is left out, as one whose data may be cut too.
-// ok is false when no event carries a JSON object.
+// notifications and requests a server sends on the way do not answer the call; rpc reports
+// one), else the last event whose data is a JSON object. An event's data is its data lines
+// joined by "\n", as the event-stream format says; lines end in "\n", "\r\n" or "\r"; comments
+// and other fields are skipped. complete says the body is whole: an event cut by the end of a
+// body that is not (a bound) is left out, as one whose data may be cut too. ok is false when
+// no event carries a JSON object.
 //
 // The result is a substring of body when the deciding event has one data line (the common
 // case: no allocation), else a string of its own.
-func streamJSON(body string, complete bool) (data string, ok bool) {
+func streamJSON(body string, complete bool) (data string, rpc, ok bool) {
 	var (
-		rpc, last     string // the deciding candidates so far
+		answer, last  string // the deciding candidates so far
 		haveRPC, have bool
 		lines         []string // the current event's data lines, when more than one
 		first         string   // the current event's first data line
@@ -55,7 +56,7 @@ func streamJSON(body string, complete bool) (data string, ok bool) {
 		}
 		last, have = d, true
 		if isRPCResponse(d) {
-			rpc, haveRPC = d, true
+			answer, haveRPC = d, true
 		}
 	}
 	for s := body; s != ""; {
@@ -88,11 +89,11 @@ func streamJSON(body string, complete bool) (data string, ok bool) {
 	}
 	switch {
 	case haveRPC:
-		return rpc, true
+		return answer, true, true
 	case have:
-		return last, true
+		return last, false, true
 	}
-	return "", false
+	return "", false, false
 }
 
 // cutLine splits s after its first line, which ends in "\r\n", "\n" or "\r"; ended is false

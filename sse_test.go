@@ -1,6 +1,8 @@
 package remedy_test
 
 import (
+	"bytes"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -73,8 +75,57 @@ func TestParseEventStreamCut(t *testing.T) {
 	if !ok || e.Code != "-32603" {
 		t.Fatalf("the response before the cut: %+v %v", e, ok)
 	}
-	// The response itself cut: nothing decides, and a 200 is a success.
-	if e, ok := remedy.Parse(200, sse, []byte(padding[:len(padding)-10]+"\n\ndata: "+rpcError+"\n\n")); ok {
-		t.Errorf("a stream whose response is past the bound: %+v", e)
+	// The response itself cut at the bound: nothing read says whether the call failed, and that
+	// is not a success.
+	cut := []byte(padding[:len(padding)-10] + "\n\ndata: " + rpcError + "\n\n")
+	resp := &http.Response{StatusCode: 200, Header: sse, Body: io.NopCloser(bytes.NewReader(cut))}
+	e, ok = remedy.ParseResponse(resp)
+	if !ok || e.Dialect != remedy.DialectTruncated || e.Retryable || !strings.Contains(e.Message, "not known") {
+		t.Errorf("a stream whose response is past the bound: %+v %v", e, ok)
+	}
+}
+
+// The attack of issue 35, row 10: 1.2 MiB of progress notifications, then a JSON-RPC error.
+// Parse and Classify, which hold the whole body, find the error past the bound; ParseResponse,
+// which reads only up to its bound, says it cannot tell — neither reads the call as a success.
+// A long stream that answers with a result is still a success where its answer was read.
+func TestParseEventStreamLongerThanTheBound(t *testing.T) {
+	t.Parallel()
+	sse := http.Header{"Content-Type": {"text/event-stream"}}
+	const progress = "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":1,\"progress\":0.5}}\n\n"
+	const rpcError = `{"jsonrpc":"2.0","id":7,"error":{"code":-32603,"message":"the charge failed"}}`
+	const result = `{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"charged"}]}}`
+	long := strings.Repeat(progress, (remedy.DefaultMaxBody*6/5)/len(progress)+1)
+	failing := []byte(long + "data: " + rpcError + "\n\n")
+	succeeding := []byte(long + "data: " + result + "\n\n")
+	if len(failing) <= remedy.DefaultMaxBody*6/5 {
+		t.Fatalf("the stream is %d bytes, not past the bound", len(failing))
+	}
+
+	e, ok := remedy.Parse(200, sse, failing)
+	if !ok || e.Code != "-32603" || e.Message != "the charge failed" {
+		t.Errorf("Parse: %+v %v", e, ok)
+	}
+	if v := remedy.Classify(200, sse, failing); !v.Failure || v.Retryable != e.Retryable {
+		t.Errorf("Classify: %+v", v)
+	}
+	if e, ok := remedy.Parse(200, sse, succeeding); ok {
+		t.Errorf("a long stream that answers with a result: %+v", e)
+	}
+
+	for _, body := range [][]byte{failing, succeeding} {
+		resp := &http.Response{StatusCode: 200, Header: sse, Body: io.NopCloser(bytes.NewReader(body))}
+		e, ok := remedy.ParseResponse(resp)
+		if !ok || e.Dialect != remedy.DialectTruncated || e.Retryable {
+			t.Errorf("ParseResponse at the default bound: %+v %v", e, ok)
+		}
+		rest, _ := io.ReadAll(resp.Body)
+		if !bytes.Equal(rest, body) {
+			t.Error("ParseResponse did not leave the body whole")
+		}
+	}
+	resp := &http.Response{StatusCode: 200, Header: sse, Body: io.NopCloser(bytes.NewReader(failing))}
+	if e, ok := remedy.ParseResponse(resp, remedy.WithMaxBody(int64(len(failing)))); !ok || e.Code != "-32603" {
+		t.Errorf("ParseResponse with a bound the stream fits: %+v %v", e, ok)
 	}
 }
