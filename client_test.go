@@ -1502,8 +1502,8 @@ func TestClientCallReadsAFailureInAnEventStream(t *testing.T) {
 		before, event string
 		code          string
 	}{
-		"a JSON-RPC error":  {progress, rpcError, "-32602"},
-		"an isError result": {progress, `{"jsonrpc":"2.0","id":1,"result":{"isError":true,"content":[{"type":"text","text":"{\"error\":{\"code\":\"not_found\",\"message\":\"no customer cus_x\"}}"}]}}`, "not_found"},
+		"a JSON-RPC error":                           {progress, rpcError, "-32602"},
+		"an isError result":                          {progress, `{"jsonrpc":"2.0","id":1,"result":{"isError":true,"content":[{"type":"text","text":"{\"error\":{\"code\":\"not_found\",\"message\":\"no customer cus_x\"}}"}]}}`, "not_found"},
 		"a JSON-RPC error after 1.2 MiB of progress": {long, rpcError, "-32602"},
 	} {
 		t.Run(name, func(t *testing.T) {
