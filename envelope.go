@@ -73,6 +73,9 @@ const (
 	// after it arrived. They are read by the rules every dialect shares (a body flag decides as
 	// RetryFromBody); nothing else is read from a prefix (no issues: a partial list would
 	// mislead a rewriter). A cut body whose start states none of them is DialectUnstructured.
+	// An event stream cut before the event that answers the call, at a status that is not a
+	// failure, is DialectTruncated too: not retryable, its message saying that whether the call
+	// failed is not known (ParseResponse with a larger WithMaxBody reads it).
 	DialectTruncated Dialect = "truncated"
 )
 
