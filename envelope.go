@@ -237,9 +237,14 @@ func readBound(header http.Header, body []byte) (b []byte, truncated bool) {
 	}
 	s := strings.TrimSpace(strings.TrimPrefix(view(body), "\ufeff"))
 	if s != "" && s[0] != '{' && eventStream(canonicalGet(header, "Content-Type"), s) {
-		if data, _, ok := streamJSON(s, true); ok && len(data) <= DefaultMaxBody {
-			// Read only, as body is: the bytes of data, in body or of its own.
-			return unsafe.Slice(unsafe.StringData(data), len(data)), false
+		if data, _, ok := streamJSON(s, true); ok {
+			// Read only, as body is: the bytes of data, in body or of its own; an answer
+			// longer than the bound is cut as a JSON body of its size would be.
+			b := unsafe.Slice(unsafe.StringData(data), len(data))
+			if len(b) > DefaultMaxBody {
+				return b[:DefaultMaxBody], true
+			}
+			return b, false
 		}
 	}
 	return body[:DefaultMaxBody], true

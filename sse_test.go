@@ -112,6 +112,16 @@ func TestParseEventStreamLongerThanTheBound(t *testing.T) {
 	if e, ok := remedy.Parse(200, sse, succeeding); ok {
 		t.Errorf("a long stream that answers with a result: %+v", e)
 	}
+	// An answer itself longer than the bound is read as a JSON body of its size: a result is a
+	// success, and a failure status reads the decision members at its start.
+	big := `{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"` + strings.Repeat("r", remedy.DefaultMaxBody) + `"}]}}`
+	if e, ok := remedy.Parse(200, sse, []byte(progress+"data: "+big+"\n\n")); ok {
+		t.Errorf("a stream whose result is longer than the bound: %+v", e)
+	}
+	bigError := `{"error":{"code":"export_too_large","retryable":false,"message":"` + strings.Repeat("m", remedy.DefaultMaxBody) + `"}}`
+	if e, ok := remedy.Parse(500, sse, []byte(progress+"data: "+bigError+"\n\n")); !ok || e.Dialect != remedy.DialectTruncated || e.Code != "export_too_large" {
+		t.Errorf("a 500 stream whose failure is longer than the bound: %+v %v", e, ok)
+	}
 
 	for _, body := range [][]byte{failing, succeeding} {
 		resp := &http.Response{StatusCode: 200, Header: sse, Body: io.NopCloser(bytes.NewReader(body))}
