@@ -50,10 +50,16 @@ type stop struct{ err error }
 // the input's resolvers have all passed. The handler is not called when the gate refuses. A
 // resolver (an app's Resolve method, which Huma calls before it has decided whether the input
 // is valid) may read the context too: its call does not run the gate, so that an input Huma
-// refuses gets Huma's error and never a token.
+// refuses gets Huma's error and never a token. A call after a response has begun issues no
+// token and lets nothing after it run.
 func (c *reqCtx) Context() context.Context {
-	if c.confirm != nil && !c.asked && !c.began && !fromResolver() {
+	if c.confirm != nil && !c.asked && !fromResolver() {
 		c.asked = true
+		if c.began {
+			// A response began before the gate ran (Huma writing a refusal, or anything
+			// else): no token is issued for it, and no handler runs after it.
+			panic(stop{})
+		}
 		if err := c.confirm(); err != nil {
 			panic(stop{err})
 		}
