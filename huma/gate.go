@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"reflect"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -19,7 +21,8 @@ import (
 // request as net/http describes it (for the Guard), notes a Retry-After a handler's error set,
 // and, on a guarded operation, sends the response through the Guard's writer, reads the body
 // the gate read already, and runs the confirmation gate when Huma asks for the handler's
-// context — which it does once its validation has passed, right before calling the handler.
+// context — which it does once its validation and the input's resolvers have all passed, right
+// before calling the handler.
 type reqCtx struct {
 	humaContext
 	req        *http.Request
@@ -31,6 +34,7 @@ type reqCtx struct {
 	read    bool // the body was read by the gate
 	confirm func() error
 	asked   bool
+	began   bool // a response has begun: Huma is writing a failure, the handler will not run
 }
 
 // humaContext names the embedded huma.Context, whose method Context reqCtx overrides.
@@ -41,16 +45,72 @@ type humaContext = huma.Context
 // between its validation and its handler.
 type stop struct{ err error }
 
-// Context runs the confirmation gate, at the first call: the handler is not called when it
-// refuses.
+// Context runs the confirmation gate at its first call before a response has begun, other
+// than a resolver's: the call whose context Huma hands to the handler, once its validation and
+// the input's resolvers have all passed. The handler is not called when the gate refuses. A
+// resolver (an app's Resolve method, which Huma calls before it has decided whether the input
+// is valid) may read the context too: its call does not run the gate, so that an input Huma
+// refuses gets Huma's error and never a token. A call after a response has begun issues no
+// token and lets nothing after it run.
 func (c *reqCtx) Context() context.Context {
-	if c.confirm != nil && !c.asked {
+	if c.confirm != nil && !c.asked && !fromResolver() {
 		c.asked = true
+		if c.began {
+			// A response began before the gate ran (Huma writing a refusal, or anything
+			// else): no token is issued for it, and no handler runs after it.
+			panic(stop{})
+		}
 		if err := c.confirm(); err != nil {
 			panic(stop{err})
 		}
 	}
 	return c.humaContext.Context()
+}
+
+// Where the runtime places a function: in Huma, in huma.Register's handler (the pipeline of
+// validation, resolvers and handler Huma builds for an operation), in this add-on.
+var (
+	humaPkg      = reflect.TypeFor[huma.Operation]().PkgPath()
+	humaRegister = humaPkg + ".Register["
+	ownPkg       = reflect.TypeFor[reqCtx]().PkgPath()
+)
+
+// fromResolver reports whether the caller of reqCtx.Context is a resolver: the app's code that
+// huma.Register's pipeline calls while it validates the input. Huma offers no hook between its
+// validation and its handler, and it gives resolvers the same context it later reads for the
+// handler, so the two calls are told apart by their callers: a resolver's passes through the
+// app's code, then only through Huma's, huma.Register's among them, down to the gate. Any
+// other call runs the gate — Huma's own, and one the gate cannot place (a middleware after the
+// gate, a stack deeper than the one read) — so that a handler never runs unconfirmed. Were
+// Huma to move its pipeline out of Register, a resolver's call would run the gate early (a
+// challenge before validation), never the handler unconfirmed.
+func fromResolver() bool {
+	var pcs [64]uintptr
+	n := runtime.Callers(3, pcs[:]) // from the caller of reqCtx.Context
+	frames := runtime.CallersFrames(pcs[:n])
+	app, register := false, false
+	for {
+		f, more := frames.Next()
+		switch {
+		case inPackage(f.Function, ownPkg):
+			return app && register
+		case strings.HasPrefix(f.Function, humaRegister):
+			register = true
+		case inPackage(f.Function, humaPkg):
+		default:
+			app, register = true, false
+		}
+		if !more {
+			return false
+		}
+	}
+}
+
+// inPackage reports whether fn, a function's name as the runtime gives it, is in package pkg
+// or a package under it.
+func inPackage(fn, pkg string) bool {
+	rest, ok := strings.CutPrefix(fn, pkg)
+	return ok && rest != "" && (rest[0] == '.' || rest[0] == '/')
 }
 
 // Unwrap returns the adapter's context (humago.Unwrap and its peers follow it).
@@ -92,6 +152,7 @@ func (c *reqCtx) note(name, value string) {
 }
 
 func (c *reqCtx) SetStatus(code int) {
+	c.began = true
 	if c.w != nil {
 		c.w.WriteHeader(code)
 		return
@@ -100,6 +161,7 @@ func (c *reqCtx) SetStatus(code int) {
 }
 
 func (c *reqCtx) BodyWriter() io.Writer {
+	c.began = true
 	if c.w != nil {
 		return c.w
 	}

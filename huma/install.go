@@ -104,8 +104,9 @@ const (
 // confirmation_required with a single-use token bound to the principal, the operation and the
 // payload (method, path, query, body in canonical JSON), and only the identical call with the
 // token in X-Confirmation-Token runs — as server.Confirm() does on a reference server. The
-// challenge is issued after Huma has validated the input (the gate runs where Huma hands the
-// handler its context), so an invalid call gets its validation error, never a token.
+// challenge is issued after Huma has validated the input and run its resolvers (the gate runs
+// where Huma hands the handler its context; a resolver reading the context does not run it),
+// so an invalid call gets its validation error, never a token.
 func Confirm(op huma.Operation) huma.Operation { return mark(op, metaConfirm, true) }
 
 // Idempotent marks op as replaying its results: a call with an Idempotency-Key runs once per
@@ -179,7 +180,8 @@ func (in *installed) modify(op *huma.Operation, next func(*huma.Operation)) {
 		in.describe(op, p)
 		// Last, so that no middleware stands between the gate and Huma's validation and
 		// handler: the gate finds the moment between them by the handler's call for its
-		// context, which a later middleware replacing the context would hide.
+		// context, which a later middleware reading the context would bring forward (before
+		// validation), and one replacing the context without reading it would hide.
 		op.Middlewares = append(slices.Clone(op.Middlewares), in.gate)
 	}
 	next(op)
