@@ -69,14 +69,18 @@ type Options struct {
 	// ScopeRecords is how many live idempotency records, in flight or completed, one scope may
 	// hold (default server.DefaultScopeRecords).
 	ScopeRecords int
-	// Replicas is how many replicas must hold a claim or a completion before the Store reports
-	// it (Redis WAIT, on the connection that wrote it, to the key's master); 0 waits for none.
-	// Redis replicates asynchronously: without it, a claim its master acknowledged and lost in
-	// a failover before a replica had it is gone from the promoted replica, and a retry of the
-	// request runs again. With it, a claim not held by that many replicas within
-	// ReplicaTimeout is released and Claim fails (the server answers 503, nothing run), and a
-	// completion not held so is reported as an error (the server keeps the key claimed until
-	// its lease ends). The client must be a *redis.Client or a *redis.ClusterClient.
+	// Replicas is how many replicas must hold a claim, a completion or the take of a
+	// challenge before the Store reports it (Redis WAIT, on the connection that wrote it, to
+	// the key's master); 0 waits for none. Redis replicates asynchronously: without it, a
+	// claim its master acknowledged and lost in a failover before a replica had it is gone
+	// from the promoted replica, and a retry of the request runs again; a take lost so leaves
+	// the challenge on the promoted replica, and the spent token runs the operation again.
+	// With it, a claim not held by that many replicas within ReplicaTimeout is released and
+	// Claim fails (the server answers 503, nothing run); a take not held so gives the
+	// challenge back (best effort, so that the token is good once later) and TakeChallenge
+	// fails (503, nothing run); a completion not held so is reported as an error (the server
+	// keeps the key claimed until its lease ends). Issuing a challenge and storing a job do
+	// not wait. The client must be a *redis.Client or a *redis.ClusterClient.
 	Replicas int
 	// ReplicaTimeout bounds the wait for Replicas (default DefaultReplicaTimeout).
 	ReplicaTimeout time.Duration
@@ -88,8 +92,8 @@ type Options struct {
 // DefaultReplicaTimeout is how long a Store with Options.Replicas waits for them by default.
 const DefaultReplicaTimeout = time.Second
 
-// ErrNotReplicated is wrapped by the error of a claim or a completion that fewer replicas than
-// Options.Replicas acknowledged in time.
+// ErrNotReplicated is wrapped by the error of a claim, a completion or a take of a challenge
+// that fewer replicas than Options.Replicas acknowledged in time.
 var ErrNotReplicated = errors.New("redisstore: not held by enough replicas")
 
 // DefaultPrefix is the key prefix of a Store unless Options say otherwise.
@@ -174,11 +178,15 @@ return 1
 `)
 
 // takeScript deletes the challenge KEYS[1] and its member ARGV[1] of KEYS[2], and returns
-// its binding (nil when there is none).
+// its binding and what was left of its TTL in ms (nil when there is none).
 var takeScript = redis.NewScript(`
+local ttl = redis.call('PTTL', KEYS[1])
 local binding = redis.call('GETDEL', KEYS[1])
 redis.call('ZREM', KEYS[2], ARGV[1])
-return binding
+if not binding then
+	return nil
+end
+return {binding, ttl}
 `)
 
 // PutChallenge implements server.ConfirmStore: one script, which counts the challenge in its
@@ -200,21 +208,49 @@ func (s *Store) PutChallenge(ctx context.Context, scope, id string, binding []by
 }
 
 // TakeChallenge implements server.ConfirmStore: one script, which deletes the challenge as
-// GETDEL does, so that of concurrent takes only one finds it, and uncounts it.
+// GETDEL does, so that of concurrent takes only one finds it, and uncounts it. With
+// Options.Replicas, a take that found the challenge then waits for them, as a claim does.
 func (s *Store) TakeChallenge(ctx context.Context, scope, id string) ([]byte, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, false, fmt.Errorf("redisstore: take challenge: %w", err)
 	}
-	v, err := takeScript.Run(ctx, s.client, s.keys("c", scope, id), id).Result()
+	keys := s.keys("c", scope, id)
+	on, done, err := s.writer(ctx, keys[0])
+	if err != nil {
+		return nil, false, fmt.Errorf("redisstore: take challenge: %w", err)
+	}
+	defer done()
+	start := time.Now()
+	v, err := takeScript.Run(ctx, on, keys, id).Result()
 	if errors.Is(err, redis.Nil) {
+		// Nothing taken, so nothing to wait for: a refusal stays safe whatever a failover undoes.
 		return nil, false, nil
 	}
 	if err != nil {
 		return nil, false, fmt.Errorf("redisstore: take challenge: %w", err)
 	}
-	binding, ok := v.(string)
+	reply, _ := v.([]any)
+	var binding string
+	var ttl int64
+	ok := len(reply) == 2
+	if ok {
+		binding, ok = reply[0].(string)
+	}
+	if ok {
+		ttl, ok = reply[1].(int64)
+	}
 	if !ok {
 		return nil, false, fmt.Errorf("redisstore: take challenge: the script returned a %T", v)
+	}
+	if err := s.replicated(ctx, on); err != nil {
+		// A take no replica holds may be undone by a failover, and the token spent again on
+		// the promoted replica: give the challenge back rather than let the operation run
+		// on it, with what was left of its life, if its scope has room. (Best effort: a
+		// challenge not given back is a token refused, the safe side.)
+		if left := time.Duration(ttl)*time.Millisecond - time.Since(start); ttl > 0 && left > 0 {
+			_ = putScript.Run(context.WithoutCancel(ctx), on, keys, binding, millis(left), id, s.scopeChallenges).Err()
+		}
+		return nil, false, fmt.Errorf("redisstore: take challenge: %w", err)
 	}
 	return []byte(binding), true, nil
 }
