@@ -223,12 +223,70 @@ func (p *prober) variants(op *operation) []variant {
 		out = append(out, variant{name: "an unexpected member", args: a, field: "/remedy_conformance_unexpected", parentOf: true})
 	}
 	if op.Body != nil {
-		out = append(out, variant{name: "malformed JSON", args: base, raw: []byte(`{"remedy": "conformance",`)})
+		out = append(out, variant{name: "malformed JSON", args: base, raw: malformed})
 		if p.opts.Writes {
 			out = append(out, variant{name: "a body that is not JSON", args: base, ctype: "text/plain"})
 		}
 	}
 	return out
+}
+
+// malformed is a body no JSON reader accepts.
+var malformed = []byte(`{"remedy": "conformance",`)
+
+// skipUnsafe lists, for an operation that changes state, the checks that need
+// Options.Writes: every invalid request, even a malformed one, since a server that does not
+// validate executes what reaches its handler.
+func (p *prober) skipUnsafe(op *operation) {
+	vs := p.variants(op)
+	if len(vs) == 0 {
+		return
+	}
+	names := make([]string, len(vs))
+	for i, v := range vs {
+		names[i] = v.name
+	}
+	why := fmt.Sprintf("needs Options.Writes (remedy probe --writes): would send %s invalid requests that a server which does not validate would execute: %s",
+		op, strings.Join(names, ", "))
+	if op.Secured && p.anon == nil {
+		why += "; nor was it sent a request without credentials, since Options.HTTPClient's transport may add some"
+	}
+	for _, id := range []string{"invalid-input-refused", "issues-point-at-fields", "schema-inline"} {
+		p.skipCheck(id, why)
+	}
+}
+
+// unauthenticated sends op, which changes state and which the document says needs
+// credentials, a request without any and, when op takes a body, with one that is not JSON:
+// the only request Run sends such an operation without Options.Writes, since a server that
+// enforces the security it declares refuses it before any handler runs. Its refusal is
+// checked as every error is; it says nothing of validation. Its execution is a failure twice
+// over.
+func (p *prober) unauthenticated(op *operation) {
+	// Only the path parameters, which route the request: nothing else a handler could use.
+	all, args := p.args(op), map[string]any{}
+	for _, pm := range op.Params {
+		if pm.In == "path" {
+			args[pm.Name] = all[pm.Name]
+		}
+	}
+	target, _ := p.request(op, args)
+	var body []byte
+	ct, what := "", "a request without credentials"
+	if op.Body != nil {
+		body, ct, what = malformed, "application/json", what+" and with a body that is not JSON"
+	}
+	p.anonymous = true
+	r := p.send(op.Method, target, body, ct, nil)
+	p.anonymous = false
+	r.ex.Request = "[without credentials] " + r.ex.Request
+	p.observe(op, r)
+	switch {
+	case r.ok():
+		p.fail("invalid-input-refused", r.ex, fmt.Sprintf("%s, which its document says needs credentials, executed %s (answered %d)", op, what, r.status))
+	case r.err == nil && r.status >= 500:
+		p.fail("invalid-input-refused", r.ex, fmt.Sprintf("%s answered %s with a server error (%d)", op, what, r.status))
+	}
 }
 
 func pointer(name string) string {

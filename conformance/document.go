@@ -22,6 +22,9 @@ type operation struct {
 	// KeyMode is how the operation takes an Idempotency-Key: "", "optional" or "required".
 	KeyMode string
 	Example map[string]any // an example of the request body, when the document gives one
+	// Secured: the document says the operation needs credentials (security), and lets no
+	// caller in without them.
+	Secured bool
 }
 
 type param struct {
@@ -134,6 +137,12 @@ func (d *document) operation(method, path string, raw map[string]any, shared []p
 		}
 	}
 	op.Confirm, _ = raw["x-confirmation-required"].(bool)
+	// An operation's own security replaces the document's, even when it is empty.
+	security, declared := raw["security"]
+	if !declared {
+		security = d.root["security"]
+	}
+	op.Secured = secured(security)
 	var keyHeader, keyRequired bool
 	for _, p := range op.Params {
 		if oadoc.KeyHeader(p.In, p.Name) {
@@ -165,6 +174,18 @@ func (d *document) operation(method, path string, raw map[string]any, shared []p
 		}
 	}
 	return op
+}
+
+// secured reports whether a list of security requirements demands credentials: at least one
+// requirement, and none the empty one ({}) that lets a caller in without any.
+func secured(v any) bool {
+	reqs := asSlice(v)
+	for _, r := range reqs {
+		if m, ok := r.(map[string]any); !ok || len(m) == 0 {
+			return false
+		}
+	}
+	return len(reqs) > 0
 }
 
 func (d *document) params(v any) []param {

@@ -14,8 +14,13 @@ type note struct {
 	Tag   string `json:"tag" schema:"enum=work,home"`
 }
 
+type noteFilter struct {
+	Tag string `query:"tag" json:"-" schema:"enum=work,home"`
+}
+
 // Probe a server built on the reference server: every rule that can be checked without
-// executing anything passes, and those that need writes say so.
+// executing anything passes, on the operation that reads; those that need writes say so, and
+// Skipped lists, rule by rule, the checks of create_note they would make.
 func ExampleRun() {
 	api, err := server.New()
 	if err != nil {
@@ -23,6 +28,8 @@ func ExampleRun() {
 	}
 	_ = server.Post(api, "/notes", func(_ context.Context, in note) (note, error) { return in, nil },
 		server.OperationID("create_note"), server.Idempotent())
+	_ = server.Get(api, "/notes", func(_ context.Context, in noteFilter) ([]note, error) { return nil, nil },
+		server.OperationID("list_notes"))
 	srv := httptest.NewServer(api)
 	defer srv.Close()
 
@@ -37,6 +44,11 @@ func ExampleRun() {
 		} else {
 			fmt.Println(r.Outcome, r.ID)
 		}
+		if r.Outcome != conformance.Skip {
+			for _, why := range r.Skipped {
+				fmt.Println("  skipped:", why)
+			}
+		}
 	}
 	fmt.Println("ok:", report.OK())
 	// Output:
@@ -45,16 +57,19 @@ func ExampleRun() {
 	// pass envelope
 	// pass retryable-stated
 	// pass invalid-input-refused
+	//   skipped: needs Options.Writes (remedy probe --writes): would send POST /notes (create_note) invalid requests that a server which does not validate would execute: missing required /tag, wrong type at /tag, out of enum at /tag, out of range at /title, an unexpected member, malformed JSON
 	// pass issues-point-at-fields
+	//   skipped: needs Options.Writes (remedy probe --writes): would send POST /notes (create_note) invalid requests that a server which does not validate would execute: missing required /tag, wrong type at /tag, out of enum at /tag, out of range at /title, an unexpected member, malformed JSON
 	// pass schema-inline
+	//   skipped: needs Options.Writes (remedy probe --writes): would send POST /notes (create_note) invalid requests that a server which does not validate would execute: missing required /tag, wrong type at /tag, out of enum at /tag, out of range at /title, an unexpected member, malformed JSON
 	// pass no-internal-detail
 	// skip trace-id: no 5xx was met
 	// skip rate-limit-wait: no 429 or 503 was met; Options.Burst (remedy probe --burst) provokes one
 	// pass unknown-route
 	// skip confirmation-bound: no operation requires confirmation (x-confirmation-required)
 	// skip confirmation-single-use: no operation requires confirmation (x-confirmation-required)
-	// skip idempotent-replay: needs Options.Writes (remedy probe --writes): the check executes an operation
-	// skip idempotency-key-reuse: needs Options.Writes (remedy probe --writes): the check executes an operation
-	// skip idempotency-errors-not-stored: needs Options.Writes (remedy probe --writes): the check executes an operation
+	// skip idempotent-replay: needs Options.Writes (remedy probe --writes): would execute POST /notes (create_note) twice under one Idempotency-Key
+	// skip idempotency-key-reuse: needs Options.Writes (remedy probe --writes): would execute POST /notes (create_note) twice under one Idempotency-Key
+	// skip idempotency-errors-not-stored: needs Options.Writes (remedy probe --writes): would execute POST /notes (create_note) twice under one Idempotency-Key
 	// ok: true
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -38,15 +39,42 @@ type Exchange struct {
 	Response string `json:"response,omitempty"` // the body (or the failure to get one), cut likewise
 }
 
+// Finding is one failed check: why it failed, and the exchange that showed it.
+type Finding struct {
+	Detail   string   `json:"detail"`
+	Exchange Exchange `json:"exchange"`
+}
+
 // Result is one rule's outcome, with what decided it.
 type Result struct {
 	Rule
 	Outcome Outcome `json:"outcome"`
-	// Detail says why the rule failed or was skipped, or what a pass covered.
+	// Detail says why the rule failed or was skipped, or what a pass covered. For a failure
+	// it is the first finding, and how many more there are.
 	Detail string `json:"detail,omitempty"`
 	// Evidence holds the exchanges that decided: the offending ones for a failure (the first
 	// few), one representative for a pass.
 	Evidence []Exchange `json:"evidence,omitempty"`
+	// Findings holds every failed check of the rule, in the order the run met them.
+	Findings []Finding `json:"findings,omitempty"`
+	// Skipped lists the checks of the rule that the run did not make, and why, whatever the
+	// outcome: a rule can pass on the operations it checked and skip others ("needs
+	// Options.Writes (remedy probe --writes): would send POST /payments ...").
+	Skipped []string `json:"skipped,omitempty"`
+}
+
+// skips lists why checks of the rule were skipped: for a skipped rule its detail first.
+func (r Result) skips() []string {
+	var out []string
+	if r.Outcome == Skip && r.Detail != "" {
+		out = append(out, r.Detail)
+	}
+	for _, s := range r.Skipped {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // Report is the outcome of a run: one Result per rule, in the order the rules are listed.
@@ -97,13 +125,14 @@ type TextOptions struct {
 	// Color marks outcomes with ANSI colors: for a terminal, not for a file or a pipe.
 	Color bool
 	// Verbose adds the evidence of passes and the detail of every rule, not only of failures
-	// and skips.
+	// and skips, and shows every finding of a failure and every skipped check, where the
+	// default shows the first and counts the rest.
 	Verbose bool
 }
 
 // WriteText writes the report as a table for people: one line per rule with its outcome and
-// statement; then each failure with why and its evidence, each skip with why, and a last
-// line counting the outcomes. The details, the evidence and the target quote the server or the
+// statement; then each failure with why and its evidence, each skip with why (and the checks
+// skipped by rules that passed or failed on others), and a last line counting the outcomes. The details, the evidence and the target quote the server or the
 // document (a response's body, an operation's name): they are written escaped, their control
 // characters, escape sequences and bidirectional or invisible characters shown as \x1b,
 // \u202e..., so that what a server sent cannot act on the terminal or break a line.
@@ -123,32 +152,62 @@ func (r *Report) WriteText(w io.Writer, o TextOptions) error {
 			continue
 		}
 		fmt.Fprintf(&b, "\n%s %s", o.mark(res.Outcome), termsafe.String(res.ID))
-		if res.Detail != "" {
-			fmt.Fprintf(&b, ": %s", termsafe.String(res.Detail))
+		if o.Verbose && len(res.Findings) > 1 {
+			fmt.Fprintf(&b, ": %d findings\n", len(res.Findings))
+			for _, f := range res.Findings {
+				fmt.Fprintf(&b, "  - %s\n", termsafe.String(f.Detail))
+				writeExchange(&b, "      ", f.Exchange)
+			}
+			continue
+		}
+		detail := res.Detail
+		if n := len(res.Findings); n > 1 {
+			detail = fmt.Sprintf("%s (and %d more: --verbose or --json lists every one)", res.Findings[0].Detail, n-1)
+		}
+		if detail != "" {
+			fmt.Fprintf(&b, ": %s", termsafe.String(detail))
 		}
 		b.WriteByte('\n')
 		for _, ex := range res.Evidence {
-			fmt.Fprintf(&b, "    > %s\n", termsafe.String(ex.Request))
-			switch {
-			case ex.Status != 0:
-				fmt.Fprintf(&b, "    < %d %s\n", ex.Status, termsafe.String(ex.Response))
-			case ex.Response != "":
-				fmt.Fprintf(&b, "    < %s\n", termsafe.String(ex.Response))
-			}
+			writeExchange(&b, "    ", ex)
 		}
 	}
-	if n := r.Count(Skip); n > 0 {
-		b.WriteByte('\n')
-		for _, res := range r.Results {
-			if res.Outcome == Skip {
-				fmt.Fprintf(&b, "%s %s: %s\n", o.mark(res.Outcome), termsafe.String(res.ID), termsafe.String(res.Detail))
-			}
+	sep := false
+	for _, res := range r.Results {
+		skips := res.skips()
+		if len(skips) == 0 {
+			continue
+		}
+		if !sep {
+			b.WriteByte('\n')
+			sep = true
+		}
+		label := o.mark(Skip) + " " + termsafe.String(res.ID)
+		if res.Outcome != Skip {
+			label += " (some checks)"
+		}
+		if !o.Verbose && len(skips) > 1 {
+			fmt.Fprintf(&b, "%s: %s (and %d more: --verbose lists every one)\n", label, termsafe.String(skips[0]), len(skips)-1)
+			continue
+		}
+		for _, s := range skips {
+			fmt.Fprintf(&b, "%s: %s\n", label, termsafe.String(s))
 		}
 	}
 	fmt.Fprintf(&b, "\n%s: %d passed, %d failed, %d skipped (%s)\n", termsafe.String(r.Target),
 		r.Count(Pass), r.Count(Fail), r.Count(Skip), r.Duration.Round(time.Millisecond))
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+func writeExchange(b *strings.Builder, indent string, ex Exchange) {
+	fmt.Fprintf(b, "%s> %s\n", indent, termsafe.String(ex.Request))
+	switch {
+	case ex.Status != 0:
+		fmt.Fprintf(b, "%s< %d %s\n", indent, ex.Status, termsafe.String(ex.Response))
+	case ex.Response != "":
+		fmt.Fprintf(b, "%s< %s\n", indent, termsafe.String(ex.Response))
+	}
 }
 
 func (o TextOptions) mark(out Outcome) string {
@@ -174,8 +233,8 @@ func (r *Report) WriteJSON(w io.Writer) error {
 }
 
 // WriteJUnit writes the report as JUnit XML, which CI systems display: one test suite named
-// after the target, one test case per rule, a failure element (with the evidence) for each
-// failure and a skipped element for each skip.
+// after the target, one test case per rule, a failure element (with every finding) for each
+// failure and a skipped element for each skip; the checks a rule skipped go to its output.
 func (r *Report) WriteJUnit(w io.Writer) error {
 	type failure struct {
 		Message string `xml:"message,attr"`
@@ -208,11 +267,16 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 		c := testcase{Name: res.ID + ": " + res.Statement, Classname: "remedy.conformance", Time: "0"}
 		switch res.Outcome {
 		case Fail:
-			c.Failure = &failure{Message: res.Detail, Text: evidenceText(res.Evidence)}
+			c.Failure = &failure{Message: res.Detail, Text: findingsText(res)}
 		case Skip:
 			c.Skipped = &skipped{Message: res.Detail}
 		default:
 			c.SystemOut = strings.TrimSpace(res.Detail + "\n" + evidenceText(res.Evidence))
+		}
+		for _, s := range res.Skipped {
+			if s != c.SystemOut && (c.Skipped == nil || s != c.Skipped.Message) {
+				c.SystemOut = strings.TrimSpace(c.SystemOut + "\nskipped: " + s)
+			}
 		}
 		s.Cases = append(s.Cases, c)
 	}
@@ -229,6 +293,19 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 }
 
 func seconds(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) }
+
+// findingsText is every finding of a failed result with its exchange; for a result without
+// findings (a report read from elsewhere), its evidence.
+func findingsText(res Result) string {
+	if len(res.Findings) == 0 {
+		return evidenceText(res.Evidence)
+	}
+	var b strings.Builder
+	for _, f := range res.Findings {
+		fmt.Fprintf(&b, "%s\n%s", f.Detail, evidenceText([]Exchange{f.Exchange}))
+	}
+	return b.String()
+}
 
 func evidenceText(ev []Exchange) string {
 	var b strings.Builder

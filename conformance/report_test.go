@@ -175,4 +175,25 @@ func TestWriteTextEscapes(t *testing.T) {
 	for _, l := range strings.Split(s, "\n") {
 		assert.False(t, strings.HasPrefix(l, "PASS"), "a forged line %q", l)
 	}
+
+	// Every finding and every skipped check, as the verbose text lists them, likewise.
+	rep.Results[0].Findings = []conformance.Finding{
+		{Detail: "one " + hostile, Exchange: conformance.Exchange{Request: "GET /" + hostile, Status: 422, Response: hostile}},
+		{Detail: "two " + hostile, Exchange: conformance.Exchange{Request: "GET /y", Response: hostile}}}
+	rep.Results[0].Skipped = []string{"some " + hostile}
+	rep.Results[1].Skipped = []string{"more " + hostile}
+	for _, verbose := range []bool{false, true} {
+		b.Reset()
+		require.NoError(t, rep.WriteText(&b, conformance.TextOptions{Verbose: verbose}))
+		s = b.String()
+		for _, c := range []string{"\x1b", "\r", "\t", "\u202e"} {
+			assert.NotContains(t, s, c)
+		}
+		for _, l := range strings.Split(s, "\n") {
+			assert.False(t, strings.HasPrefix(l, "PASS"), "a forged line %q", l)
+		}
+		if verbose {
+			assert.Equal(t, 9, strings.Count(s, shown), "the target, two findings with their requests and responses, three skips:\n%s", s)
+		}
+	}
 }

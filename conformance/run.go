@@ -31,10 +31,13 @@ import (
 // otherwise, relative to the base URL.
 const DefaultOpenAPIPath = "/openapi.json"
 
-// Options configure Run. The zero value probes with invalid requests only.
+// Options configure Run. The zero value sends nothing a server could execute to an operation
+// that changes state (see Writes).
 type Options struct {
 	// HTTPClient sends the probe's requests (default: a client with a 10 s timeout that
-	// follows no redirect).
+	// follows no redirect). The requests without credentials that Writes describes go
+	// through its transport only when that is an *http.Transport, which adds none of its
+	// own; through another, they are not sent.
 	HTTPClient *http.Client
 	// OpenAPIPath is the document's path (or absolute URL) relative to the base URL
 	// (default DefaultOpenAPIPath).
@@ -47,12 +50,20 @@ type Options struct {
 	// from the schema, which a server may refuse (an identifier that does not exist); the
 	// rules that need a success are then skipped for that operation.
 	Examples map[string]json.RawMessage
-	// Writes allows the requests meant to succeed on operations that change state: the
-	// idempotency rules execute each operation that takes an Idempotency-Key twice (and
-	// check that the retries in between do not execute), and the confirmation rules confirm
-	// each destructive operation once. Without it those rules are skipped. Invalid requests
-	// are always sent: a server that breaks the contract may execute them, so probe a test
-	// deployment.
+	// Writes allows requests that a server could execute to the operations that change
+	// state (every method but GET and HEAD): the invalid requests, which a server that does
+	// not validate executes; the idempotency rules, which execute each operation that takes
+	// an Idempotency-Key twice (and check that the retries in between do not execute); and
+	// the confirmation rules, which confirm each destructive operation once. With it, probe
+	// a test deployment.
+	//
+	// Without it, such an operation is sent at most one request: without any credentials
+	// (none of Header, no cookie, no user of the base URL) and with a body that is not JSON,
+	// and only when the document says the operation needs credentials, so that a server
+	// that enforces the security it declares refuses it before any handler runs. Every
+	// other check of the operation is skipped, and each Result lists those of its rule in
+	// Skipped. (A server that ignores the security its own document declares, and executes
+	// a body it cannot read, would run that request: as it would anyone's.)
 	Writes bool
 	// Burst is how many requests the rate-limit rule may send in quick succession to one
 	// read-only operation to provoke a 429 (0: none; the rule then judges only the 429 and
@@ -104,9 +115,9 @@ func Run(ctx context.Context, baseURL string, opts Options) (*Report, error) {
 	p := &prober{ctx: ctx, base: base, opts: opts, examples: examples, tallies: map[string]*tally{}, nonce: nonce()}
 	p.hc = opts.HTTPClient
 	if p.hc == nil {
-		p.hc = &http.Client{Timeout: 10 * time.Second,
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		p.hc = &http.Client{Timeout: 10 * time.Second, CheckRedirect: noRedirect}
 	}
+	p.anon = anonymousClient(p.hc)
 	rep := &Report{Target: baseURL, Started: time.Now()}
 	p.run()
 	rep.Duration = time.Since(rep.Started)
@@ -119,11 +130,28 @@ func Run(ctx context.Context, baseURL string, opts Options) (*Report, error) {
 	return rep, nil
 }
 
+func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
+// anonymousClient returns a client that sends with hc's transport and nothing of the
+// caller's credentials (no cookie jar), or nil when hc's transport is not a plain
+// *http.Transport: another RoundTripper may add credentials the probe cannot see.
+func anonymousClient(hc *http.Client) *http.Client {
+	rt := hc.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	if _, ok := rt.(*http.Transport); !ok {
+		return nil
+	}
+	return &http.Client{Transport: rt, Timeout: hc.Timeout, CheckRedirect: noRedirect}
+}
+
 // prober is one run's state.
 type prober struct {
 	ctx      context.Context
 	base     *url.URL
 	hc       *http.Client
+	anon     *http.Client // hc without credentials; nil when that cannot be vouched for
 	opts     Options
 	examples map[string]map[string]any
 	doc      *document
@@ -131,15 +159,17 @@ type prober struct {
 	nonce    string
 	seq      int
 	bursting bool // provoking a rate limit: a 429 is what the step waits for
+	// anonymous: the request goes without credentials, through anon.
+	anonymous bool
 }
 
 // tally gathers what the run observed about one rule.
 type tally struct {
 	checks   int
-	fails    []string
-	evidence []Exchange
+	findings []Finding
 	sample   *Exchange
-	skip     string
+	skip     string          // why nothing could be checked, when nothing was
+	skipped  []string        // the checks not made, and why
 	covered  map[string]bool // operations the checks covered
 }
 
@@ -170,10 +200,7 @@ func (p *prober) fail(id string, ex Exchange, why string) {
 	}
 	t := p.tally(id)
 	t.checks++
-	t.fails = append(t.fails, why)
-	if len(t.evidence) < 3 {
-		t.evidence = append(t.evidence, ex)
-	}
+	t.findings = append(t.findings, Finding{Detail: why, Exchange: ex})
 }
 
 // skip records why a rule could not be checked; the first reason given is kept.
@@ -183,14 +210,26 @@ func (p *prober) skip(id, why string) {
 	}
 }
 
+// skipCheck records a check of the rule id that the run did not make, and why: listed in the
+// result whatever its outcome, since a rule may pass on the operations it checked.
+func (p *prober) skipCheck(id, why string) {
+	t := p.tally(id)
+	if !slices.Contains(t.skipped, why) {
+		t.skipped = append(t.skipped, why)
+	}
+}
+
 func (p *prober) result(r Rule) Result {
 	t := p.tally(r.ID)
-	res := Result{Rule: r}
+	res := Result{Rule: r, Skipped: t.skipped}
 	switch {
-	case len(t.fails) > 0:
-		res.Outcome, res.Evidence = Fail, t.evidence
-		res.Detail = t.fails[0]
-		if n := len(t.fails) - 1; n > 0 {
+	case len(t.findings) > 0:
+		res.Outcome, res.Findings = Fail, t.findings
+		for _, f := range t.findings[:min(len(t.findings), 3)] {
+			res.Evidence = append(res.Evidence, f.Exchange)
+		}
+		res.Detail = t.findings[0].Detail
+		if n := len(t.findings) - 1; n > 0 {
 			res.Detail += fmt.Sprintf(" (and %d more)", n)
 		}
 	case t.checks > 0:
@@ -204,6 +243,9 @@ func (p *prober) result(r Rule) Result {
 		}
 	default:
 		res.Outcome, res.Detail = Skip, t.skip
+		if res.Detail == "" && len(t.skipped) > 0 {
+			res.Detail = t.skipped[0]
+		}
 		if res.Detail == "" {
 			res.Detail = "nothing the run met tells either way"
 		}
@@ -235,6 +277,16 @@ func (p *prober) run() {
 		for _, op := range p.doc.ops {
 			if op.readOnly() {
 				steps = append(steps, step{op.ID + ": a valid call", func() { p.validCall(op) }})
+			}
+			if !op.readOnly() && !p.opts.Writes {
+				// A server that does not validate executes whatever reaches the handler,
+				// even a body it cannot read: only a request its own security refuses first
+				// is sent.
+				p.skipUnsafe(op)
+				if op.Secured && p.anon != nil {
+					steps = append(steps, step{op.ID + ": without credentials", func() { p.unauthenticated(op) }})
+				}
+				continue
 			}
 			for _, v := range p.variants(op) {
 				steps = append(steps, step{op.ID + ": " + v.name, func() { p.invalidCall(op, v) }})
@@ -336,7 +388,15 @@ func (p *prober) sendOnce(method, target string, body []byte, contentType string
 	if len(body) > 0 {
 		r.ex.Request += " " + excerpt(body, 240)
 	}
-	u := p.base.String() + target
+	base, hc, creds := p.base, p.hc, p.opts.Header
+	if p.anonymous {
+		// No credentials at all: neither the caller's headers nor a user in the base URL
+		// (which the client would send as Basic authorization).
+		bare := *p.base
+		bare.User = nil
+		base, hc, creds = &bare, p.anon, nil
+	}
+	u := base.String() + target
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -347,7 +407,7 @@ func (p *prober) sendOnce(method, target string, body []byte, contentType string
 		r.ex.Response = "request not sent: " + err.Error()
 		return r
 	}
-	for k, vs := range p.opts.Header {
+	for k, vs := range creds {
 		req.Header[k] = append([]string(nil), vs...)
 	}
 	for k, vs := range header {
@@ -357,7 +417,7 @@ func (p *prober) sendOnce(method, target string, body []byte, contentType string
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
-	resp, err := p.hc.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		r.err = err
 		r.ex.Response = "no response: " + err.Error()
@@ -469,14 +529,16 @@ func (p *prober) noteUnchecked() {
 	if p.opts.Writes {
 		return
 	}
-	if confirm {
-		for _, id := range []string{"confirmation-bound", "confirmation-single-use"} {
-			p.skip(id, "needs Options.Writes (remedy probe --writes): the check confirms a destructive operation once")
+	for _, op := range p.doc.ops {
+		if op.Confirm {
+			for _, id := range []string{"confirmation-bound", "confirmation-single-use"} {
+				p.skipCheck(id, fmt.Sprintf("needs Options.Writes (remedy probe --writes): would confirm %s once", op))
+			}
 		}
-	}
-	if keyed {
-		for _, id := range []string{"idempotent-replay", "idempotency-key-reuse", "idempotency-errors-not-stored"} {
-			p.skip(id, "needs Options.Writes (remedy probe --writes): the check executes an operation")
+		if op.KeyMode != "" && !op.readOnly() {
+			for _, id := range []string{"idempotent-replay", "idempotency-key-reuse", "idempotency-errors-not-stored"} {
+				p.skipCheck(id, fmt.Sprintf("needs Options.Writes (remedy probe --writes): would execute %s twice under one Idempotency-Key", op))
+			}
 		}
 	}
 }

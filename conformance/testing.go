@@ -6,8 +6,9 @@ import (
 )
 
 // Test runs Run against the server at baseURL inside a Go test, with opts (at most one;
-// none: the zero Options): each rule that fails is reported with t.Errorf, with its detail
-// and evidence, and each skip with t.Logf. It returns the report for further checks.
+// none: the zero Options): each rule that fails is reported with t.Errorf, with every finding
+// and its evidence, and each skip, and each check skipped, with t.Logf. It returns the report
+// for further checks.
 //
 //	func TestConformance(t *testing.T) {
 //		srv := httptest.NewServer(myAPI())
@@ -47,9 +48,14 @@ func report(t reporter, rep *Report) {
 		switch res.Outcome {
 		case Fail:
 			t.Errorf("conformance rule %s failed: %s\n  (%s)\n%s", res.ID, res.Detail, res.Statement,
-				indent(evidenceText(res.Evidence)))
+				indent(findingsText(res)))
 		case Skip:
 			t.Logf("conformance rule %s skipped: %s", res.ID, res.Detail)
+		}
+		for _, s := range res.skips() {
+			if res.Outcome != Skip || s != res.Detail {
+				t.Logf("conformance rule %s: a check skipped: %s", res.ID, s)
+			}
 		}
 	}
 }

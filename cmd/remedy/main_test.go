@@ -554,7 +554,9 @@ func TestProbeOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := remedyCmd(t, "", "probe", "--header", "X-Probe: yes", "--examples", examples,
+	// The examples are of operations that change state: only --writes sends them anything
+	// a server could execute.
+	r := remedyCmd(t, "", "probe", "--writes", "--header", "X-Probe: yes", "--examples", examples,
 		"--example", `create_invoice={"customer_id":"cus_ada","currency":"gbp","amount":7,"memo":"flag-memo"}`, b.url)
 	if r.code != exitOK && r.code != exitFailed {
 		t.Fatalf("%s", r)

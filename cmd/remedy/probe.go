@@ -29,14 +29,23 @@ var probeCommand = &command{
 	summary:  "check a live server against the contract, rule by rule",
 	synopsis: "remedy probe [flags] URL",
 	about: `Probe runs the reference client against the server at URL as a test kit: it
-reads the server's OpenAPI document, sends invalid requests to every operation
+reads the server's OpenAPI document, sends invalid requests to its operations
 and checks, rule by rule, that each failure is an envelope an agent can act on.
-With --writes it also executes operations once, to check confirmation and
-idempotency: probe a test deployment, not production. Valid arguments for an
-operation come from --example and --examples, else from the document.
 
-It prints one line per rule, then why each failure failed with its evidence.
-Interrupted (Ctrl-C), it reports the rules decided so far and skips the rest.`,
+Without --writes it sends nothing a server could execute to an operation that
+changes state (any method but GET and HEAD): such an operation gets at most one
+request, without any credentials and with a body that is not JSON, and only
+when the document says it needs credentials; its other checks are skipped and
+listed. With --writes it sends them the invalid requests too, which a server
+that does not validate executes, and executes operations once, to check
+confirmation and idempotency: probe a test deployment, not production. Valid
+arguments for an operation come from --example and --examples, else from the
+document.
+
+It prints one line per rule, then the first finding of each failure with its
+evidence, and the checks skipped; --verbose prints every finding and every
+skipped check, and --json holds them all. Interrupted (Ctrl-C), it reports the
+rules decided so far and skips the rest.`,
 	examples: []string{
 		"remedy probe --writes http://127.0.0.1:8080",
 		`remedy probe --junit conformance.xml --header "Authorization: Bearer $TOKEN" --example 'get_invoice={"id":"in_1"}' https://staging.example.com`,
@@ -58,7 +67,7 @@ func probe(ctx context.Context, in *invocation) error {
 	var report reportFlags
 	fs.Var(&header, "header", "send the header `'Name: value'` with every request, such as credentials (repeatable)")
 	openapi := fs.String("openapi", conformance.DefaultOpenAPIPath, "the OpenAPI document's `PATH` (or URL), relative to URL")
-	writes := fs.Bool("writes", false, "allow requests that change state, once each (the idempotency and confirmation rules need them)")
+	writes := fs.Bool("writes", false, "allow requests a server could execute to operations that change state: invalid ones, and valid ones once each (the idempotency and confirmation rules)")
 	burst := fs.Int("burst", 0, "send up to `N` requests in quick succession to provoke a 429 (0: none)")
 	fs.Var(&rules, "rule", "check only the rule `ID` (repeatable; the rules are listed below)")
 	fs.Var(examples, "example", "valid arguments for an operation, as `'operation={json}'` (repeatable)")

@@ -20,7 +20,7 @@ type reportFlags struct {
 func (r *reportFlags) define(fs *flag.FlagSet) {
 	fs.BoolVar(&r.json, "json", false, "print the report as JSON instead of text")
 	fs.StringVar(&r.junit, "junit", "", "also write the report as JUnit XML to `FILE`, for CI (the text or JSON still goes to stdout)")
-	fs.BoolVar(&r.verbose, "verbose", false, "show every rule's detail and the evidence of passes too")
+	fs.BoolVar(&r.verbose, "verbose", false, "show every rule's detail and the evidence of passes too, and every finding and skipped check of a probe")
 }
 
 // write writes rep as the flags say, and returns errCheckFailed when a rule failed.
