@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -34,11 +35,22 @@ import (
 // any other (authentication and rate limits included), is described in the OpenAPI document,
 // and is an MCP tool.
 //
+// An ended status is final: once a poll has read succeeded or failed, every later poll reads
+// the same, on every instance sharing the store (a JobStore refuses to replace an end). A job
+// whose handler has not ended within AsyncOptions.Timeout and a grace of a few seconds is
+// ended by the next poll as failed with internal_error, not retryable, whose message says that
+// the outcome is unknown: the handler may still be running and may still take effect (or its
+// instance stopped), so the caller checks before it submits again. An end that handler comes
+// to later is dropped, and logged.
+//
 // Over MCP, a tool call of an Async operation waits for its end for AsyncOptions.ToolWait and
 // answers as a synchronous call would (the result, or the failure as an isError result); an
 // operation still running then is answered with its status, its id and a hint to call
 // get_operation, which answers a failed operation as an isError result carrying its envelope.
 // (MCP's tasks extension is the natural successor of this hint once the go-sdk supports it.)
+// An idempotency key covers the submission on both surfaces: the key holds the job whatever
+// the first call answered (its failure included), and a tool call with the same key runs
+// nothing and is answered, marked replayed, with that job's end, or its status while it runs.
 
 // asyncNote is what an Async operation's description (OpenAPI and MCP tool) tells its callers.
 const asyncNote = "Runs in the background: the call is answered 202 Accepted (over MCP, after a short wait for the result) " +
@@ -74,8 +86,12 @@ type AsyncOptions struct {
 	// (default Workers/8, at least 1), so that no caller can take every worker from the
 	// others; a request beyond it is refused as beyond Workers.
 	ScopeWorkers int
-	// Timeout bounds one handler's run (default DefaultJobTimeout): its context ends then, and
-	// a job still running that long after it started (its instance stopped) is answered failed.
+	// Timeout bounds one handler's run (default DefaultJobTimeout): its context ends then. A
+	// job that has not stored its end a few seconds after that (its handler ignored its
+	// context, or its instance stopped) is ended by the next poll: failed, with a not
+	// retryable internal_error saying that the outcome is unknown, since the handler may still
+	// run and take effect; the end its handler may store later is dropped (and logged), so
+	// that the status never changes once read.
 	Timeout time.Duration
 	// Retention is how long an ended job's status is kept (default DefaultJobRetention).
 	Retention time.Duration
@@ -102,8 +118,9 @@ func WithAsync(o AsyncOptions) Option {
 
 // Async makes the operation run in the background: its call is answered 202 Accepted with
 // the status resource to poll (see StatusPath), and the result or failure is stored for the
-// polls. Its idempotency key (with Idempotent) covers the submission: a retried submission
-// with the same key is answered with the same operation, never a second job.
+// polls. Its idempotency key (with Idempotent) covers the submission, over REST and MCP alike:
+// a retried submission with the same key is answered with the same operation, never a second
+// job (over MCP, with that job's end once it has one, its failure included).
 func Async() OpOption { return func(o *Operation) { o.Async = true } }
 
 // asyncState is an API's background operations.
@@ -213,7 +230,7 @@ func (a *API) getOperation(ctx context.Context, in getOperationIn) (json.RawMess
 		return nil, errors.New("get_operation ran outside the pipeline")
 	}
 	s := a.jobs()
-	job, ok, err := s.store.GetJob(ctx, x.storeScope(), in.ID)
+	job, ok, err := x.readJob(s, x.storeScope(), in.ID)
 	switch {
 	case err != nil:
 		return nil, x.storeFailure("reading a job", err)
@@ -221,13 +238,6 @@ func (a *API) getOperation(ctx context.Context, in getOperationIn) (json.RawMess
 		return nil, Error(CodeNotFound, "no operation "+strconv.Quote(in.ID)+" of this caller is kept: it was never accepted, belongs to another caller, or its status expired")
 	}
 	st := jobStatus{ID: in.ID, Operation: job.Operation, Status: job.State}
-	if job.State == JobRunning && !job.Deadline.IsZero() && a.now().After(job.Deadline) {
-		// Its instance stopped before it stored an end: it will not end now.
-		c, _ := a.reg.Lookup(CodeInternalError)
-		body, _ := c.Envelope("the operation did not end within its time: the instance running it may have stopped").MarshalJSON()
-		job.State, job.Body = JobFailed, body
-		st.Status = JobFailed
-	}
 	switch job.State {
 	case JobRunning:
 		setPollAfter(x.w.Header(), s.opts.PollAfter)
@@ -252,6 +262,40 @@ func (a *API) getOperation(ctx context.Context, in getOperationIn) (json.RawMess
 		st.Error = env.Error
 	}
 	return json.Marshal(st)
+}
+
+// readJob reads job id of scope. A job still running past its deadline is ended in the store
+// first (see timedOut), so that what a poll reads is what every later poll reads: when the
+// handler's end got there first, that end is read; when the store cannot take the timed-out
+// end, the error is returned (the poll is answered 503) rather than a status that may change.
+func (x *exchange) readJob(s *asyncState, scope, id string) (Job, bool, error) {
+	job, ok, err := s.store.GetJob(x.ctx, scope, id)
+	if err != nil || !ok || job.State != JobRunning || job.Deadline.IsZero() || !x.api.now().After(job.Deadline) {
+		return job, ok, err
+	}
+	lost := x.api.timedOut(job)
+	switch err := s.store.PutJob(x.ctx, scope, id, lost, s.opts.Retention); {
+	case err == nil:
+		return lost, true, nil
+	case errors.Is(err, ErrJobEnded): // its handler's end came first
+		return s.store.GetJob(x.ctx, scope, id)
+	default:
+		return Job{}, false, err
+	}
+}
+
+// timedOut is job ended as its deadline ends it: failed, with an outcome nobody knows. Its
+// handler overran its Timeout (ignoring its context) or its instance stopped; either way it
+// may have taken effect, and may still, so the failure is internal_error, which is not
+// retryable: a caller that submitted again could run it twice.
+func (a *API) timedOut(job Job) Job {
+	c, _ := a.reg.Lookup(CodeInternalError)
+	env := c.Envelope("the operation did not end within its time limit: it may still be running, or the instance running it stopped, " +
+		"and it may still take effect (or took effect in part); its outcome is unknown, and this status is final")
+	env.Hint = "Do not submit it again before checking whether it took effect (read what it changes); submit it again only if it did not."
+	job.State, job.Status = JobFailed, env.Status
+	job.Body, _ = env.MarshalJSON()
+	return job
 }
 
 // setPollAfter asks the poller to wait d: Retry-After in whole seconds, rounded up, for every
@@ -312,6 +356,11 @@ func async(next handler) handler {
 			end()
 			return x.storeFailure("storing a job", err)
 		}
+		if x.capture != nil {
+			// The idempotency key holds the job from now on, whatever this call answers (over
+			// MCP, the job's failure), as it does over REST: a retry must not run it again.
+			x.submitted = x.submission(id)
+		}
 		done := make(chan struct{})
 		bx, cancel := x.detach(s)
 		var ended Job // read by the waiting tool call once done is closed
@@ -337,16 +386,55 @@ func async(next handler) handler {
 
 // accepted answers 202 with the status resource of job id.
 func (x *exchange) accepted(id string) error {
-	loc := StatusPath + "/" + id
-	h := x.w.Header()
-	h.Set("Location", loc)
-	h.Set(remedy.HeaderOperationLocation, loc)
-	setPollAfter(h, x.api.async.opts.PollAfter)
+	x.locate(x.w.Header(), id)
 	st := jobStatus{ID: id, Operation: x.op.ID, Status: JobRunning}
 	if x.tool {
 		st.Hint = "the operation runs in the background: call " + GetOperationID + ` with {"id": "` + id + `"} to get its result, after a few seconds`
 	}
 	return x.writeJSON(http.StatusAccepted, st)
+}
+
+// locate sets the headers of an accepted job id: where its status is, and how soon to ask.
+func (x *exchange) locate(h http.Header, id string) {
+	loc := StatusPath + "/" + id
+	h.Set("Location", loc)
+	h.Set(remedy.HeaderOperationLocation, loc)
+	setPollAfter(h, x.api.async.opts.PollAfter)
+}
+
+// submission is what an idempotency key of an Async operation holds: the 202 a REST call is
+// answered with for job id, whichever surface submitted it.
+func (x *exchange) submission(id string) *StoredResponse {
+	h := http.Header{"Content-Type": {"application/json"}}
+	x.locate(h, id)
+	body, _ := json.Marshal(jobStatus{ID: id, Operation: x.op.ID, Status: JobRunning})
+	return &StoredResponse{Status: http.StatusAccepted, Header: h, Body: body}
+}
+
+// replayJob answers a tool call whose idempotency key holds an Async operation's submission
+// res: as the call that submitted it was answered once it had waited, with the job's end, or
+// with its status while it runs; marked replayed, and running nothing.
+func (x *exchange) replayJob(scope string, res StoredResponse) error {
+	id, ok := strings.CutPrefix(res.Header.Get("Location"), StatusPath+"/")
+	if !ok {
+		x.replay(res)
+		return nil
+	}
+	s := x.api.jobs()
+	job, ok, err := x.readJob(s, scope, id)
+	switch {
+	case err != nil:
+		return x.storeFailure("reading a job", err)
+	case !ok: // its status expired before its key did: the submission is all there is
+		x.replay(res)
+		return nil
+	}
+	x.w.Header().Set(remedy.HeaderReplayed, "true")
+	x.obs.replayed = true
+	if job.State == JobRunning {
+		return x.accepted(id)
+	}
+	return x.answerEnded(job)
 }
 
 // answerEnded answers a tool call whose operation ended while it waited, as a synchronous
@@ -407,6 +495,16 @@ func (x *exchange) background(s *asyncState, scope, id string, job Job, next han
 		err := s.store.PutJob(sctx, scope, id, job, s.opts.Retention)
 		if err == nil {
 			break
+		}
+		if errors.Is(err, ErrJobEnded) {
+			// A poll ended the job when its time ran out: that end was read, and it stays.
+			x.api.logger.LogAttrs(sctx, slog.LevelWarn, "remedy: a background operation ended after its time ran out; its status was already final (failed, outcome unknown), and this end is dropped",
+				slog.String("operation", x.op.ID), slog.String("trace_id", x.trace()),
+				slog.String("dropped_state", string(job.State)), slog.Int("dropped_status", job.Status))
+			if stored, ok, err := s.store.GetJob(sctx, scope, id); err == nil && ok {
+				return stored
+			}
+			return x.api.timedOut(job)
 		}
 		if attempt == completeAttempts || sctx.Err() != nil {
 			x.api.logger.LogAttrs(sctx, slog.LevelError, "remedy: storing the end of a background operation failed; its status stays running until its timeout",

@@ -35,6 +35,9 @@ type exchange struct {
 	obs     observed // what the observer is told at the end (observe.go)
 	wrote   bool
 	tool    bool // the request is an MCP tool call's: tokens and keys are arguments, not headers
+	// submitted is what the idempotency key holds once an Async operation's job is stored,
+	// whatever the call then answers (see exchange.submission).
+	submitted *StoredResponse
 }
 
 // handler is a step of the pipeline: it handles the exchange, or returns the error to answer.

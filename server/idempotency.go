@@ -63,6 +63,8 @@ func (x *exchange) once(scope, storeKey string, next handler) error {
 			return x.execute(scope, storeKey, owner, next)
 		case subtle.ConstantTimeCompare(rec.Fingerprint, fp) != 1:
 			return Error(CodeIdempotencyKeyReused, "this Idempotency-Key was used for "+x.op.ID+" with another payload; mint a new key for a new payload")
+		case rec.Completed && x.op.Async && x.tool:
+			return x.replayJob(scope, rec.Result)
 		case rec.Completed:
 			x.replay(rec.Result)
 			return nil
@@ -94,16 +96,23 @@ const (
 )
 
 // execute runs the rest of the pipeline under the claim. A failure or a panic (of a stage or
-// of the handler) releases the key, so that a retry really retries. A success is stored; when
-// the store will not take it, the claim is kept, never released: the key then stays in flight
-// until its lease ends, and a retry meanwhile waits or is answered 409 idempotency_in_flight,
-// instead of executing a second time.
+// of the handler) releases the key, so that a retry really retries — except once an Async
+// operation's job is stored: the key then holds its submission whatever the call answers, so
+// that a failure of the job within an MCP call's wait is replayed, not run again. A success is
+// stored; when the store will not take it, the claim is kept, never released: the key then
+// stays in flight until its lease ends, and a retry meanwhile waits or is answered 409
+// idempotency_in_flight, instead of executing a second time.
 func (x *exchange) execute(scope, storeKey, owner string, next handler) error {
 	cfg := &x.api.idem
 	x.capture = &StoredResponse{}
 	succeeded := false
 	defer func() {
-		if succeeded {
+		switch {
+		case succeeded:
+			return
+		case x.submitted != nil:
+			// A panic after the job was stored: the key holds the job all the same.
+			x.complete(scope, storeKey, owner, *x.submitted)
 			return
 		}
 		// The request may be gone; the key must be released all the same.
@@ -113,16 +122,20 @@ func (x *exchange) execute(scope, storeKey, owner string, next handler) error {
 			x.logStore("releasing an idempotency key", rerr)
 		}
 	}()
-	if err := next(x); err != nil {
+	err := next(x)
+	res := *x.capture
+	switch {
+	case x.submitted != nil:
+		res = *x.submitted
+	case err != nil:
 		return err
 	}
 	succeeded = true
-	res := *x.capture
 	if res.Status < 200 || res.Status > 299 {
-		return nil // nothing to replay: the claim runs out with its lease
+		return err // nothing to replay: the claim runs out with its lease
 	}
 	x.complete(scope, storeKey, owner, res)
-	return nil
+	return err
 }
 
 // complete stores the result of owner's execution under storeKey, trying again, briefly,

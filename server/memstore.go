@@ -269,7 +269,7 @@ func (m *MemoryStore) Len() int {
 	return len(m.challenges.entries) + len(m.records.entries) + len(m.jobs.entries)
 }
 
-// PutJob implements JobStore.
+// PutJob implements JobStore: an ended job is final (ErrJobEnded).
 func (m *MemoryStore) PutJob(ctx context.Context, scope, id string, job Job, ttl time.Duration) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -280,6 +280,9 @@ func (m *MemoryStore) PutJob(ctx context.Context, scope, id string, job Job, ttl
 	now := m.now()
 	k := memKey{scope, id}
 	if e := m.jobs.get(k, now); e != nil {
+		if e.job.State != JobRunning {
+			return ErrJobEnded
+		}
 		e.job = job
 		m.jobs.renew(e, now.Add(ttl))
 		return nil

@@ -140,7 +140,7 @@ func (s *Store) keys(kind, scope, id string) []string {
 // when an instance starts saves a round trip on each script's first run. A server that
 // restarts or flushes its scripts is handled by the fallback.
 func (s *Store) Load(ctx context.Context) error {
-	for _, script := range []*redis.Script{putScript, takeScript, claimScript, completeScript, releaseScript} {
+	for _, script := range []*redis.Script{putScript, putJobScript, takeScript, claimScript, completeScript, releaseScript} {
 		if err := script.Load(ctx, s.client).Err(); err != nil {
 			return fmt.Errorf("redisstore: load scripts: %w", err)
 		}

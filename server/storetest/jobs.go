@@ -3,6 +3,7 @@ package storetest
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -24,6 +25,8 @@ func RunJobs(t *testing.T, newStore func(t *testing.T, scopeJobs int) (server.Jo
 		{"RoundTrip", 0, jobRoundTrip},
 		{"Unknown", 0, jobUnknown},
 		{"Ended", 0, jobEnded},
+		{"EndIsFinal", 0, jobEndIsFinal},
+		{"ConcurrentEnds", 0, jobConcurrentEnds},
 		{"Expired", 0, jobExpired},
 		{"Copied", 0, jobCopied},
 		{"ScopesApart", 0, jobScopesApart},
@@ -90,6 +93,61 @@ func jobEnded(t *testing.T, s server.JobStore, _ func(time.Duration)) {
 	got, ok := getJob(t, s, scope, "j1")
 	mustTrue(t, ok, "the ended job is not found")
 	sameJob(t, job, got, "ended job")
+}
+
+// jobEndIsFinal: once a job has ended, no put replaces it, an end or a running state: each
+// is refused with ErrJobEnded, and the first end stays.
+func jobEndIsFinal(t *testing.T, s server.JobStore, _ func(time.Duration)) {
+	ctx := context.Background()
+	job := sampleJob()
+	mustNoError(t, s.PutJob(ctx, scope, "j1", job, Long), "PutJob running")
+	failed := job
+	failed.State, failed.Status, failed.Body = server.JobFailed, 500, []byte(`{"error":{"code":"internal_error"}}`)
+	mustNoError(t, s.PutJob(ctx, scope, "j1", failed, Long), "PutJob failed")
+	succeeded := job
+	succeeded.State, succeeded.Status, succeeded.Body = server.JobSucceeded, 200, []byte(`{"url":"late"}`)
+	for _, late := range []server.Job{succeeded, failed, job} {
+		checkErrorIs(t, s.PutJob(ctx, scope, "j1", late, Long), server.ErrJobEnded, "PutJob %s over an ended job", late.State)
+	}
+	got, ok := getJob(t, s, scope, "j1")
+	mustTrue(t, ok, "the ended job is not found")
+	sameJob(t, failed, got, "the first end")
+}
+
+// jobConcurrentEnds: of ends put at once over one running job, exactly one is stored, the
+// others refused with ErrJobEnded, and the job read is that one.
+func jobConcurrentEnds(t *testing.T, s server.JobStore, _ func(time.Duration)) {
+	ctx := context.Background()
+	mustNoError(t, s.PutJob(ctx, scope, "j1", sampleJob(), Long), "PutJob running")
+	const n = 16
+	var (
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		stored []int
+		other  []error
+	)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			end := sampleJob()
+			end.State, end.Status, end.Body = server.JobSucceeded, 200, fmt.Appendf(nil, `{"end":%d}`, i)
+			err := s.PutJob(ctx, scope, "j1", end, Long)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				stored = append(stored, i)
+			case !errors.Is(err, server.ErrJobEnded):
+				other = append(other, err)
+			}
+		}()
+	}
+	wg.Wait()
+	checkEqual(t, 0, len(other), "errors other than ErrJobEnded: %v", other)
+	mustTrue(t, len(stored) == 1, "ends stored: %v, want exactly one", stored)
+	got, _ := getJob(t, s, scope, "j1")
+	checkEqual(t, fmt.Sprintf(`{"end":%d}`, stored[0]), string(got.Body), "the job read is the end that was stored")
 }
 
 func jobExpired(t *testing.T, s server.JobStore, advance func(time.Duration)) {
