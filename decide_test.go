@@ -93,6 +93,9 @@ func TestDecide(t *testing.T) {
 
 		// Precedence.
 		{name: "fatal beats retryable", status: 503, body: fatal, action: remedy.ActStop, cause: remedy.ErrNotRetryable},
+		{name: "a replayed failure is replayed again: not resent", env: &remedy.Envelope{Status: 500, Code: "api_error",
+			Retryable: true, RetrySource: remedy.RetryFromBody, Severity: remedy.SeverityError, Replayed: true},
+			action: remedy.ActStop, cause: remedy.ErrNotRetryable},
 		{name: "a request not safe to repeat is never resent after a transport error", err: reset,
 			state: func(s *remedy.State) { s.SafeToRepeat = false }, action: remedy.ActStop, cause: remedy.ErrOutcomeUnknown},
 		{name: "status-only retryable needs a safe request", status: 502, body: "<html>Bad Gateway</html>",

@@ -149,6 +149,8 @@ type Decision struct {
 //     otherwise it stops (ErrOutcomeUnknown). A retryable validation failure that names no fix
 //     (a 4xx other than 408 and 429) is not sent again unchanged — it would fail the same way —
 //     but handed to the Rewriter, which may repair it from the message (else ErrNotRetryable).
+//     A failure the server replayed from its idempotency record (Envelope.Replayed) is not
+//     sent again: with the same key it is replayed again (ErrNotRetryable).
 //  11. Otherwise: stop (ErrNotRetryable).
 //
 // Every step that sends again is bounded, in this order: Limits.MaxAttempts, counted over the
@@ -218,6 +220,8 @@ func Decide(env *Envelope, err error, s *State) Decision {
 			return stop(ErrNotRetryable, "a validation failure that names no fix fails the same way when sent again")
 		}
 		return resend(ActRewrite, s, lim, "a validation failure: the rewriter may repair it from the message")
+	case env.Retryable && env.Replayed:
+		return stop(ErrNotRetryable, "the server replayed a failure it stored under the idempotency key: sent again with the key, it is replayed again")
 	case env.Retryable:
 		if env.RetrySource == RetryFromStatus && !s.SafeToRepeat && !unprocessedStatus(env.Status) {
 			return stop(ErrOutcomeUnknown, "only the status says retryable, the request may have executed, and it is not safe to send twice")

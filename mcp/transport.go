@@ -477,6 +477,7 @@ func readResult(res *sdk.CallToolResult) (*remedy.Response, error) {
 		if !ok {
 			env = &remedy.Envelope{Code: "tool_error", Message: text(res), Severity: remedy.SeverityError}
 		}
+		env.Replayed = env.Replayed || resp.Replayed
 		resp.Status, resp.Envelope = env.Status, env
 		return resp, nil
 	}
