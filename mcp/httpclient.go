@@ -112,6 +112,20 @@ func (a *answer) set(n uint64, resp *remedy.Response) {
 	}
 }
 
+// status is the HTTP status of the failure the attempt's last request got so far, or 0; the
+// answer stays open (a call sent again on a new session is its next request).
+func (a *answer) status() int {
+	if a == nil {
+		return 0
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.resp == nil {
+		return 0
+	}
+	return a.resp.Status
+}
+
 // take seals the answer and returns the failure the attempt's last request got, or nil.
 func (a *answer) take() *remedy.Response {
 	if a == nil {

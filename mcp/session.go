@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -14,7 +17,9 @@ import (
 // ErrSessionClosed is the cause of a call made on a session that is gone: the server answered
 // 404 for its session id (it ended the session: it expired, or the server restarted), or the
 // session's connection was closed. A session does not come back: without SetReconnect, every
-// later call on the transport fails with it too, and the caller connects a new session.
+// later call on the transport fails with it too, and the caller connects a new session. A
+// call that may have run before its session died fails with it and io.ErrUnexpectedEOF (see
+// SetReconnect).
 //
 //	errors.Is(err, mcp.ErrSessionClosed)
 var ErrSessionClosed = errors.New("remedy/mcp: the MCP session is gone")
@@ -22,15 +27,26 @@ var ErrSessionClosed = errors.New("remedy/mcp: the MCP session is gone")
 // SetReconnect has the transport open a new session with connect when its session is gone,
 // instead of failing every later call with ErrSessionClosed. The new session replaces the old
 // one (which is closed), and the tools are listed again on it. connect runs once per lost
-// session, however many calls are waiting; it typically calls the go-sdk client's Connect
-// with the same transport options.
+// session, however many calls are waiting, and every waiting call is sent on the session it
+// opened; it typically calls the go-sdk client's Connect with the same transport options.
 //
-// A call is sent on the new session only when that cannot run it twice: the server answered
-// 404 for the old session (a server that ended a session runs nothing sent on it), or the
-// session was already known to be gone before the call (nothing was sent), or the call is safe
-// to send again (a readOnlyHint or idempotentHint tool, or one that takes an idempotencyKey,
-// which goes with it). Any other call that was in flight when its session died fails with
-// ErrSessionClosed: it may have run; the loop does not send it again unless it is safe.
+// A call is sent on the new session only when that cannot run it twice:
+//
+//   - the session was gone before the call was written: the go-sdk refused to send it on a
+//     connection already closed or closing (its KeepAlive found the session gone and closed
+//     it, an earlier request was answered 404, the caller closed it);
+//   - the server answered the call's own request 404 for the session (a server that ended a
+//     session runs nothing sent on it). Only a session whose HTTP client is one of
+//     HTTPClient's shows whose request the 404 answered: the go-sdk fails every call in
+//     flight with the first 404 the session gets (its keepalive's ping, another call's
+//     request), and calls the server was running are among them. Over another client, a
+//     call failed with a 404 counts as one that may have run;
+//   - the call is safe to send again (a readOnlyHint or idempotentHint tool, or one that
+//     takes an idempotencyKey, which goes with it).
+//
+// Any other call whose session died may have run: it is not sent again, and it fails with
+// ErrSessionClosed and io.ErrUnexpectedEOF (an answer lost), which the loop reads as such:
+// it stops with remedy.ErrOutcomeUnknown. The next call opens a new session.
 func (t *Transport) SetReconnect(connect func(ctx context.Context) (*sdk.ClientSession, error)) {
 	t.mu.Lock()
 	t.reconnect = connect
@@ -48,6 +64,42 @@ func (t *Transport) Session() *sdk.ClientSession {
 // sessionGone reports whether err says that the session is gone for good.
 func sessionGone(err error) bool {
 	return errors.Is(err, sdk.ErrSessionMissing) || errors.Is(err, sdk.ErrConnectionClosed)
+}
+
+// refusedUnwritten is how the go-sdk words the error of a call it refused to write because
+// the session's connection was already closed or closing (its keepalive closed it, an earlier
+// request found the session gone, the caller closed it): its jsonrpc2 layer's "client is
+// closing" (the call was refused before it was registered) or "server is closing" (refused
+// after, before writing), which it reports as ErrConnectionClosed with that text alone. The
+// go-sdk reports a server's answer with the same JSON-RPC codes the same way; such an answer
+// counts here only in those very words, which a go-sdk server sends for a call it refused
+// before running it.
+var refusedUnwritten = [...]string{
+	fmt.Sprintf("%v: calling %q: client is closing", sdk.ErrConnectionClosed, "tools/call"),
+	fmt.Sprintf("%v: calling %q: server is closing", sdk.ErrConnectionClosed, "tools/call"),
+}
+
+// ranNothing reports whether a tools/call that failed with err, on a session that is gone,
+// certainly did not run: the go-sdk refused to write it (see refusedUnwritten), or the
+// server answered the call's own request 404 for the session, which a server that ended a
+// session answers to anything sent on it. ctx is the call's: it carries the answer
+// HTTPClient's client saw for it. The go-sdk's own error for a 404 does not say which request
+// got it: once one request of the session is answered 404, it fails every call in flight
+// with that error, calls that were written and may have run included (the 404 may be the
+// answer to its keepalive's ping, or to another call). Without HTTPClient's client, such an
+// error counts as one of a call that may have run.
+func ranNothing(ctx context.Context, err error) bool {
+	if errors.Is(err, sdk.ErrConnectionClosed) {
+		msg := err.Error()
+		for _, prefix := range refusedUnwritten {
+			if strings.HasPrefix(msg, prefix) {
+				return true
+			}
+		}
+		return false
+	}
+	a, _ := ctx.Value(answerKey{}).(*answer)
+	return errors.Is(err, sdk.ErrSessionMissing) && a.status() == http.StatusNotFound
 }
 
 // markGone records that s is gone, so that the next call reconnects before it sends anything.
@@ -108,21 +160,29 @@ func (t *Transport) callTool(ctx context.Context, params *sdk.CallToolParams, ar
 	t.mu.RLock()
 	canReconnect := t.reconnect != nil
 	t.mu.RUnlock()
-	// The server answered 404 for the session: it ran nothing.
-	refused := errors.Is(err, sdk.ErrSessionMissing)
-	if !canReconnect || !(refused || safe) {
-		return nil, fmt.Errorf("%w: %w", ErrSessionClosed, err)
+	if !canReconnect || !(safe || ranNothing(ctx, err)) {
+		return nil, goneError(ctx, err)
 	}
-	s, rerr := t.live(ctx)
-	if rerr != nil {
-		return nil, rerr
+	if s, err = t.live(ctx); err != nil {
+		return nil, err
 	}
 	res, err = send(ctx, s, params, args)
-	if err != nil && sessionGone(err) {
-		t.markGone(s)
-		return nil, fmt.Errorf("%w: %w", ErrSessionClosed, err)
+	if err == nil || !sessionGone(err) {
+		return res, err
 	}
-	return res, err
+	t.markGone(s)
+	return nil, goneError(ctx, err)
+}
+
+// goneError is the error of a call that failed with err because its session is gone:
+// ErrSessionClosed; and, when the call may have run, an answer cut off (io.ErrUnexpectedEOF),
+// so that the loop reads it as the lost answer it is: the call is sent again only when that
+// is safe, and otherwise stops with remedy.ErrOutcomeUnknown.
+func goneError(ctx context.Context, err error) error {
+	if ranNothing(ctx, err) {
+		return fmt.Errorf("%w: %w", ErrSessionClosed, err)
+	}
+	return fmt.Errorf("%w; the call may have run, its answer is lost (%w): %w", ErrSessionClosed, io.ErrUnexpectedEOF, err)
 }
 
 // send calls the tool on s, with the call recorded as in flight on s until it returns, so

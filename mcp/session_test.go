@@ -49,7 +49,7 @@ func (r *restartable) restart(t *testing.T) *billing.Store {
 
 // connect opens a session over HTTPClient, which sees the 404 of a session that is gone: the
 // session's end still takes precedence over the answer. (TestSessionReconnectsAfterExpiry
-// runs over the go-sdk's own client.)
+// runs over the go-sdk's own client too.)
 func (r *restartable) connect(ctx context.Context) (*sdk.ClientSession, error) {
 	return sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx,
 		&sdk.StreamableClientTransport{Endpoint: r.url, HTTPClient: mcp.HTTPClient(nil), DisableStandaloneSSE: true, MaxRetries: -1}, nil)
@@ -116,45 +116,59 @@ func TestSessionReconnects(t *testing.T) {
 
 // A session the server ended after its idle timeout: a call of a tool that neither reads only
 // nor takes a key is sent on a new session because the server refused it (404), not because
-// it is safe to repeat; it runs once.
+// it is safe to repeat; it runs once. Only HTTPClient's client lets the transport see that the
+// 404 answered the call's own request: the go-sdk's error for it would be the same had the 404
+// answered another request while the call was in flight (and possibly ran). Over the go-sdk's
+// own client, the call stops with ErrOutcomeUnknown instead — the safe side — and the next
+// call opens a new session.
 func TestSessionReconnectsAfterExpiry(t *testing.T) {
 	t.Parallel()
-	api, store, err := billing.New(server.WithMCP(server.MCPOptions{SessionIdleTimeout: 500 * time.Millisecond}))
-	require.NoError(t, err)
-	hs := httptest.NewServer(api)
-	t.Cleanup(hs.Close)
-	connect := func(ctx context.Context) (*sdk.ClientSession, error) {
-		return sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx,
-			&sdk.StreamableClientTransport{Endpoint: hs.URL + "/mcp", DisableStandaloneSSE: true, MaxRetries: -1}, nil)
-	}
-	ctx := context.Background()
-	cs, err := connect(ctx)
-	require.NoError(t, err)
-	c, err := mcp.NewClient(ctx, cs, remedy.Loop{})
-	require.NoError(t, err)
-	c.Transport().SetReconnect(connect)
-	t.Cleanup(func() { c.Transport().Session().Close() })
-	_, err = c.Call(ctx, "create_invoice", map[string]any{"customer_id": "cus_ada", "currency": "usd", "amount": 900})
-	require.NoError(t, err)
+	for _, hc := range sessionClients {
+		t.Run(hc.name, func(t *testing.T) {
+			t.Parallel()
+			api, store, err := billing.New(server.WithMCP(server.MCPOptions{SessionIdleTimeout: 500 * time.Millisecond}))
+			require.NoError(t, err)
+			hs := httptest.NewServer(api)
+			t.Cleanup(hs.Close)
+			connect := func(ctx context.Context) (*sdk.ClientSession, error) {
+				return sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx,
+					&sdk.StreamableClientTransport{Endpoint: hs.URL + "/mcp", HTTPClient: hc.client(), DisableStandaloneSSE: true, MaxRetries: -1}, nil)
+			}
+			ctx := context.Background()
+			cs, err := connect(ctx)
+			require.NoError(t, err)
+			c, err := mcp.NewClient(ctx, cs, remedy.Loop{})
+			require.NoError(t, err)
+			c.Transport().SetReconnect(connect)
+			t.Cleanup(func() { c.Transport().Session().Close() })
+			_, err = c.Call(ctx, "create_invoice", map[string]any{"customer_id": "cus_ada", "currency": "usd", "amount": 900})
+			require.NoError(t, err)
 
-	// Any request on the session would keep it: the test watches the server's side until the
-	// idle timeout has closed it, however late a busy machine fires the timer.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		n := 0
-		for range api.MCPServer().Sessions() {
-			n++
-		}
-		if n == 0 {
-			break
-		}
-		require.True(t, time.Now().Before(deadline), "the idle session was never closed")
-		time.Sleep(50 * time.Millisecond)
+			// Any request on the session would keep it: the test watches the server's side until the
+			// idle timeout has closed it, however late a busy machine fires the timer.
+			deadline := time.Now().Add(30 * time.Second)
+			for {
+				n := 0
+				for range api.MCPServer().Sessions() {
+					n++
+				}
+				if n == 0 {
+					break
+				}
+				require.True(t, time.Now().Before(deadline), "the idle session was never closed")
+				time.Sleep(50 * time.Millisecond)
+			}
+			resp, err := c.Call(ctx, "finalize_invoice", map[string]any{"id": "in_1"})
+			if hc.name == "go-sdk client" {
+				assert.ErrorIs(t, err, remedy.ErrOutcomeUnknown)
+				assert.Zero(t, store.Effects("finalize_invoice"))
+				resp, err = c.Call(ctx, "finalize_invoice", map[string]any{"id": "in_1"})
+			}
+			require.NoError(t, err)
+			assert.Contains(t, string(resp.Body), `"status":"open"`)
+			assert.Len(t, resp.Attempts, 1)
+			assert.Equal(t, 1, store.Effects("finalize_invoice"))
+			assert.NotSame(t, cs, c.Transport().Session())
+		})
 	}
-	resp, err := c.Call(ctx, "finalize_invoice", map[string]any{"id": "in_1"})
-	require.NoError(t, err)
-	assert.Contains(t, string(resp.Body), `"status":"open"`)
-	assert.Len(t, resp.Attempts, 1)
-	assert.Equal(t, 1, store.Effects("finalize_invoice"))
-	assert.NotSame(t, cs, c.Transport().Session())
 }
