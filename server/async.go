@@ -177,11 +177,10 @@ func (a *API) jobs() *asyncState {
 	return s
 }
 
-// Shutdown ends the operations running in the background (Async): their handlers' contexts
-// are cancelled, and Shutdown waits until each has stored its end (a cancelled handler's
-// failure), or until ctx ends. Call it after http.Server.Shutdown. Operations submitted
-// afterwards are refused with 503 unavailable.
-func (a *API) Shutdown(ctx context.Context) error {
+// endJobs cancels the handlers of the operations running in the background (Async) and
+// refuses new ones with 503 unavailable; the channel it returns is closed once each has
+// stored its end (a cancelled handler's failure).
+func (a *API) endJobs() <-chan struct{} {
 	s := a.jobs()
 	s.mu.Lock()
 	s.closed = true
@@ -189,12 +188,7 @@ func (a *API) Shutdown(ctx context.Context) error {
 	s.mu.Unlock()
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return done
 }
 
 // addStatusRoute registers get_operation, once, with the first Async operation.

@@ -306,7 +306,8 @@ func TestAsyncOverMCP(t *testing.T) {
 	})
 	t.Run("get_operation", func(t *testing.T) {
 		t.Parallel()
-		e := newExportAPI(t, nil, server.WithAsync(server.AsyncOptions{ToolWait: time.Millisecond}))
+		jobs := server.NewMemoryStore(server.MemoryOptions{})
+		e := newExportAPI(t, nil, server.WithAsync(server.AsyncOptions{ToolWait: time.Millisecond, Store: jobs}))
 		srv := httptest.NewServer(e.api)
 		defer srv.Close()
 		cs := connect(t, srv.URL, nil)
@@ -333,7 +334,12 @@ func TestAsyncOverMCP(t *testing.T) {
 		e.release()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		require.NoError(t, e.api.Shutdown(ctx))
+		require.NoError(t, e.api.Shutdown(ctx)) // the jobs' ends are stored; its MCP endpoint is shut
+		// The ends, read over MCP from the instance that took over (the same job store).
+		next := newExportAPI(t, nil, server.WithAsync(server.AsyncOptions{Store: jobs}))
+		srv2 := httptest.NewServer(next.api)
+		defer srv2.Close()
+		cs = connect(t, srv2.URL, nil)
 		type done struct {
 			Status string
 			Result ExportOut

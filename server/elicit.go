@@ -44,16 +44,17 @@ const maxShownArgs = 4096
 // request's context: whether the client can be asked, and the answer when the call comes back
 // with one. The gate leaves the question here for the tool handler to send.
 type asking struct {
-	can      bool              // the client declared form elicitation, and the server can reach it
-	inResult bool              // the question goes in the tool's result (protocol 2026-07-28 and later)
-	unasked  bool              // the question could not be asked, or got no answer in time
-	rejected bool              // the client answered with content that does not fit the question's form
-	args     json.RawMessage   // the call's arguments, canonical and without protocol members
-	answered bool              // the call carries an answer to a question of ours
-	answer   *mcp.ElicitResult // the answer (nil when the call's response is not one)
-	state    string            // the request state echoed with the answer
-	question *mcp.ElicitParams // set by the gate: the question to send
-	ask      string            // set by the gate: the request state to send with it
+	can       bool              // the client declared form elicitation, and the server can reach it
+	inResult  bool              // the question goes in the tool's result (protocol 2026-07-28 and later)
+	unasked   bool              // the question could not be asked, or got no answer in time
+	withdrawn bool              // unasked because the API shut down while it waited (Shutdown)
+	rejected  bool              // the client answered with content that does not fit the question's form
+	args      json.RawMessage   // the call's arguments, canonical and without protocol members
+	answered  bool              // the call carries an answer to a question of ours
+	answer    *mcp.ElicitResult // the answer (nil when the call's response is not one)
+	state     string            // the request state echoed with the answer
+	question  *mcp.ElicitParams // set by the gate: the question to send
+	ask       string            // set by the gate: the request state to send with it
 }
 
 type askingKey struct{}
@@ -249,6 +250,12 @@ func (x *exchange) answerOf(s *asking) error {
 		if _, _, err := cfg.Store.TakeChallenge(x.ctx, x.storeScope(), elicitID(s.state)); err != nil {
 			return x.storeFailure("taking a confirmation question", err)
 		}
+		if s.withdrawn {
+			p := Error(CodeUnavailable, "the server shut down while the person was asked to confirm "+x.op.ID+
+				"; nothing was done: send the call again")
+			p.RetryAfter = time.Second
+			return p
+		}
 		p := Error(CodeConfirmationRequired, "the person could not be asked to confirm "+x.op.ID+
 			" (the client failed to ask, or nobody answered within "+fmtDuration(cfg.TTL)+"); nothing was done: send the call again to ask again")
 		p.Hint = askAgainHint
@@ -326,11 +333,15 @@ func (x *exchange) personRequired(token bool) error {
 // returns what the call runs again with: the answer, bound by the same state as an answer
 // sent with the call by a client of 2026-07-28. The wait is bounded by the question's TTL: a
 // question nobody answers in time, or that the client fails to ask (an error, a connection
-// lost), is no answer, as a cancel is.
-func (s *asking) elicit(ctx context.Context, ss *mcp.ServerSession, ttl time.Duration) *asking {
+// lost), is no answer, as a cancel is. One still waiting when stopping ends (API.Shutdown) is
+// withdrawn.
+func (s *asking) elicit(ctx context.Context, ss *mcp.ServerSession, ttl time.Duration, stopping context.Context) *asking {
 	again := &asking{args: s.args, answered: true, state: s.ask}
 	ectx, cancel := context.WithTimeout(ctx, ttl)
 	defer cancel()
+	// A question may wait for the confirmation's whole lifetime, far longer than a shutdown
+	// can: the shutdown withdraws it rather than wait for a person.
+	defer context.AfterFunc(stopping, cancel)()
 	var err error
 	if ss == nil {
 		err = errors.New("no session")
@@ -344,6 +355,7 @@ func (s *asking) elicit(ctx context.Context, ss *mcp.ServerSession, ttl time.Dur
 		again.answer, again.rejected = &mcp.ElicitResult{Action: "accept"}, true
 	case err != nil || again.answer == nil:
 		again.answer, again.unasked = &mcp.ElicitResult{Action: "cancel"}, true
+		again.withdrawn = stopping.Err() != nil
 	}
 	return again
 }

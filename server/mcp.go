@@ -275,7 +275,7 @@ func (a *API) toolHandler(op *Operation) mcp.ToolHandler {
 		}
 		// An older client, on a session: the question goes to it now, and the call runs again
 		// with the answer, as it would come back from a client of 2026-07-28.
-		return a.runTool(ctx, op, args, header, ask.elicit(ctx, req.Session, a.confirm.TTL)), nil
+		return a.runTool(ctx, op, args, header, ask.elicit(ctx, req.Session, a.confirm.TTL, a.stopping)), nil
 	}
 }
 

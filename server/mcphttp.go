@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,9 +36,18 @@ const (
 	DefaultMCPSessionsPerPrincipal = 100
 )
 
-// mcpGate is the state of the MCP endpoint: its sessions.
+// mcpGate is the state of the MCP endpoint: its sessions, and what its shutdown waits for
+// and ends.
 type mcpGate struct {
 	sessions *mcpSessions
+
+	// mu orders the start of a request (calls.Add) with the shutdown (closed, then
+	// calls.Wait).
+	mu         sync.Mutex
+	closed     bool
+	calls      sync.WaitGroup  // the requests being answered, event streams aside
+	streams    context.Context // the event streams' contexts end with it
+	endStreams context.CancelFunc
 }
 
 // newMCPGate completes the MCP configuration's defaults and makes the endpoint's state.
@@ -55,8 +66,48 @@ func (a *API) newMCPGate() *mcpGate {
 	if a.auth == nil {
 		per = -1 // every caller is one principal, who may hold them all
 	}
-	return &mcpGate{sessions: &mcpSessions{max: c.MaxSessions, perPrincipal: per,
+	g := &mcpGate{sessions: &mcpSessions{max: c.MaxSessions, perPrincipal: per,
 		live: map[*mcp.ServerSession]Principal{}, held: map[Principal]int{}}}
+	g.streams, g.endStreams = context.WithCancel(context.Background())
+	return g
+}
+
+// admit lets r in, or reports that the endpoint has shut down (ok false). An event stream
+// (a GET, or a subscriptions/listen) gets a context that ends with the shutdown; any other
+// request is counted until done is called, so that the shutdown answers it before it closes
+// its session. Once the shutdown has begun only GETs are let in: their streams end with the
+// others, and the SDK answers a closed session's id 404.
+func (g *mcpGate) admit(r *http.Request, method string) (_ *http.Request, done func(), ok bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed && r.Method != http.MethodGet {
+		return r, nil, false
+	}
+	if r.Method == http.MethodGet || method == "subscriptions/listen" {
+		ctx, cancel := context.WithCancel(r.Context())
+		stop := context.AfterFunc(g.streams, cancel)
+		return r.WithContext(ctx), func() { stop(); cancel() }, true
+	}
+	g.calls.Add(1)
+	return r, g.calls.Done, true
+}
+
+// shutdown refuses the endpoint's new requests, lets those under way be answered, then ends
+// its event streams and closes its sessions; the channel it returns is closed once they are.
+func (g *mcpGate) shutdown() <-chan struct{} {
+	g.mu.Lock()
+	g.closed = true
+	g.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		// A session's Close drops the answers it has not written yet: the requests under way
+		// are answered first.
+		g.calls.Wait()
+		g.endStreams()
+		g.sessions.closeAll()
+	}()
+	return done
 }
 
 // serveMCP answers a request of the MCP path. Before the MCP SDK reads anything of it, the
@@ -65,7 +116,8 @@ func (a *API) newMCPGate() *mcpGate {
 // limit; on a stateful endpoint, a server/discover for a protocol version without sessions is
 // refused (refuseSessionlessDiscover), and a request that would open a session beyond
 // MCPOptions.MaxSessions is refused. Only then does the SDK see it, and only once the SDK has
-// opened an event stream are the http.Server's read and write limits lifted for it.
+// opened an event stream are the http.Server's read and write limits lifted for it. Once
+// the API shuts down, every request but a GET is refused (see API.Shutdown).
 //
 // A tools/call is not charged to the rate limit here: the pipeline charges it as the REST
 // request it maps to, and answers an empty bucket with a tool result the client can act on.
@@ -106,6 +158,14 @@ func (a *API) serveMCP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	r, done, ok := a.gate.admit(r, method)
+	if !ok {
+		p := Error(CodeUnavailable, "the server is shutting down: its MCP endpoint takes no more requests; nothing was done")
+		p.RetryAfter = time.Second
+		x.fail(p)
+		return
+	}
+	defer done()
 	if !a.mcpConf.Stateless && method == "server/discover" && refuseSessionlessDiscover(w, r, body) {
 		return
 	}
@@ -188,6 +248,19 @@ func (s *mcpSessions) drop(p Principal) {
 	if s.held[p]--; s.held[p] <= 0 {
 		delete(s.held, p)
 	}
+}
+
+// closeAll closes the live sessions, side by side (a session's Close waits for the requests
+// it is handling), and returns once they are closed.
+func (s *mcpSessions) closeAll() {
+	s.mu.Lock()
+	live := slices.Collect(maps.Keys(s.live))
+	s.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, ss := range live {
+		wg.Go(func() { ss.Close() })
+	}
+	wg.Wait()
 }
 
 // add counts ss, opened by p, live until it closes.

@@ -2,6 +2,7 @@ package server
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -49,6 +50,10 @@ type API struct {
 	run  handler // the pipeline, assembled at the first request
 
 	async asyncState // the background operations (async.go)
+
+	// stopping is done once Shutdown is called: what waits on a client's user stops waiting.
+	stopping context.Context
+	stop     context.CancelFunc
 }
 
 // Option configures an API. An option given a value it cannot take makes New fail with an
@@ -64,6 +69,7 @@ const DefaultMaxBody = 1 << 20
 func New(opts ...Option) (*API, error) {
 	a := &API{reg: NewRegistry(), maxBody: DefaultMaxBody, logger: slog.Default(), now: time.Now,
 		openapiPath: DefaultOpenAPIPath}
+	a.stopping, a.stop = context.WithCancel(context.Background())
 	for _, o := range opts {
 		if o == nil {
 			continue

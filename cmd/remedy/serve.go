@@ -28,8 +28,9 @@ import (
 const (
 	// redisTimeout bounds the check that Redis answers, at start.
 	redisTimeout = 5 * time.Second
-	// shutdownGrace is how long requests in flight may finish once serve is told to stop;
-	// streams still open then (an MCP client's event stream) are closed.
+	// shutdownGrace is how long requests in flight may finish once serve is told to stop
+	// (MCP sessions included: the API's Shutdown ends their event streams once their calls
+	// are answered); what is still open then is closed.
 	shutdownGrace = 5 * time.Second
 )
 
@@ -150,9 +151,7 @@ func serve(ctx context.Context, in *invocation) error {
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	streams, endStreams := context.WithCancel(context.Background())
-	defer endStreams()
-	srv := newHTTPServer(api, streams, log.New(in.stderr, "remedy: serve: ", 0))
+	srv := newHTTPServer(api, log.New(in.stderr, "remedy: serve: ", 0))
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	select {
@@ -162,10 +161,12 @@ func serve(ctx context.Context, in *invocation) error {
 	}
 	stop() // a second interrupt ends the process at once
 
-	endStreams()
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
+	// The API first: it ends the MCP sessions and their event streams, which would otherwise
+	// hold the server's shutdown for the whole grace period.
+	apiErr := api.Shutdown(sctx)
+	if err := srv.Shutdown(sctx); err != nil || apiErr != nil {
 		srv.Close()
 	}
 	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
@@ -191,10 +192,10 @@ type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
 
-// newHTTPServer serves h within serveLimits, MCP event streams ending with streams.
-func newHTTPServer(h http.Handler, streams context.Context, errorLog *log.Logger) *http.Server {
+// newHTTPServer serves h within serveLimits.
+func newHTTPServer(h http.Handler, errorLog *log.Logger) *http.Server {
 	return &http.Server{
-		Handler:           endOnShutdown(streams, h),
+		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       serveLimits.read,
 		WriteTimeout:      serveLimits.write,
@@ -202,22 +203,6 @@ func newHTTPServer(h http.Handler, streams context.Context, errorLog *log.Logger
 		MaxHeaderBytes:    serveLimits.header,
 		ErrorLog:          errorLog,
 	}
-}
-
-// endOnShutdown ends MCP clients' event streams (GET on the MCP path, open for as long as the
-// session lives) when streams is done, so that a connected client does not hold a shutdown
-// for its whole grace period; calls in flight still get it. (The API exempts such streams
-// from the server's read and write limits.)
-func endOnShutdown(streams context.Context, h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet && r.URL.Path == server.DefaultMCPPath {
-			ctx, cancel := context.WithCancel(r.Context())
-			defer cancel()
-			defer context.AfterFunc(streams, cancel)()
-			r = r.WithContext(ctx)
-		}
-		h.ServeHTTP(w, r)
-	})
 }
 
 // allowedHosts are the Host names serve answers to, REST and MCP alike, against DNS

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"io"
 	"net"
@@ -96,7 +95,7 @@ func TestServeLimits(t *testing.T) {
 				return
 			}
 		}
-	}), context.Background(), nil)
+	}), nil)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
