@@ -38,6 +38,10 @@ type chargeServer struct {
 	// error of the go-sdk's code for "server is closing", instead of reaching the server.
 	closing atomic.Pointer[string]
 
+	// cut, when set, is where the next request is given a cancel func that ends it, as a
+	// proxy's timeout would: the server's handler returns and the response ends there.
+	cut atomic.Pointer[chan context.CancelFunc]
+
 	// hold, when set, makes charge wait until release is closed, after saying on started
 	// that it runs.
 	hold    atomic.Bool
@@ -69,6 +73,11 @@ func newChargeServer(t *testing.T) *chargeServer {
 		})
 	cs.restart()
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if c := cs.cut.Swap(nil); c != nil && r.Method == http.MethodPost {
+			ctx, cancel := context.WithCancel(r.Context())
+			*c <- cancel
+			r = r.WithContext(ctx)
+		}
 		if r.Method == http.MethodPost && cs.closing.Load() != nil {
 			body, err := io.ReadAll(r.Body)
 			if err != nil {
@@ -300,4 +309,33 @@ func TestServerClosingAnswer(t *testing.T) {
 			assert.Equal(t, []string{now.ID()}, srv.ranOn(1))
 		})
 	}
+}
+
+// A call's event stream that the server ends before its answer (a proxy's timeout, the
+// server's handler gone) leaves a call that arrived and may have run: one that is not safe to
+// run twice stops with ErrOutcomeUnknown, and is not sent again.
+func TestCallStreamEndedBeforeItsAnswer(t *testing.T) {
+	t.Parallel()
+	srv := newChargeServer(t)
+	srv.hold.Store(true)
+	ctx := context.Background()
+	cs, err := srv.connect(ctx, 0, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { cs.Close() })
+	c, err := mcp.NewClient(ctx, cs, remedy.Loop{})
+	require.NoError(t, err)
+
+	cuts := make(chan context.CancelFunc, 1)
+	srv.cut.Store(&cuts)
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Call(ctx, "charge", map[string]any{"n": 1})
+		done <- err
+	}()
+	<-srv.started
+	(<-cuts)()
+	err = <-done
+	close(srv.release)
+	assert.ErrorIs(t, err, remedy.ErrOutcomeUnknown, "%v", err)
+	assert.Len(t, srv.ranOn(1), 1, "charge ran once, and was not sent again")
 }

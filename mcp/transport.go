@@ -32,6 +32,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"reflect"
 	"strings"
@@ -297,6 +298,9 @@ func (t *Transport) failed(err error, watch *sent.Watch, answered *remedy.Respon
 		// transport" to the latter; the answer is the server's all the same.
 		return protocolFailure(we, status), nil
 	}
+	if strings.HasSuffix(err.Error(), lostAnswer) {
+		return nil, fmt.Errorf("the call's answer is lost (%w): %w", io.ErrUnexpectedEOF, err)
+	}
 	if cause, ok := transportCause(err); ok {
 		return nil, markNotSent(watch, cause)
 	}
@@ -305,6 +309,13 @@ func (t *Transport) failed(err error, watch *sent.Watch, answered *remedy.Respon
 	}
 	return nil, err
 }
+
+// lostAnswer is how the go-sdk (v1.8.0) words the error of a call whose event stream the
+// server ended before the call's answer, with no event id to resume it from: the request
+// arrived and may have run, so the loop reads it as an answer cut off (io.ErrUnexpectedEOF),
+// which it resends only when that is safe. Were the words to change, the call would stop as
+// not retryable: never sent twice.
+const lostAnswer = "request terminated without response"
 
 // codeRejected is the JSON-RPC code the go-sdk joins to the error of a request its transport
 // could not deliver, whose response it lost, or whose HTTP status was not a success
