@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/remedy-go/remedy/internal/demo/billing"
+	"github.com/remedy-go/remedy/internal/testkit/nettest"
 	"github.com/remedy-go/remedy/server"
 )
 
@@ -73,27 +74,10 @@ func (s *eventStream) RoundTrip(r *http.Request) (*http.Response, error) {
 		return resp, err
 	}
 	s.once.Do(func() {
-		resp.Body = &endOfBody{ReadCloser: resp.Body, ended: s.ended}
+		resp.Body = &nettest.EndingBody{ReadCloser: resp.Body, Ended: s.ended}
 		close(s.open)
 	})
 	return resp, err
-}
-
-// endOfBody hands the first error that ends a response body to ended.
-type endOfBody struct {
-	io.ReadCloser
-	ended chan<- error
-}
-
-func (b *endOfBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	if err != nil {
-		select {
-		case b.ended <- err:
-		default:
-		}
-	}
-	return n, err
 }
 
 // receive waits for c, or fails the test when the hang guard ends first.

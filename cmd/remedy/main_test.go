@@ -24,6 +24,7 @@ import (
 	"github.com/remedy-go/remedy/conformance"
 	"github.com/remedy-go/remedy/internal/demo/billing"
 	"github.com/remedy-go/remedy/internal/testkit/margin"
+	"github.com/remedy-go/remedy/internal/testkit/nettest"
 	"github.com/remedy-go/remedy/internal/testkit/redistest"
 )
 
@@ -788,7 +789,7 @@ func TestServeEndsEventStreams(t *testing.T) {
 	hc := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
 		resp, err := http.DefaultTransport.RoundTrip(r)
 		if err == nil && r.Method == http.MethodGet && resp.StatusCode == http.StatusOK {
-			resp.Body = &endingBody{ReadCloser: resp.Body, ended: ended}
+			resp.Body = &nettest.EndingBody{ReadCloser: resp.Body, Ended: ended}
 			select {
 			case streaming <- struct{}{}:
 			default:
@@ -818,24 +819,6 @@ func TestServeEndsEventStreams(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Error("the event stream is still open after serve returned")
 	}
-}
-
-// endingBody hands the error that ends a response body to a channel: io.EOF when the server
-// ended the response properly.
-type endingBody struct {
-	io.ReadCloser
-	ended chan<- error
-}
-
-func (b *endingBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	if err != nil {
-		select {
-		case b.ended <- err:
-		default:
-		}
-	}
-	return n, err
 }
 
 type roundTripFunc func(*http.Request) (*http.Response, error)

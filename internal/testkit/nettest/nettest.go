@@ -1,7 +1,9 @@
-// Package nettest holds the hostile network peers several packages' tests need.
+// Package nettest holds the hostile network peers, and the watchers of a connection, that
+// several packages' tests need.
 package nettest
 
 import (
+	"io"
 	"net"
 	"sync/atomic"
 	"testing"
@@ -29,4 +31,23 @@ func Hangup(t testing.TB) (addr string, accepted *atomic.Int32) {
 		}
 	}()
 	return ln.Addr().String(), accepted
+}
+
+// EndingBody is a response body that hands the error that ends it to Ended, once, without
+// blocking: io.EOF when the server ended the response properly, another error when the
+// connection was cut.
+type EndingBody struct {
+	io.ReadCloser
+	Ended chan<- error
+}
+
+func (b *EndingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil {
+		select {
+		case b.Ended <- err:
+		default:
+		}
+	}
+	return n, err
 }
