@@ -129,6 +129,9 @@ func (p *parser) agentField(key string, v val) bool {
 		e.RequiredStatus = v.Text()
 	case "trace_id", "traceId":
 		e.TraceID = v.Text()
+		if id := traceparentID(e.TraceID); id != "" { // ASP.NET's traceId is a whole traceparent
+			e.TraceID = id
+		}
 	case "request_id", "requestId":
 		e.RequestID = v.Text()
 	case "docs_url", "doc_uri", "doc_url", "documentation_url":

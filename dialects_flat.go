@@ -35,7 +35,11 @@ func (c *parser) readProblemObject(obj val) {
 			}
 		case "instance":
 		case "errors":
-			c.nested(it.val(), DialectProblem, (*parser).readProblemObject)
+			if it.val().IsObject() {
+				c.fieldMessages(it.val()) // ASP.NET's ValidationProblemDetails
+			} else {
+				c.nested(it.val(), DialectProblem, (*parser).readProblemObject)
+			}
 		case "pointer":
 			// An item of RFC 9457's errors list: {detail, pointer}.
 			if c.full {
@@ -46,7 +50,7 @@ func (c *parser) readProblemObject(obj val) {
 			c.agentField(k, it.val())
 		}
 	}
-	if e.Code == "" && e.Type != "" {
+	if e.Code == "" && e.Type != "" && !rfcSection(e.Type) {
 		e.Code = lastSegment(e.Type)
 	}
 	if location.IsString() {
@@ -66,6 +70,14 @@ func (c *parser) humaIssue(location string, value val) {
 	c.humaFacts(&is)
 	is.Message = paramMessage(in, name, is.Message)
 	c.addIssue(is)
+}
+
+// rfcSection reports whether a problem type points at a section of an RFC, as ASP.NET's
+// defaults do ("https://tools.ietf.org/html/rfc9110#section-15.5.1"): the section of the
+// status, which names no code of its own.
+func rfcSection(uri string) bool {
+	_, frag, ok := strings.Cut(uri, "#section-")
+	return ok && frag != "" && (strings.Contains(uri, "ietf.org/") || strings.Contains(uri, "rfc-editor.org/"))
 }
 
 func lastSegment(uri string) string {
@@ -261,22 +273,25 @@ func (p *parser) readGenericJSON() Dialect {
 		}
 	}
 	if errs := t.errors; errs.IsObject() { // Rails / Laravel: {"field": ["message", ...]}
-		for it := errs.iter(); it.next(); {
-			k := it.Key()
-			for m := it.val().iter(); m.next(); {
-				msg := m.val().Text()
-				p.addIssue(Issue{Path: toPointer(k), Message: msg})
-				if e.Message == "" && p.full {
-					e.Message = k + " " + msg
-				}
-			}
-		}
+		p.fieldMessages(errs)
 		found = true
 	}
 	p.setStatus(t.status)
 	p.setStatus(t.statusCode)
-	if c := t.code; c.IsString() {
+	switch c := t.code; {
+	case c.IsString():
 		e.Code = c.Str()
+	case c.IsNumber():
+		// A code of the API's own (Twilio's 21211, a JSON-RPC -32602), kept as text; a
+		// number that is an HTTP status restates the status, which names it.
+		if f := c.Num(); f < 100 || f > 599 || f != float64(int(f)) {
+			e.Code = c.Raw()
+		} else {
+			p.setStatus(c)
+		}
+	}
+	if u := t.moreInfo.Str(); isURI(u) { // Twilio's page for its code
+		e.DocsURL = u
 	}
 	if !found {
 		*e = Envelope{}
@@ -294,9 +309,13 @@ func pydanticList(v val) bool {
 
 // --- XML ---
 
-// readXML reads AWS's XML errors (the query protocol's ErrorResponse, EC2's Response/Errors,
-// S3's Error). Other XML and HTML are left to the unstructured reader.
+// readXML reads RFC 9457's problem+xml and AWS's XML errors (the query protocol's
+// ErrorResponse, EC2's Response/Errors, S3's Error). Other XML and HTML are left to the
+// unstructured reader.
 func (p *parser) readXML(s string) Dialect {
+	if strings.Contains(s, `xmlns="urn:ietf:rfc:7807"`) && strings.Contains(s, "<problem") {
+		return p.readProblemXML(s)
+	}
 	code := xmlText(s, "Code")
 	if code == "" || !strings.Contains(s, "<Error>") {
 		return ""
@@ -309,6 +328,24 @@ func (p *parser) readXML(s string) Dialect {
 		e.RequestID = xmlText(s, "RequestID")
 	}
 	return DialectAWSXML
+}
+
+// readProblemXML reads an RFC 9457 problem in its XML form (its appendix B): the members of
+// the JSON form, each an element of the problem's namespace.
+func (p *parser) readProblemXML(s string) Dialect {
+	e := &p.e
+	if t := xmlText(s, "type"); t != "about:blank" {
+		e.Type = t
+	}
+	e.Title = xmlText(s, "title")
+	e.Message = xmlText(s, "detail")
+	if st := xmlText(s, "status"); len(st) == 3 {
+		p.setStatusText(st)
+	}
+	if e.Type != "" && !rfcSection(e.Type) {
+		e.Code = lastSegment(e.Type)
+	}
+	return DialectProblem
 }
 
 // xmlText returns the text of the first <tag>…</tag>, entities decoded.
@@ -331,3 +368,43 @@ func xmlText(s, tag string) string {
 }
 
 var xmlEntities = strings.NewReplacer("&lt;", "<", "&gt;", ">", "&quot;", `"`, "&apos;", "'", "&amp;", "&")
+
+// fieldMessages reads a map of field names to lists of messages: Rails', Laravel's and
+// ASP.NET's ValidationProblemDetails ({"Quantity": ["The field Quantity must be between 1 and
+// 100."]}). The key is the field as the server names it; ASP.NET's JSON errors key it by JSON
+// path ("$.lines[1].quantity"). A message that is a sentence is the top-level message as it
+// is; a fragment ("can't be blank") is said of its field.
+//
+// When a JSON path key is among them the body did not deserialize, and ASP.NET then also
+// reports the action's parameter as missing ("The input field is required.", keyed by the
+// parameter's name): those keys name no member of the body and are not read as fields.
+func (p *parser) fieldMessages(errs val) {
+	e := &p.e
+	jsonPaths := false
+	for it := errs.iter(); it.next(); {
+		jsonPaths = jsonPaths || strings.HasPrefix(it.Key(), "$")
+	}
+	for it := errs.iter(); it.next(); {
+		k := it.Key()
+		if jsonPaths && !strings.HasPrefix(k, "$") {
+			continue
+		}
+		for m := it.val().iter(); m.next(); {
+			if !p.full {
+				p.unread, p.kept = true, true
+				continue
+			}
+			msg := m.val().Text()
+			is := Issue{Path: toPointer(k), Message: msg}
+			p.dotnetFacts(&is, k)
+			p.addIssue(is)
+			if e.Message == "" {
+				if msg != "" && msg[0] >= 'A' && msg[0] <= 'Z' {
+					e.Message = msg
+				} else {
+					e.Message = k + " " + msg
+				}
+			}
+		}
+	}
+}

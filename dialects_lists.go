@@ -158,6 +158,14 @@ func (p *parser) readSlack() Dialect {
 			}
 			f := strings.TrimSpace(msg[i+len("missing required field: "):])
 			p.addIssue(Issue{Path: toPointer(f), Code: "required", Message: msg})
+		} else if text, ptr, ok := slackPointer(msg); ok {
+			// Block Kit's failures end in the member they are about: "must be less than
+			// 3001 characters [json-pointer:/blocks/0/text/text]".
+			if !p.full {
+				p.unread, p.kept = true, true
+				continue
+			}
+			p.addIssue(Issue{Path: ptr, Message: text})
 		}
 	}
 	return DialectSlack
@@ -286,4 +294,19 @@ func (c *parser) readJSONAPIError(x val) {
 			e.DocsURL = u.member("href").Str()
 		}
 	}
+}
+
+// slackPointer splits a Slack message that ends in "[json-pointer:/...]" into its text and
+// the pointer.
+func slackPointer(msg string) (text, ptr string, ok bool) {
+	const mark = " [json-pointer:"
+	i := strings.LastIndex(msg, mark)
+	if i < 0 || !strings.HasSuffix(msg, "]") {
+		return "", "", false
+	}
+	ptr = msg[i+len(mark) : len(msg)-1]
+	if ptr == "" || ptr[0] != '/' || strings.ContainsAny(ptr, " []") {
+		return "", "", false
+	}
+	return msg[:i], ptr, true
 }

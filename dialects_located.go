@@ -174,6 +174,10 @@ func (p *parser) pydanticFacts(is *Issue, ctx val) {
 		is.Received = nil // pydantic's input is then the object that lacks the member
 	case "json_invalid", "value_error.jsondecode":
 		is.Path = "" // FastAPI's loc is ["body", offset]: a place in the text, not a member
+	default:
+		if typ := pydanticTypes[is.Code]; typ != "" && is.Expected == nil {
+			is.Expected = quoteJSON(typ)
+		}
 	}
 	if !p.full || !ctx.IsObject() {
 		return
@@ -224,6 +228,21 @@ func (p *parser) pydanticFacts(is *Issue, ctx val) {
 			is.Expected = p.fragment(keyword, p.raw(v))
 		}
 	}
+}
+
+// pydanticTypes maps pydantic's type errors to the JSON type the value must have: v2's
+// <type>_type (the value had another type) and <type>_parsing (a string that does not parse
+// as one), and v1's type_error.<type>. A type with no single JSON type (dates, UUIDs, which
+// travel as strings of a format; decimals, which may be numbers or strings) is not listed.
+var pydanticTypes = map[string]string{
+	"int_type": "integer", "int_parsing": "integer", "int_from_float": "integer",
+	"float_type": "number", "float_parsing": "number",
+	"string_type": "string", "bool_type": "boolean", "bool_parsing": "boolean",
+	"list_type": "array", "tuple_type": "array", "set_type": "array",
+	"dict_type": "object", "model_type": "object", "model_attributes_type": "object",
+	"type_error.integer": "integer", "type_error.float": "number", "type_error.str": "string",
+	"type_error.bool": "boolean", "type_error.list": "array", "type_error.tuple": "array",
+	"type_error.set": "array", "type_error.dict": "object",
 }
 
 // pydanticV1Bounds maps the last part of a pydantic v1 code to the keyword its limit_value

@@ -153,7 +153,7 @@ type topMembers struct {
 	content, kind, ok, success, awsType, errorCode, data   val
 	extensions, documentationURL, reason, details, jsonapi val
 	errorDescription, errorURI, needed, provided, metadata val
-	requestID, reasonCap                                   val
+	requestID, reasonCap, moreInfo                         val
 }
 
 func (t *topMembers) read(root val) {
@@ -235,6 +235,8 @@ func (t *topMembers) read(root val) {
 			dst = &t.metadata
 		case "request_id":
 			dst = &t.requestID
+		case "more_info":
+			dst = &t.moreInfo
 		default:
 			continue
 		}
@@ -651,18 +653,27 @@ func (p *parser) setStatus(v val) {
 		}
 		n = int(f)
 	case kString:
-		s := v.Str()
-		if len(s) != 3 {
-			return
-		}
-		for i := 0; i < 3; i++ {
-			if s[i] < '0' || s[i] > '9' {
-				return
-			}
-			n = n*10 + int(s[i]-'0')
-		}
+		p.setStatusText(v.Str())
+		return
 	default:
 		return
+	}
+	if n >= 100 && n <= 599 {
+		p.bodyStatus = n
+	}
+}
+
+// setStatusText records a status the body states as text: three digits.
+func (p *parser) setStatusText(s string) {
+	if len(s) != 3 {
+		return
+	}
+	n := 0
+	for i := 0; i < 3; i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return
+		}
+		n = n*10 + int(s[i]-'0')
 	}
 	if n >= 100 && n <= 599 {
 		p.bodyStatus = n
