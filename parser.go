@@ -153,7 +153,7 @@ type topMembers struct {
 	content, kind, ok, success, awsType, errorCode, data   val
 	extensions, documentationURL, reason, details, jsonapi val
 	errorDescription, errorURI, needed, provided, metadata val
-	requestID, reasonCap                                   val
+	requestID, reasonCap, msg, meta                        val
 }
 
 func (t *topMembers) read(root val) {
@@ -235,6 +235,10 @@ func (t *topMembers) read(root val) {
 			dst = &t.metadata
 		case "request_id":
 			dst = &t.requestID
+		case "msg":
+			dst = &t.msg
+		case "meta":
+			dst = &t.meta
 		default:
 			continue
 		}
