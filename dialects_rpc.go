@@ -155,6 +155,7 @@ func (p *parser) readGatewayStatus() Dialect {
 		}
 	}
 	p.e.Message = t.message.Str()
+	p.bodyStatus = code.status // the status the gateway gives the code, for a body without one
 	p.googleDetails(t.details, code.name)
 	return DialectGoogle
 }
@@ -179,6 +180,7 @@ func (p *parser) readConnect() Dialect {
 		}
 	}
 	p.e.Code, p.e.Message = code, t.message.Str()
+	p.bodyStatus = status
 	for it := t.details.iter(); it.next(); {
 		d := it.val()
 		// The type is the message's full name, or a type URL ending with it.
@@ -220,6 +222,7 @@ func (p *parser) readTwirp() Dialect {
 	}
 	e := &p.e
 	e.Code, e.Message = code, t.msg.Str()
+	p.bodyStatus = status
 	// twirp.InvalidArgumentError(argument, validationMsg) sets meta.argument; its message is
 	// argument+" "+validationMsg, and twirp.RequiredArgumentError's validationMsg is "is
 	// required". Any other text after the argument is the application's own.
