@@ -267,12 +267,15 @@ func (p *parser) binaryDetail(kind, value string) {
 			}
 		}
 	case "BadRequest":
+		if !wireValid(b) {
+			return
+		}
 		for r := (wireReader{b: b}); ; {
 			f, ok := r.next()
 			if !ok {
 				break
 			}
-			if f.num == 1 && f.typ == wireBytes {
+			if f.num == 1 && f.typ == wireBytes && wireValid(f.bytes) {
 				p.addIssue(Issue{Path: toPointer(wireString(f.bytes, 1)), Code: wireString(f.bytes, 3), Message: wireString(f.bytes, 2)})
 			}
 		}

@@ -1,6 +1,7 @@
 package remedy_test
 
 import (
+	"encoding/base64"
 	"net/http"
 	"path/filepath"
 	"testing"
@@ -127,6 +128,23 @@ func TestConnectBinaryDetails(t *testing.T) {
 		assert.Equal(t, got.RetryAfter, d.RetryAfter, c.Name)
 	}
 	require.NotZero(t, n, "no connect recording with details")
+
+	// A well-formed violation followed by bytes that are not protobuf: the message is refused
+	// whole, as protobuf's parsers refuse it.
+	good, err := base64.RawStdEncoding.DecodeString("ChsKDGxpbmVzWzFdLnNrdRILaXMgcmVxdWlyZWQ")
+	require.NoError(t, err)
+	for _, tail := range []string{"\x0b", "\x0a\x05ab", "\x08"} {
+		bad := base64.RawStdEncoding.EncodeToString(append(append([]byte{}, good...), tail...))
+		body := `{"code":"invalid_argument","message":"x","details":[{"type":"google.rpc.BadRequest","value":"` + bad + `"}]}`
+		e, ok := remedy.Parse(400, jsonHeader, []byte(body))
+		require.True(t, ok)
+		assert.Equal(t, remedy.DialectConnect, e.Dialect)
+		assert.Empty(t, e.Issues, "%q", tail)
+	}
+	e, ok := remedy.Parse(400, jsonHeader, []byte(`{"code":"invalid_argument","message":"x","details":[{"type":"google.rpc.BadRequest","value":"ChsKDGxpbmVzWzFdLnNrdRILaXMgcmVxdWlyZWQ"}]}`))
+	require.True(t, ok)
+	require.Len(t, e.Issues, 1)
+	assert.Equal(t, "/lines/1/sku", e.Issues[0].Path)
 
 	// A value that is not base64, or not a message, is no fact.
 	for _, v := range []string{"!!!", "CgII", "//////8"} {

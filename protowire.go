@@ -94,15 +94,29 @@ func (r *wireReader) fixed(n int) (uint64, bool) {
 
 // wireMessage is the first length-delimited field numbered num in b: a string's or a
 // message's bytes, or a repeated field's first element (the JSON readers of the details take
-// the first too). An encoder writes a singular field once.
-func wireMessage(b []byte, num uint64) ([]byte, bool) {
-	for r := (wireReader{b: b}); ; {
+// the first too). An encoder writes a singular field once. A b that is not a well-formed
+// message has no fields: a parser of protobuf refuses it whole.
+func wireMessage(b []byte, num uint64) (out []byte, found bool) {
+	r := wireReader{b: b}
+	for {
 		f, ok := r.next()
 		if !ok {
-			return nil, false
+			break
 		}
-		if f.num == num && f.typ == wireBytes {
-			return f.bytes, true
+		if !found && f.num == num && f.typ == wireBytes {
+			out, found = f.bytes, true
+		}
+	}
+	return out, found && !r.err
+}
+
+// wireValid reports whether b is a well-formed message (its fields; the messages inside are
+// checked where they are read).
+func wireValid(b []byte) bool {
+	r := wireReader{b: b}
+	for {
+		if _, ok := r.next(); !ok {
+			return !r.err
 		}
 	}
 }

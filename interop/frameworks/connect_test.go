@@ -2,10 +2,13 @@ package frameworks
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"connectrpc.com/connect"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -122,4 +125,63 @@ func TestConnect(t *testing.T) {
 		recs[i].canonical = protojsonCanonical
 	}
 	run(t, base, recs)
+}
+
+// TestConnectBinaryDetails checks the root module's small protobuf reader against
+// protobuf-go's encoder: a connect error whose details carry only their binary value (what
+// connect writes when it has no descriptor for a detail) is read as the debug form would be.
+func TestConnectBinaryDetails(t *testing.T) {
+	cases := []struct {
+		name   string
+		detail proto.Message
+		check  func(t *testing.T, e *remedy.Envelope)
+	}{
+		{"violations", &errdetails.BadRequest{FieldViolations: []*errdetails.BadRequest_FieldViolation{
+			{Field: "lines[12].sku", Description: "is required", Reason: "REQUIRED"},
+			{Field: "naïve.ünïcode", Description: "ré"},
+		}}, func(t *testing.T, e *remedy.Envelope) {
+			if len(e.Issues) != 2 || e.Issues[0].Path != "/lines/12/sku" || e.Issues[0].Code != "REQUIRED" ||
+				e.Issues[0].Message != "is required" || e.Issues[1].Path != "/naïve/ünïcode" || e.Issues[1].Message != "ré" {
+				t.Errorf("issues %+v", e.Issues)
+			}
+		}},
+		{"fractional delay", &errdetails.RetryInfo{RetryDelay: durationpb.New(1500 * time.Millisecond)}, func(t *testing.T, e *remedy.Envelope) {
+			if e.RetryAfter != 1500*time.Millisecond || !e.Retryable {
+				t.Errorf("retry after %v, retryable %v", e.RetryAfter, e.Retryable)
+			}
+		}},
+		{"long delay", &errdetails.RetryInfo{RetryDelay: durationpb.New(90 * 24 * time.Hour)}, func(t *testing.T, e *remedy.Envelope) {
+			if e.RetryAfter != 90*24*time.Hour {
+				t.Errorf("retry after %v", e.RetryAfter)
+			}
+		}},
+		{"reason", &errdetails.ErrorInfo{Reason: "QUOTA_SPENT", Domain: "x.example.com", Metadata: map[string]string{"a": "b"}}, func(t *testing.T, e *remedy.Envelope) {
+			if e.Code != "QUOTA_SPENT" {
+				t.Errorf("code %q", e.Code)
+			}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			value, err := proto.Marshal(c.detail)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, err := json.Marshal(map[string]any{
+				"code": "resource_exhausted", "message": "x",
+				"details": []map[string]string{{
+					"type":  string(c.detail.ProtoReflect().Descriptor().FullName()),
+					"value": base64.RawStdEncoding.EncodeToString(value),
+				}},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e, ok := remedy.Parse(429, http.Header{"Content-Type": {"application/json"}}, body)
+			if !ok || e.Dialect != remedy.DialectConnect {
+				t.Fatalf("not read as connect: %s", body)
+			}
+			c.check(t, e)
+		})
+	}
 }
