@@ -141,13 +141,8 @@ func (p *parser) readGatewayStatus() Dialect {
 		return ""
 	}
 	code := grpcCodes[int(n)]
-	if t.details.len() == 0 {
-		// The routing error handler answers a 405 with UNIMPLEMENTED; every other status is the
-		// code's.
-		fits := p.status == code.status || p.status == 405 && code.name == "UNIMPLEMENTED"
-		if !fits {
-			return ""
-		}
+	if t.details.len() == 0 && p.status != code.status {
+		return ""
 	}
 	for it := t.details.iter(); it.next(); {
 		if !strings.Contains(it.val().member("@type").Str(), "/") {

@@ -179,11 +179,15 @@ func TestGatewayStatusCodes(t *testing.T) {
 	assert.True(t, e.Retryable)
 	assert.Equal(t, remedy.CategoryDependency, e.Category)
 
-	// The routing handler's 405 is UNIMPLEMENTED with no details.
-	e, ok = remedy.Parse(405, jsonHeader, []byte(`{"code":12,"message":"Method Not Allowed","details":[]}`))
+	// The routing handler's Method Not Allowed is UNIMPLEMENTED, a 501 with no details; a 405
+	// (a status the default handlers never give that code) is not read as the gateway's.
+	e, ok = remedy.Parse(501, jsonHeader, []byte(`{"code":12,"message":"Method Not Allowed","details":[]}`))
 	require.True(t, ok)
 	assert.Equal(t, remedy.DialectGoogle, e.Dialect)
 	assert.Equal(t, "UNIMPLEMENTED", e.Code)
+	e, ok = remedy.Parse(405, jsonHeader, []byte(`{"code":12,"message":"Method Not Allowed","details":[]}`))
+	require.True(t, ok)
+	assert.NotEqual(t, remedy.DialectGoogle, e.Dialect)
 }
 
 // TestNumericCodeInErrorObject: a number in an error object's code that is not an HTTP status

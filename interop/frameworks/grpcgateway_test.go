@@ -142,6 +142,13 @@ func TestGRPCGateway(t *testing.T) {
 			want: want{status: 404, code: notFound},
 		},
 		{
+			// A route that exists for another method: the routing error handler turns the 405
+			// into UNIMPLEMENTED, which the error handler answers with a 501.
+			name: "grpcgateway-method-not-allowed", dialect: remedy.DialectGoogle,
+			req:  request{method: http.MethodGet, path: "/v1/orders"},
+			want: want{status: 501, code: "UNIMPLEMENTED"},
+		},
+		{
 			// ErrorInfo's reason is the specific code (google.rpc's error model); RetryInfo
 			// says the call succeeds after its delay.
 			name: "grpcgateway-ratelimit", dialect: remedy.DialectGoogle,
