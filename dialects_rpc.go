@@ -20,12 +20,13 @@ import (
 //   - connect writes {"code":"invalid_argument","message":"…","details":[{"type","value","debug"}]}:
 //     read when the code is one of connect's, there is no member but these, and either every
 //     detail has its type and value strings or, with no details, the status and Content-Type
-//     are the ones connect writes for that code. A detail's debug (its JSON form, present when
+//     are the ones connect writes for that code (so that, without a status, only a body with
+//     details is connect's). A detail's debug (its JSON form, present when
 //     the server knew the type) is read when present, its binary value (a protobuf message,
 //     base64) otherwise.
 //   - twirp writes {"code":"invalid_argument","msg":"…","meta":{"argument":"…"}}: read when the
 //     code is one of twirp's, msg is there, there is no member but these, meta's values are
-//     strings, and the status is twirp's for the code.
+//     strings, and the status, when there is one, is twirp's for the code.
 //
 // Each framework's details are google.rpc's (grpc-gateway and connect) or twirp's argument:
 // field violations and the argument become issues, RetryInfo's delay the wait, ErrorInfo's
@@ -131,9 +132,6 @@ func (p *parser) onlyMembers(a, b, c string) bool {
 	return true
 }
 
-// statusFits reports whether the response's status is want, or there is no status to compare.
-func (p *parser) statusFits(want int) bool { return p.status == 0 || p.status == want }
-
 func (p *parser) readGatewayStatus() Dialect {
 	t := &p.top
 	n := t.code.Num()
@@ -163,10 +161,8 @@ func (p *parser) readConnect() Dialect {
 		t.message.Exists() && !t.message.IsString() || t.details.Exists() && !t.details.IsArray() {
 		return ""
 	}
-	if t.details.len() == 0 {
-		if !p.statusFits(status) || p.status != 0 && !strings.HasPrefix(p.h.contentType, "application/json") {
-			return ""
-		}
+	if t.details.len() == 0 && (p.status != status || !strings.HasPrefix(p.h.contentType, "application/json")) {
+		return ""
 	}
 	for it := t.details.iter(); it.next(); {
 		d := it.val()
@@ -206,7 +202,7 @@ func (p *parser) readTwirp() Dialect {
 	t := &p.top
 	code := t.code.Str()
 	status := twirpStatus(code)
-	if status == 0 || !p.statusFits(status) || !p.onlyMembers("code", "msg", "meta") ||
+	if status == 0 || p.status != 0 && p.status != status || !p.onlyMembers("code", "msg", "meta") ||
 		t.meta.Exists() && !t.meta.IsObject() {
 		return ""
 	}

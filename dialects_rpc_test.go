@@ -40,6 +40,7 @@ func TestRPCNearMisses(t *testing.T) {
 		{"OK is no failure's code", 500, jsonHeader, `{"code":0,"message":"x","details":[{"@type":"type.googleapis.com/google.rpc.BadRequest"}]}`, remedy.DialectGoogle},
 		{"a fraction", 400, jsonHeader, `{"code":3.5,"message":"x","details":[{"@type":"type.googleapis.com/google.rpc.BadRequest"}]}`, remedy.DialectGoogle},
 		{"connect word at another status", 400, jsonHeader, `{"code":"not_found","message":"x"}`, remedy.DialectConnect},
+		{"connect word without a status or details", 0, nil, `{"code":"not_found","message":"x"}`, remedy.DialectConnect},
 		{"connect word in text", 404, http.Header{"Content-Type": {"text/plain"}}, `{"code":"not_found","message":"x"}`, remedy.DialectConnect},
 		{"not connect's word", 404, jsonHeader, `{"code":"bad_route","message":"x"}`, remedy.DialectConnect},
 		{"a member connect does not write", 400, jsonHeader, `{"code":"invalid_argument","message":"x","field":"a"}`, remedy.DialectConnect},
