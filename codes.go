@@ -36,7 +36,7 @@ func init() {
 		graphqlparsefailed contextlengthexceeded requesttoolarge notfounderror itemnotfound
 		invalidarguments channelnotfound unsupportedgranttype invalidscope outofrange
 		invalidinstanceidnotfound invalidinstanceidmalformed requestresourcenotfound
-		parameterinvalid unprocessableentity unknownfield invalidinput`)
+		parameterinvalid unprocessableentity unknownfield invalidinput malformed badroute`)
 	add(CategoryAuth, -1, `unauthenticated unauthorized permissiondenied forbidden accessdenied
 		accessdeniedexception authenticationerror permissionerror invalidauth invalidapikey
 		invalidtoken invalidgrant missingscope notauthed servicedisabled invalidclient

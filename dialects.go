@@ -25,6 +25,7 @@ const (
 	rOAuth2                     // error: "invalid_grant", error_description
 	rAX                         // error_code, message, suggestion, details[]
 	rAWSJSON                    // __type / X-Amzn-ErrorType
+	rRPC                        // grpc-gateway's google.rpc.Status, connect's and twirp's errors (dialects_rpc.go)
 	rGeneric                    // message / detail / errors map
 )
 
@@ -33,7 +34,7 @@ const (
 var readers = [...]dialectReader{
 	{rMCP, true}, {rJSONRPC, true}, {rKubernetes, false}, {rSlack, true}, {rCloudflare, true},
 	{rAnthropic, false}, {rGraphQL, true}, {rJSONAPI, false}, {rGitHub, false}, {rProblem, false},
-	{rErrorObj, false}, {rOAuth2, false}, {rAX, false}, {rAWSJSON, false}, {rGeneric, false},
+	{rErrorObj, false}, {rOAuth2, false}, {rAX, false}, {rAWSJSON, false}, {rRPC, false}, {rGeneric, false},
 }
 
 // read runs one reader; it returns the dialect it recognized, or "" to let the next one try.
@@ -69,6 +70,8 @@ func (p *parser) read(id readerID) Dialect {
 		return p.readAX()
 	case rAWSJSON:
 		return p.readAWSJSON()
+	case rRPC:
+		return p.readRPC()
 	case rGeneric:
 		return p.readGenericJSON()
 	}
@@ -343,7 +346,14 @@ func (p *parser) readErrorObj() Dialect {
 			}
 		case "code":
 			if v.IsNumber() {
-				p.setStatus(v) // Google's HTTP code; OData and others use strings
+				// Google's HTTP code; OData and others use strings. A number that is no HTTP
+				// status (JSON-RPC's -32602 in an MCP tool result, an application's 1001) is
+				// the code itself.
+				if n := v.Num(); n == float64(int(n)) && n >= 100 && n <= 599 {
+					p.setStatus(v)
+				} else if e.Code == "" {
+					e.Code = v.Text()
+				}
 				continue
 			}
 		case "details":
@@ -457,43 +467,58 @@ func (p *parser) readErrorObj() Dialect {
 // googleDetails reads the google.rpc error details that carry facts an agent can use. status
 // is the google.rpc.Code name; ErrorInfo's reason, when present, is the more specific code.
 func (p *parser) googleDetails(details val, status string) {
-	e := &p.e
-	if e.Code == "" {
-		e.Code = status
+	if p.e.Code == "" {
+		p.e.Code = status
 	}
 	for it := details.iter(); it.next(); {
 		d := it.val()
 		t := d.member("@type").Str()
-		switch t[strings.LastIndexByte(t, '.')+1:] {
-		case "ErrorInfo":
-			if r := d.member("reason").Str(); r != "" {
-				p.related(e.Code, false)
-				e.Code = r
-			}
-		case "RetryInfo":
-			if w := protoDuration(d.member("retryDelay")); w.ok {
-				p.facts.google = w
-				p.facts.flag = 1 // RetryInfo is the server saying: retry after this delay
-			}
-		case "BadRequest":
-			for fv := d.member("fieldViolations").iter(); fv.next(); {
-				x := fv.val()
-				p.addIssue(Issue{Path: toPointer(x.member("field").Str()), Code: x.member("reason").Str(), Message: x.member("description").Str()})
-			}
-		case "QuotaFailure", "PreconditionFailure":
-			if e.Hint == "" {
-				e.Hint = d.Get("violations.0.description").Str()
-			}
-		case "Help":
-			if u := d.Get("links.0.url").Str(); u != "" && e.DocsURL == "" {
-				e.DocsURL = u
-			}
-		case "RequestInfo":
-			if id := d.member("requestId").Str(); id != "" {
-				e.RequestID = id
-			}
+		p.googleDetail(t[strings.LastIndexByte(t, '.')+1:], d)
+	}
+}
+
+// googleDetail reads one detail in its JSON form; kind is its message's name (ErrorInfo).
+func (p *parser) googleDetail(kind string, d val) {
+	e := &p.e
+	switch kind {
+	case "ErrorInfo":
+		if r := d.member("reason").Str(); r != "" {
+			p.googleReason(r)
+		}
+	case "RetryInfo":
+		if w := protoDuration(d.member("retryDelay")); w.ok {
+			p.googleRetry(w)
+		}
+	case "BadRequest":
+		for fv := d.member("fieldViolations").iter(); fv.next(); {
+			x := fv.val()
+			p.addIssue(Issue{Path: toPointer(x.member("field").Str()), Code: x.member("reason").Str(), Message: x.member("description").Str()})
+		}
+	case "QuotaFailure", "PreconditionFailure":
+		if e.Hint == "" {
+			e.Hint = d.Get("violations.0.description").Str()
+		}
+	case "Help":
+		if u := d.Get("links.0.url").Str(); u != "" && e.DocsURL == "" {
+			e.DocsURL = u
+		}
+	case "RequestInfo":
+		if id := d.member("requestId").Str(); id != "" {
+			e.RequestID = id
 		}
 	}
+}
+
+// googleReason makes ErrorInfo's reason the code, the code it replaces a related one.
+func (p *parser) googleReason(r string) {
+	p.related(p.e.Code, false)
+	p.e.Code = r
+}
+
+// googleRetry reads RetryInfo: the server saying "retry after this delay".
+func (p *parser) googleRetry(w wait) {
+	p.facts.google = w
+	p.facts.flag = 1
 }
 
 // related records a code the server gave besides the main one: in RelatedCodes (on the full

@@ -45,7 +45,9 @@ const (
 	DialectAgentSpec   Dialect = "agent_error_spec" // {"error":{code, field, allowed_values, retry_after_ms, ...}}
 	DialectProblem     Dialect = "rfc9457"          // RFC 9457 / RFC 7807 problem details with agent extensions
 	DialectAX          Dialect = "ax"               // {error_code, message, suggestion, details[]}
-	DialectGoogle      Dialect = "google"           // google.rpc.Status
+	DialectGoogle      Dialect = "google"           // google.rpc.Status, in {"error":{...}} or at the top level (grpc-gateway)
+	DialectConnect     Dialect = "connect"          // the Connect protocol's JSON error {code, message, details[{type, value, debug}]}
+	DialectTwirp       Dialect = "twirp"            // twirp's error {code, msg, meta}
 	DialectStripe      Dialect = "stripe"
 	DialectOpenAI      Dialect = "openai"
 	DialectAnthropic   Dialect = "anthropic"

@@ -153,7 +153,7 @@ type topMembers struct {
 	content, kind, ok, success, awsType, errorCode, data   val
 	extensions, documentationURL, reason, details, jsonapi val
 	errorDescription, errorURI, needed, provided, metadata val
-	requestID, reasonCap, moreInfo                         val
+	requestID, reasonCap, moreInfo, msg, meta              val
 }
 
 func (t *topMembers) read(root val) {
@@ -237,6 +237,10 @@ func (t *topMembers) read(root val) {
 			dst = &t.requestID
 		case "more_info":
 			dst = &t.moreInfo
+		case "msg":
+			dst = &t.msg
+		case "meta":
+			dst = &t.meta
 		default:
 			continue
 		}
