@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -44,6 +45,10 @@ type recording struct {
 	// repeat sends the request this many times before the one recorded (a rate limit's
 	// budget); 0 sends it once.
 	repeat int
+	// countdown names a header that counts whole seconds down from the first request (a rate
+	// limit's Retry-After): a second may pass between the requests, so an answer one less
+	// than want.retryAfter is recorded and read as want.retryAfter.
+	countdown string
 }
 
 // want is what Parse must read: every field is checked, the issues exactly (no issue more,
@@ -81,6 +86,12 @@ func run(t *testing.T, base string, recs []recording) {
 			status, header, body := send(t, base, rec)
 			for _, h := range varyingHeaders {
 				header.Del(h)
+			}
+			if rec.countdown != "" {
+				full := strconv.Itoa(int(rec.want.retryAfter / time.Second))
+				if header.Get(rec.countdown) == strconv.Itoa(int(rec.want.retryAfter/time.Second)-1) {
+					header.Set(rec.countdown, full)
+				}
 			}
 			path := filepath.Join(envelopesDir, string(rec.dialect), rec.name+".http")
 			corpus.Recording{Path: path, Rerun: "cd interop/frameworks && go test -run '" + t.Name() + "' -capture"}.
