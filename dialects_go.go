@@ -67,7 +67,7 @@ func (p *parser) goText(text string) bool {
 	return ok
 }
 
-// keep records, on the classification path, that the full parse keeps issues; it reports
+// building records, on the classification path, that the full parse keeps issues; it reports
 // whether the caller should go on and build them (the full parse).
 func (p *parser) building() bool {
 	if !p.full {
@@ -99,7 +99,9 @@ func (p *parser) validatorText(text string) bool {
 	if !p.building() {
 		return true
 	}
-	p.e.Issues = make([]Issue, 0, n)
+	if p.e.Issues == nil {
+		p.e.Issues = make([]Issue, 0, n)
+	}
 	for rest := text; rest != ""; {
 		line, next, _ := strings.Cut(rest, "\n")
 		ns, tag, _ := validatorLine(line)
