@@ -18,7 +18,9 @@ import (
 //     A tag's parameter (max's 100, oneof's list) is not in the text. The namespace names Go
 //     fields unless the app registered a tag name function, and a Go field's name is not the
 //     JSON member's: the path is read only when no name in it can be a Go field's (a Go field
-//     the validator sees is exported, so its name starts with an upper-case letter).
+//     the validator sees is exported, so its name starts with an upper-case letter) or a label
+//     for people (a name with a space): then a tag name function gave the names, as
+//     validator's documentation shows it, from the json tags.
 //   - encoding/json: a type error names the Go type and the kind that arrived, and the
 //     member's path with every array index and map key dropped, and names the member even
 //     when the value that failed is an item inside it: the path is read only when it is one
@@ -161,8 +163,8 @@ func validatorPointer(ns string) string {
 			end = len(rest)
 		}
 		name := rest[:end]
-		if r, _ := utf8.DecodeRuneInString(name); name == "" || unicode.IsUpper(r) {
-			return ""
+		if r, _ := utf8.DecodeRuneInString(name); name == "" || unicode.IsUpper(r) || strings.IndexByte(name, ' ') >= 0 {
+			return "" // a Go field's name, or a label for people (a tag name function may give either)
 		}
 		b.WriteByte('/')
 		writeEscaped(&b, name)

@@ -76,6 +76,8 @@ func TestParseGoTexts(t *testing.T) {
 			[]goIssue{{Path: "/prices/a~1b/amount", Code: "gt"}}},
 		{"validator: one Go name among JSON names", "Key: 'Order.items[0].Note' Error:Field validation for 'Note' failed on the 'max' tag",
 			[]goIssue{{Code: "max"}}},
+		{"validator: labels for people, not members", "Key: 'Order.unit price' Error:Field validation for 'unit price' failed on the 'gt' tag",
+			[]goIssue{{Code: "gt"}}},
 		{"validator: a slice's item", "Key: 'Order.tags[2]' Error:Field validation for 'tags[2]' failed on the 'oneof' tag",
 			[]goIssue{{Path: "/tags/2", Code: "oneof"}}},
 		{"validator: several", "Key: 'CreateItem.SKU' Error:Field validation for 'SKU' failed on the 'required' tag\nKey: 'CreateItem.currency' Error:Field validation for 'currency' failed on the 'oneof' tag",
