@@ -259,6 +259,9 @@ func (p *parser) readGenericJSON() Dialect {
 		}
 		e.Code, found = snakeWords(er.Str()), true
 	}
+	if m := t.errorMessage; m.IsString() && e.Message == "" { // ogen
+		e.Message, found = m.Str(), true
+	}
 	if d := t.detail; d.IsString() {
 		e.Message, found = d.Str(), true
 	} else if d.IsArray() { // FastAPI / pydantic
@@ -297,6 +300,9 @@ func (p *parser) readGenericJSON() Dialect {
 		*e = Envelope{}
 		p.facts, p.bodyStatus = retryFacts{}, 0
 		return ""
+	}
+	if p.goText(e.Message) && !t.code.IsString() { // gin's, echo's and ogen's defaults: a Go validator's or decoder's text
+		e.Code = "" // the words of the text are not a code
 	}
 	return DialectGenericJSON
 }

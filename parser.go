@@ -153,7 +153,7 @@ type topMembers struct {
 	content, kind, ok, success, awsType, errorCode, data   val
 	extensions, documentationURL, reason, details, jsonapi val
 	errorDescription, errorURI, needed, provided, metadata val
-	requestID, reasonCap, moreInfo, msg, meta              val
+	requestID, reasonCap, moreInfo, msg, meta, errorMessage val
 }
 
 func (t *topMembers) read(root val) {
@@ -241,6 +241,8 @@ func (t *topMembers) read(root val) {
 			dst = &t.msg
 		case "meta":
 			dst = &t.meta
+		case "error_message": // ogen's default error handler
+			dst = &t.errorMessage
 		default:
 			continue
 		}
@@ -304,6 +306,9 @@ func (p *parser) run() bool {
 			return false
 		}
 		d = DialectUnstructured
+		if !truncated { // a cut text may end anywhere: its facts would be guesses
+			p.goText(s) // net/http's and fiber's default: a Go validator's or decoder's text
+		}
 		p.readText(s)
 	}
 	p.finish(d)

@@ -22,7 +22,7 @@ import (
 
 // connectOrders answers as gatewayOrders does, with connect's errors: connect.NewError and
 // AddDetail, as connect's documentation on errors shows.
-type connectOrders struct{ limits limiter }
+type connectOrders struct{ limits customerLimit }
 
 func (s *connectOrders) CreateOrder(_ context.Context, req *connect.Request[rpcpb.CreateOrderRequest]) (*connect.Response[rpcpb.Order], error) {
 	if vs := orderViolations(req.Msg); len(vs) > 0 {

@@ -26,7 +26,7 @@ import (
 // FailedPrecondition carrying a PreconditionFailure, as google.rpc's error model documents.
 type gatewayOrders struct {
 	rpcpb.UnimplementedOrdersServer
-	limits limiter
+	limits customerLimit
 }
 
 func (s *gatewayOrders) CreateOrder(_ context.Context, req *rpcpb.CreateOrderRequest) (*rpcpb.Order, error) {

@@ -54,13 +54,13 @@ func orderViolations(req *rpcpb.CreateOrderRequest) []violation {
 // limiter's whole period, so that the stated wait is never too short.
 const retryDelay = 30 * time.Second
 
-// limiter is the application's per-customer rate limit: one order per retryDelay.
-type limiter struct {
+// customerLimit is the application's per-customer rate limit: one order per retryDelay.
+type customerLimit struct {
 	mu sync.Mutex
 	m  map[string]*rate.Limiter
 }
 
-func (l *limiter) allow(customer string) bool {
+func (l *customerLimit) allow(customer string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.m == nil {

@@ -16,7 +16,7 @@ import (
 // for a missing field, twirp.InvalidArgumentError for another violation (twirp's error
 // carries one argument), and a ResourceExhausted error for a spent budget, as twirp's
 // documentation on errors shows. Twirp has no detail for a wait.
-type twirpOrders struct{ limits limiter }
+type twirpOrders struct{ limits customerLimit }
 
 func (s *twirpOrders) CreateOrder(_ context.Context, req *rpcpb.CreateOrderRequest) (*rpcpb.Order, error) {
 	if vs := orderViolations(req); len(vs) > 0 {
