@@ -32,11 +32,7 @@ func (p *parser) mcpgoIssues(text string) bool {
 		return true
 	}
 	if rest, ok := strings.CutPrefix(text, "failed to bind arguments: "); ok {
-		if is, ok := bindIssue(rest); ok {
-			p.addIssue(is)
-			return true
-		}
-		return false
+		return p.jsonText(rest) // a typed handler's binding failure: encoding/json's text
 	}
 	if is, ok := accessorIssue(text); ok {
 		p.addIssue(is)
@@ -342,43 +338,6 @@ func accessorIssue(text string) (Issue, bool) {
 	return Issue{Path: paramPointer(name) + path, Code: "type", Message: text, Expected: quoteJSON(want)}, true
 }
 
-// bindIssue reads a typed handler's binding failure (mcp.NewTypedToolHandler): encoding/json's
-// "json: cannot unmarshal string into Go struct field Args.amount of type int", whose field
-// path after the struct's name is the JSON members' names.
-func bindIssue(text string) (Issue, bool) {
-	rest, ok := strings.CutPrefix(text, "json: cannot unmarshal ")
-	if !ok {
-		return Issue{}, false
-	}
-	got, rest, ok := strings.Cut(rest, " into Go struct field ")
-	if !ok {
-		return Issue{}, false
-	}
-	field, goType, ok := strings.Cut(rest, " of type ")
-	if !ok {
-		return Issue{}, false
-	}
-	_, members, ok := strings.Cut(field, ".")
-	if !ok || members == "" {
-		return Issue{}, false
-	}
-	got, _, _ = strings.Cut(got, " ") // "number 1.5": the kind, then the value
-	if got == "bool" {
-		got = "boolean"
-	}
-	want := goJSONType(goType)
-	if want == "" {
-		return Issue{}, false
-	}
-	var b strings.Builder
-	for _, m := range strings.Split(members, ".") {
-		b.WriteByte('/')
-		writeEscaped(&b, m)
-	}
-	return Issue{Path: b.String(), Code: "type", Message: "got " + got + ", want " + want,
-		Expected: quoteJSON(want)}, true
-}
-
 // goJSONType is the JSON Schema type a Go type decodes, as mcp-go's texts name them ("int",
 // "float64", "string slice", "[]string", "map[string]interface {}"); "" when unknown.
 func goJSONType(t string) string {
@@ -397,10 +356,7 @@ func goJSONType(t string) string {
 	case strings.HasPrefix(t, "float"):
 		return "number"
 	}
-	if i := strings.LastIndexByte(t, '.'); i >= 0 && i+1 < len(t) && t[i+1] >= 'A' && t[i+1] <= 'Z' {
-		return "object" // a named type: a struct, most likely
-	}
-	return ""
+	return "" // a named type may decode from anything
 }
 
 // goQuoted reads a Go-quoted string at the start of s and returns it and what follows.

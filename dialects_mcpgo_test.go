@@ -61,8 +61,12 @@ func TestParseMCPGoTexts(t *testing.T) {
 			[]issue{{Path: "/tags/2", Code: "type", Message: `item 2 in argument "tags" is not a string`, Expected: `"string"`}}},
 		{"accessor: slice", `argument "ids" is not a string slice`,
 			[]issue{{Path: "/ids", Code: "type", Message: `argument "ids" is not a string slice`, Expected: `"array"`}}},
+		// encoding/json's text: one member deep, the path; deeper, none (an array's index may
+		// have been dropped from it).
+		{"typed handler: member", "failed to bind arguments: json: cannot unmarshal string into Go struct field chargeArgs.amount of type int",
+			[]issue{{Path: "/amount", Code: "type", Message: "json: cannot unmarshal string into Go struct field chargeArgs.amount of type int", Expected: `"integer"`}}},
 		{"typed handler: nested member", "failed to bind arguments: json: cannot unmarshal number 1.5 into Go struct field order.item.qty of type int64",
-			[]issue{{Path: "/item/qty", Code: "type", Message: "got number, want integer", Expected: `"integer"`}}},
+			[]issue{{Code: "type", Message: "json: cannot unmarshal number 1.5 into Go struct field order.item.qty of type int64"}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
