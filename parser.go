@@ -147,12 +147,12 @@ func (a *arena) compact(s string) json.RawMessage {
 
 // topMembers are the top-level members the readers test for their markers, found in one pass.
 type topMembers struct {
-	root                                                   val
-	error, errors, message, messageCap, typ, title, status val
-	detail, code, statusCode, jsonrpc, result, isError     val
-	content, kind, ok, success, awsType, errorCode, data   val
-	extensions, documentationURL, reason, details, jsonapi val
-	errorDescription, errorURI, needed, provided, metadata val
+	root                                                    val
+	error, errors, message, messageCap, typ, title, status  val
+	detail, code, statusCode, jsonrpc, result, isError      val
+	content, kind, ok, success, awsType, errorCode, data    val
+	extensions, documentationURL, reason, details, jsonapi  val
+	errorDescription, errorURI, needed, provided, metadata  val
 	requestID, reasonCap, moreInfo, msg, meta, errorMessage val
 }
 
