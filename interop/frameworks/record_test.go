@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -44,6 +45,11 @@ type recording struct {
 	// repeat sends the request this many times before the one recorded (a rate limit's
 	// budget); 0 sends it once.
 	repeat int
+	// clock maps each header that counts a rate limit's window down with the clock (seconds
+	// left, rounded up) to its value at the window's start, as the framework's documentation
+	// states it. The live value must have the same form with no number greater; the stated
+	// one is recorded and parsed, so that a slow machine changes no recording.
+	clock map[string]string
 }
 
 // want is what Parse must read: every field is checked, the issues exactly (no issue more,
@@ -82,12 +88,39 @@ func run(t *testing.T, base string, recs []recording) {
 			for _, h := range varyingHeaders {
 				header.Del(h)
 			}
+			for name, start := range rec.clock {
+				if live := header.Get(name); !countdown(live, start) {
+					t.Errorf("header %s: %q, want %q or a countdown from it", name, live, start)
+				}
+				header.Set(name, start)
+			}
 			path := filepath.Join(envelopesDir, string(rec.dialect), rec.name+".http")
 			corpus.Recording{Path: path, Rerun: "cd interop/frameworks && go test -run '" + t.Name() + "' -capture"}.
 				Check(t, corpus.FormatHTTP(status, header, body), *capture)
 			check(t, status, header, body, rec)
 		})
 	}
+}
+
+// countdown reports whether live is start with numbers no greater: the same header some time
+// later in the same window.
+func countdown(live, start string) bool {
+	for live != "" && start != "" {
+		ln, sn := len(live)-len(strings.TrimLeft(live, "0123456789")), len(start)-len(strings.TrimLeft(start, "0123456789"))
+		if ln > 0 && sn > 0 {
+			l, errL := strconv.Atoi(live[:ln])
+			s, errS := strconv.Atoi(start[:sn])
+			if errL != nil || errS != nil || l > s {
+				return false
+			}
+		} else if live[0] != start[0] {
+			return false
+		} else {
+			ln, sn = 1, 1
+		}
+		live, start = live[ln:], start[sn:]
+	}
+	return live == "" && start == ""
 }
 
 // send sends rec's request (rec.repeat+1 times) and returns the last answer.
