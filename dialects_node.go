@@ -172,8 +172,13 @@ func firstSegment(ptr string) string {
 	if i := strings.IndexByte(ptr, '/'); i >= 0 {
 		ptr = ptr[:i]
 	}
-	return strings.NewReplacer("~1", "/", "~0", "~").Replace(ptr)
+	if strings.IndexByte(ptr, '~') >= 0 {
+		ptr = pointerUnescaper.Replace(ptr)
+	}
+	return ptr
 }
+
+var pointerUnescaper = strings.NewReplacer("~1", "/", "~0", "~")
 
 // fastifyIssue reads fastify's validation message (code FST_ERR_VALIDATION): each of ajv's
 // errors as "<part><instancePath> <message>" (fastify's defaultSchemaErrorFormatter), the part
