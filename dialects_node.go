@@ -127,14 +127,17 @@ func (p *parser) quote(s string) json.RawMessage {
 }
 
 // nodeList reads a list of allowed values as the Node validators print one, joined by sep
-// without quotes (Array.prototype.join). Such a list cannot tell the string "1" from the
+// without quotes (Array.prototype.join); an empty sep reads the list as one value. Such a list cannot tell the string "1" from the
 // number 1, nor "null" from null: a list with an item that reads as a JSON number, true, false
 // or null, an empty item, or an object is left out (nil), as is one on the classification path.
 func (p *parser) nodeList(list, sep string) []json.RawMessage {
 	if !p.full || list == "" {
 		return nil
 	}
-	parts := strings.Split(list, sep)
+	parts := []string{list}
+	if sep != "" {
+		parts = strings.Split(list, sep)
+	}
 	for _, s := range parts {
 		if s == "" || isJSONNumber(s) || s == "true" || s == "false" || s == "null" || s == "[object Object]" {
 			return nil
@@ -458,6 +461,10 @@ func (p *parser) joiFacts(is *Issue, key, msg string) {
 	// any.only: "must be one of [a, b]", or "must be [a]" for one value.
 	if list, ok := strings.CutPrefix(rest, "must be one of ["); ok && strings.HasSuffix(list, "]") {
 		is.Code, is.AllowedValues = "any.only", p.nodeList(list[:len(list)-1], ", ")
+		return
+	}
+	if one, ok := strings.CutPrefix(rest, "must be ["); ok && strings.HasSuffix(one, "]") {
+		is.Code, is.AllowedValues = "any.only", p.nodeList(one[:len(one)-1], "")
 		return
 	}
 	for _, b := range joiBounds {
