@@ -402,7 +402,8 @@ func isWord(s string) bool {
 }
 
 // zodList reads zod's issues: zod 3's {code, message, path, expected, received, options,
-// minimum, maximum, type}, and zod 4's, which name the type origin and an enum's values. An invalid_type's received is a type name, not the value, so it is not kept.
+// minimum, maximum, type}, and zod 4's, which name the type origin and an enum's values. An
+// invalid_type's received is a type name, not the value, so it is not kept.
 func (p *parser) zodList(v val) {
 	for it := v.iter(); it.next(); {
 		x := it.val()
