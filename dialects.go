@@ -320,7 +320,7 @@ func (c *parser) readAgentObject(obj val) {
 
 func (p *parser) readErrorObj() Dialect {
 	obj := p.top.error
-	if !obj.IsObject() {
+	if !obj.IsObject() || p.zodResult(obj) { // zod's result is read by readGenericJSON
 		return ""
 	}
 	e := &p.e

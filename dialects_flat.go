@@ -34,6 +34,8 @@ func (c *parser) readProblemObject(obj val) {
 				e.Type = s
 			}
 		case "instance":
+		case "validation":
+			c.prismIssues(it.val())
 		case "errors":
 			if it.val().IsObject() {
 				c.fieldMessages(it.val()) // ASP.NET's ValidationProblemDetails
@@ -244,20 +246,26 @@ func (p *parser) readGenericJSON() Dialect {
 	found := false
 	if m := t.message; m.IsString() {
 		e.Message, found = m.Str(), true
-	} else if m.IsArray() { // NestJS: a list of validation messages
+	} else if m.IsArray() { // NestJS: a list of validation messages (class-validator's)
 		for it := m.iter(); it.next(); {
 			if e.Message == "" {
 				e.Message = it.val().Str()
 			}
-			p.addIssue(Issue{Message: it.val().Str()})
+			p.classValidatorIssue(it.val().Str())
 		}
 		found = e.Message != ""
+	}
+	if m := t.message; m.Str() == "Validation failed" { // celebrate's errors()
+		p.celebrateIssues(t.root.member("validation"))
 	}
 	if er := t.error; er.IsString() {
 		if e.Message == "" {
 			e.Message = er.Str()
 		}
 		e.Code, found = snakeWords(er.Str()), true
+	} else if p.zodResult(er) { // @hono/zod-validator's default hook
+		p.zodError(er)
+		found = true
 	}
 	if m := t.errorMessage; m.IsString() && e.Message == "" { // ogen
 		e.Message, found = m.Str(), true
@@ -278,12 +286,17 @@ func (p *parser) readGenericJSON() Dialect {
 	if errs := t.errors; errs.IsObject() { // Rails / Laravel: {"field": ["message", ...]}
 		p.fieldMessages(errs)
 		found = true
+	} else if errs.IsArray() && p.nodeErrors(errs) { // express-openapi-validator, express-validator
+		found = true
 	}
 	p.setStatus(t.status)
 	p.setStatus(t.statusCode)
 	switch c := t.code; {
 	case c.IsString():
 		e.Code = c.Str()
+		if e.Code == "FST_ERR_VALIDATION" {
+			p.fastifyIssue(t.message.Str())
+		}
 	case c.IsNumber():
 		// A code of the API's own (Twilio's 21211, a JSON-RPC -32602), kept as text; a
 		// number that is an HTTP status restates the status, which names it.

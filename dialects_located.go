@@ -420,8 +420,9 @@ func isWord(s string) bool {
 	return true
 }
 
-// zodList reads zod 3's issues: {code, message, path, expected, received, options, minimum,
-// maximum, type}. An invalid_type's received is a type name, not the value, so it is not kept.
+// zodList reads zod's issues: zod 3's {code, message, path, expected, received, options,
+// minimum, maximum, type}, and zod 4's, which name the type origin and an enum's values. An
+// invalid_type's received is a type name, not the value, so it is not kept.
 func (p *parser) zodList(v val) {
 	for it := v.iter(); it.next(); {
 		x := it.val()
@@ -431,10 +432,16 @@ func (p *parser) zodList(v val) {
 		is := Issue{Path: arrayPointer(x.member("path")), Code: x.member("code").Str(), Message: x.member("message").Str()}
 		switch is.Code {
 		case "invalid_type":
-			is.Expected = p.raw(x.member("expected"))
+			// zod 3 names an enum or a literal it expected by its values ("'a' | 'b'"):
+			// only a JSON type name is an expected type.
+			if exp := x.member("expected"); jsonType(exp.Str()) {
+				is.Expected = p.raw(exp)
+			}
 		case "invalid_enum_value", "invalid_literal":
 			is.Received = p.raw(x.member("received"))
 			is.AllowedValues = p.rawList(x.member("options"))
+		case "invalid_value": // zod 4's enum and literal
+			is.AllowedValues = p.rawList(x.member("values"))
 		case "too_small", "too_big":
 			is.Expected = p.zodBound(x, is.Code == "too_small")
 		}
@@ -478,7 +485,11 @@ func (p *parser) zodBound(x val, small bool) json.RawMessage {
 	if !bound.IsNumber() {
 		return nil
 	}
-	keyword := zodKeyword(x.member("type").Str(), small, x.member("inclusive").kind() == kFalse)
+	typ := x.member("type").Str()
+	if typ == "" {
+		typ = x.member("origin").Str() // zod 4
+	}
+	keyword := zodKeyword(typ, small, x.member("inclusive").kind() == kFalse)
 	if keyword == "" {
 		return nil
 	}

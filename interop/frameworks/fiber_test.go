@@ -133,7 +133,7 @@ func TestFiber(t *testing.T) {
 			want: want{status: 500, code: "internal_server_error", issues: []issue{{path: "/limit", code: "type"}}}},
 		{name: "fiber-not-found", dialect: d, req: get("/nope"),
 			want: want{status: 404, code: "not_found"}},
-		{name: "fiber-rate-limit", dialect: d, req: get("/limited"), repeat: 5, countdown: "Retry-After",
+		{name: "fiber-rate-limit", dialect: d, req: get("/limited"), repeat: 5, clock: map[string]string{"Retry-After": "60"},
 			want: want{status: 429, code: "too_many_requests", retryable: true, retryAfter: 60_000_000_000}},
 	})
 }
