@@ -45,7 +45,13 @@ func (p *parser) dotnetFacts(is *Issue, key string) {
 		return
 	}
 	for _, t := range dotnetTemplates {
-		rest, ok := strings.CutPrefix(msg, t.before+name+t.after)
+		rest, ok := strings.CutPrefix(msg, t.before)
+		if ok {
+			rest, ok = strings.CutPrefix(rest, name)
+		}
+		if ok {
+			rest, ok = strings.CutPrefix(rest, t.after)
+		}
 		if !ok {
 			continue
 		}

@@ -215,4 +215,21 @@ func appendRaw(b []byte, v json.RawMessage) []byte {
 }
 
 // quoteJSON encodes s as a JSON string.
-func quoteJSON(s string) json.RawMessage { return jsonw.AppendString(nil, s) }
+func quoteJSON(s string) json.RawMessage {
+	if v, ok := jsonTypeNames[s]; ok {
+		return v
+	}
+	return jsonw.AppendString(nil, s)
+}
+
+// jsonTypeNames are JSON Schema's type names as JSON strings, which the readers state as the
+// type an issue's field expects: quoted once and shared, each capped at its length so that an
+// append copies it, so that stating a type costs a parse no allocation.
+var jsonTypeNames = func() map[string]json.RawMessage {
+	m := make(map[string]json.RawMessage)
+	for _, t := range [...]string{"integer", "number", "string", "boolean", "array", "object", "null"} {
+		q := jsonw.AppendString(nil, t)
+		m[t] = q[:len(q):len(q)]
+	}
+	return m
+}()
