@@ -215,7 +215,7 @@ func TestCaptureMCP(t *testing.T) {
 		}},
 		// An unknown tool: the SDK's McpError goes through AgentBack's envelope builder, and its
 		// JSON-RPC code (-32602) lands in code, as a number, beside a 500's message.
-		{"mcp", "agentback-mcp-unknown-tool", "error", s.call(4, "no_such_tool", `{}`)},
+		{"mcp", "agentback-mcp-unknown-tool", "-32602", s.call(4, "no_such_tool", `{}`)},
 		{"jsonrpc", "agentback-mcp-http-rate-limited", "-32029", func(t *testing.T) (int, http.Header, []byte) {
 			status, _, body := s.call(5, "get_quote", `{"currency":"eur"}`)(t)
 			require.Equal(t, http.StatusOK, status, "%s", body)

@@ -167,14 +167,14 @@ func TestClientMCP(t *testing.T) {
 
 	c.Run(t, "unknown tool", func(t *testing.T) {
 		// AgentBack answers with an isError result whose envelope has the JSON-RPC code as a
-		// number and a 500's message: read as a failure that says it is not retryable.
+		// number and a 500's message: read as that code, a failure that says it is not retryable.
 		_, err := client(t, remedy.Loop{}).Call(ctx, "no_such_tool", map[string]any{})
 		require.ErrorIs(t, err, remedy.ErrNotRetryable)
 		var ce *remedy.CallError
 		require.ErrorAs(t, err, &ce)
 		assert.Len(t, ce.Attempts, 1)
 		require.NotNil(t, ce.Envelope)
-		assert.Equal(t, "error", ce.Envelope.Code)
+		assert.Equal(t, "-32602", ce.Envelope.Code, "its JSON-RPC code, as text")
 		assert.Equal(t, "Internal Server Error", ce.Envelope.Message)
 		assert.False(t, ce.Envelope.Retryable)
 	})
