@@ -1063,3 +1063,35 @@ func TestDefaultRewriterSuggestedNumberIsLossy(t *testing.T) {
 		}
 	}
 }
+
+// TestDefaultRewriterLeavesPathlessIssues: a framework's failure whose issues name no field
+// (a Go validator's namespace of Go field names, encoding/json's path through an array, a
+// template two decorators share) is not repaired: with no path, any edit would be a guess.
+// Every such failure recorded from the frameworks is tried against arguments that hold the
+// fields they talk about.
+func TestDefaultRewriterLeavesPathlessIssues(t *testing.T) {
+	t.Parallel()
+	args := json.RawMessage(`{"name":"desk","sku":"D-1","color":"purple","quantity":"two","currency":"gbp","lines":[{"sku":"A","quantity":1},{"quantity":"x"}]}`)
+	tried := 0
+	for _, s := range loadCorpus(t) {
+		e, ok := remedy.Parse(s.status, s.header, s.body)
+		if !ok || len(e.Issues) == 0 {
+			continue
+		}
+		pathless := true
+		for _, is := range e.Issues {
+			pathless = pathless && is.Path == "" && len(is.AllowedValues) == 0 && len(is.SuggestedValue) == 0
+		}
+		if !pathless {
+			continue
+		}
+		tried++
+		r := &remedy.Rewrite{Operation: "create_item", Args: args, Envelope: e, Attempt: 1}
+		out, err := remedy.DefaultRewriter.Rewrite(context.Background(), r)
+		require.NoError(t, err)
+		assert.Nil(t, out, "%s/%s was repaired without a path: %s", s.dialect, s.name, out)
+		assert.Empty(t, r.Changes, "%s/%s", s.dialect, s.name)
+		assert.False(t, e.Retryable && e.Category == remedy.CategoryValidation, "%s/%s: a validation failure is not sent again unchanged", s.dialect, s.name)
+	}
+	require.GreaterOrEqual(t, tried, 10, "the corpus holds the frameworks' path-less failures")
+}
