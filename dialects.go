@@ -346,13 +346,10 @@ func (p *parser) readErrorObj() Dialect {
 			}
 		case "code":
 			if v.IsNumber() {
-				// Google's HTTP code; OData and others use strings. A number that is no HTTP
-				// status (JSON-RPC's -32602 in an MCP tool result, an application's 1001) is
-				// the code itself.
-				if n := v.Num(); n == float64(int(n)) && n >= 100 && n <= 599 {
-					p.setStatus(v)
-				} else if e.Code == "" {
-					e.Code = v.Text()
+				// Google's HTTP code; OData and others use strings. JSON-RPC's -32602 in an MCP
+				// tool result, an application's 1001, are the code itself.
+				if c := p.numericCode(v); c != "" && e.Code == "" {
+					e.Code = c
 				}
 				continue
 			}

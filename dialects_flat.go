@@ -52,8 +52,8 @@ func (c *parser) readProblemObject(obj val) {
 			c.agentField(k, it.val())
 		}
 	}
-	if e.Code == "" && e.Type != "" && !rfcSection(e.Type) {
-		e.Code = lastSegment(e.Type)
+	if e.Code == "" {
+		e.Code = typeCode(e.Type)
 	}
 	if location.IsString() {
 		if c.full {
@@ -72,6 +72,15 @@ func (c *parser) humaIssue(location string, value val) {
 	c.humaFacts(&is)
 	is.Message = paramMessage(in, name, is.Message)
 	c.addIssue(is)
+}
+
+// typeCode is the code a problem's type URI names: its last segment, none for no type or one
+// that points at an RFC's section.
+func typeCode(uri string) string {
+	if uri == "" || rfcSection(uri) {
+		return ""
+	}
+	return lastSegment(uri)
 }
 
 // rfcSection reports whether a problem type points at a section of an RFC, as ASP.NET's
@@ -298,12 +307,8 @@ func (p *parser) readGenericJSON() Dialect {
 			p.fastifyIssue(t.message.Str())
 		}
 	case c.IsNumber():
-		// A code of the API's own (Twilio's 21211, a JSON-RPC -32602), kept as text; a
-		// number that is an HTTP status restates the status, which names it.
-		if f := c.Num(); f < 100 || f > 599 || f != float64(int(f)) {
-			e.Code = c.Raw()
-		} else {
-			p.setStatus(c)
+		if code := p.numericCode(c); code != "" {
+			e.Code = code
 		}
 	}
 	if u := t.moreInfo.Str(); isURI(u) { // Twilio's page for its code
@@ -361,9 +366,7 @@ func (p *parser) readProblemXML(s string) Dialect {
 	if st := xmlText(s, "status"); len(st) == 3 {
 		p.setStatusText(st)
 	}
-	if e.Type != "" && !rfcSection(e.Type) {
-		e.Code = lastSegment(e.Type)
-	}
+	e.Code = typeCode(e.Type)
 	return DialectProblem
 }
 

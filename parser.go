@@ -672,6 +672,17 @@ func (p *parser) setStatus(v val) {
 	}
 }
 
+// numericCode reads a numeric code: a number that is an HTTP status restates the status (it is
+// recorded, and "" returned); any other is the API's own code, as text (Twilio's 21211,
+// JSON-RPC's -32602).
+func (p *parser) numericCode(v val) string {
+	if n := v.Num(); n == float64(int(n)) && n >= 100 && n <= 599 {
+		p.setStatus(v)
+		return ""
+	}
+	return v.Raw()
+}
+
 // setStatusText records a status the body states as text: three digits.
 func (p *parser) setStatusText(s string) {
 	if len(s) != 3 {
