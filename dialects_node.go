@@ -12,16 +12,6 @@ import (
 // English template; anything else stays a message. On the classification path (p.full false)
 // the readers allocate nothing: they only say whether the full parse keeps an issue.
 
-// jsonType reports whether s is a type name of JSON Schema, which Expected holds for a type
-// rule.
-func jsonType(s string) bool {
-	switch s {
-	case "string", "number", "integer", "boolean", "array", "object", "null":
-		return true
-	}
-	return false
-}
-
 // ajvFacts reads one of ajv's English messages (ajv v8, lib/vocabularies) into the issue: the
 // keyword as the code, and the bound, type, pattern or format as Expected. is.Path is the
 // instance the message is about; a required property's name extends it. listed says that an

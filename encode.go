@@ -222,6 +222,13 @@ func quoteJSON(s string) json.RawMessage {
 	return jsonw.AppendString(nil, s)
 }
 
+// jsonType reports whether s is one of JSON Schema's type names, which Expected holds for a
+// type rule.
+func jsonType(s string) bool {
+	_, ok := jsonTypeNames[s]
+	return ok
+}
+
 // jsonTypeNames are JSON Schema's type names as JSON strings, which the readers state as the
 // type an issue's field expects: quoted once and shared, each capped at its length so that an
 // append copies it, so that stating a type costs a parse no allocation.
