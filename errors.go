@@ -162,6 +162,8 @@ type CallError struct {
 	Challenge *Challenge
 	// Proposal is the repair that was not approved (ErrRewriteRefused).
 	Proposal *Proposal
+	// Blocked lists the issues the rewriter could not address, and why (ErrRewriteGaveUp).
+	Blocked []Blocked
 	// Asked is how long the server asked to wait, when the wait is why the call stopped.
 	Asked time.Duration
 	// Accepted is set when the server accepted the operation (202) and the call stopped

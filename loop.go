@@ -366,6 +366,10 @@ type Call struct {
 	// NoPoll returns an accepted answer (202 Accepted) as the call's result, as is, instead
 	// of polling the status resource it names until the operation ends.
 	NoPoll bool
+	// Schema is the JSON Schema of Args (an Operation's Parameters, an MCP tool's input
+	// schema), nil when unknown: the loop checks Args against it before the first attempt
+	// (see Loop.Check) and gives it to the Rewriter.
+	Schema json.RawMessage
 
 	checked bool // Args is known to be a JSON object already
 }
@@ -427,6 +431,10 @@ type Attempt struct {
 	// Changes are the edits made to the arguments after this attempt (Decision.Action is
 	// ActRewrite), each with the rule that made it; for a refused proposal, what was proposed.
 	Changes []Change
+	// Checked are the edits made to the arguments before this attempt was sent (the first
+	// attempt only), when they broke the call's Schema and the Rewriter repaired them without
+	// changing what the call means, each with the rule that made it.
+	Checked []Change
 	Elapsed time.Duration // the attempt's round trip
 }
 
@@ -447,7 +455,10 @@ type Loop struct {
 	// limits, and a server's wait takes precedence.
 	Backoff func() backoff.BackOff
 	Limits  Limits
-	Budget  *RetryBudget // shared by every call; nil: no client-wide budget
+	// Check is what happens to arguments that break the call's Schema before the first
+	// attempt (see SchemaCheck); the zero value is CheckRepair.
+	Check  SchemaCheck
+	Budget *RetryBudget // shared by every call; nil: no client-wide budget
 	// Hooks observe every call and attempt (see Hooks): spans, metrics, records.
 	Hooks  Hooks
 	Logger *slog.Logger // nil: nothing is logged

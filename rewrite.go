@@ -29,6 +29,25 @@ type Rewrite struct {
 	// lists the changes itself by comparing the arguments, with Rule "rewriter" and Lossy
 	// false: a rewriter the caller configured speaks for the caller.
 	Changes []Change
+
+	// Schema is the JSON Schema of the operation's arguments (Call.Schema: an Operation's
+	// Parameters, an MCP tool's input schema), rooted at Args; nil when the client does not
+	// know it. A rewriter may read the facts the failure leaves out from it.
+	Schema json.RawMessage
+
+	// Blocked is the rewriter's account of why it gave up: each issue it could not address,
+	// and why. DefaultRewriter sets it whenever it returns nil, and clears it otherwise; the
+	// loop passes it on in CallError.Blocked.
+	Blocked []Blocked
+}
+
+// Blocked is an issue a rewriter could not address, and why: "no allowed value or type is
+// known", "the path matches several properties of the schema".
+type Blocked struct {
+	Path  string `json:"path"`            // the issue's JSON Pointer, "" when it named none
+	Field string `json:"field,omitempty"` // the field as the server wrote it, when it gave no path
+	Code  string `json:"code,omitempty"`  // the issue's code
+	Why   string `json:"why"`
 }
 
 // Change is one edit of a call's arguments, as Attempt.Changes and Proposal.Changes list it.
