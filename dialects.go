@@ -226,6 +226,8 @@ func (p *parser) issues(v val) {
 				path, loc = x, k == "loc"
 			case "location":
 				location = x
+			case "field_as_written": // ours: a name that is no path (Issue.Field)
+				is.Field = x.Str()
 			case "ctx":
 				ctx = x
 			case "code", "keyword", "type", "rule":

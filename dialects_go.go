@@ -107,7 +107,11 @@ func (p *parser) validatorText(text string) bool {
 	for rest := text; rest != ""; {
 		line, next, _ := strings.Cut(rest, "\n")
 		ns, tag, _ := validatorLine(line)
-		p.addIssue(Issue{Path: validatorPointer(ns), Code: tag, Message: line})
+		is := Issue{Path: validatorPointer(ns), Code: tag, Message: line}
+		if is.Path == "" {
+			_, is.Field, _ = strings.Cut(ns, ".") // the fields, less the top struct's name
+		}
+		p.addIssue(is)
 		rest = next
 	}
 	return true
@@ -305,7 +309,11 @@ func (p *parser) jsonTypeText(text, rest string) bool {
 // an item of that member, when the member is a list of goType; encoding/json names the member.)
 func (p *parser) decodeTypeIssue(field, kind, goType, text string) Issue {
 	is := Issue{Code: "type", Message: text}
-	if field == "" || strings.ContainsAny(field, ".[") {
+	if field == "" {
+		return is
+	}
+	if strings.ContainsAny(field, ".[") {
+		is.Field = field // a path whose indices are missing: named, not located
 		return is
 	}
 	is.Path = paramPointer(field)

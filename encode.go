@@ -163,6 +163,7 @@ func (is *Issue) appendJSON(b []byte, trusted bool) []byte {
 	w.B = jsonw.AppendPointerSegments(w.B, is.Path)
 	w.Key("pointer")
 	w.B = jsonw.AppendString(w.B, is.Path)
+	w.Str("field_as_written", is.Field)
 	w.Str("code", is.Code)
 	w.Str("message", is.Message)
 	w.raw("expected", is.Expected)

@@ -178,17 +178,18 @@ type Envelope struct {
 // Issue is one field-level fact: which field, what was wrong, what would be right.
 type Issue struct {
 	Path           string          // RFC 6901 JSON Pointer into the request; "" is the whole document
-	// Field is the field as the server named it, when the name could not be read as a path
-	// into the request: a Go struct namespace ("CreateItem.Lines[1].SKU"), a decoder's path
-	// without its indices ("Line.lines.quantity"). Path is then "". A rewriter that knows the
-	// operation's schema may map it onto one property (see DefaultRewriter).
-	Field string
 	Code           string          // machine code of the violation (e.g. "required", "enum", "invalid")
 	Message        string          // human text
 	Expected       json.RawMessage // a type name, or a schema fragment for ranges, patterns and formats
 	Received       json.RawMessage // what arrived
 	AllowedValues  []json.RawMessage
 	SuggestedValue json.RawMessage
+	// Field is the field as the server named it, when the name could not be read as a path
+	// into the request, less a leading Go type's name: a Go struct namespace's fields
+	// ("Lines[1].SKU", Go names, from "CreateItem.Lines[1].SKU"), a decoder's path of JSON
+	// names without its array indices ("lines.quantity"). Path is then "". A rewriter that
+	// knows the operation's schema may map it onto one property (see DefaultRewriter).
+	Field string
 }
 
 // Error implements error: "code (status): message".

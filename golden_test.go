@@ -54,6 +54,7 @@ type issueView struct {
 	Received       json.RawMessage   `json:"received,omitempty"`
 	AllowedValues  []json.RawMessage `json:"allowed_values,omitempty"`
 	SuggestedValue json.RawMessage   `json:"suggested_value,omitempty"`
+	Field          string            `json:"field,omitempty"`
 }
 
 func toView(e *remedy.Envelope) view {

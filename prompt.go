@@ -148,9 +148,13 @@ func (e *Envelope) needsConfirmation() bool {
 
 func writeIssue(b *strings.Builder, is *Issue) {
 	b.WriteString("- ")
-	if is.Path == "" {
+	switch {
+	case is.Path == "" && is.Field != "":
+		b.WriteString(clip(oneLine(is.Field), 120))
+		b.WriteString(" (as the server names it)")
+	case is.Path == "":
 		b.WriteString("(whole request)")
-	} else {
+	default:
 		b.WriteString(clip(is.Path, 120))
 	}
 	if is.Code != "" {
