@@ -38,24 +38,28 @@ func TestRepair(t *testing.T) {
 	var rows []repairRow
 	t.Run("go", func(t *testing.T) {
 		for _, fw := range []struct {
-			name string
-			h    func(t *testing.T) http.Handler
+			name  string
+			h     func(t *testing.T) http.Handler
+			limit *rateLimitCheck
 		}{
-			{"gin", func(*testing.T) http.Handler { return ginApp() }},
-			{"echo", func(*testing.T) http.Handler { return echoApp() }},
-			{"fiber", func(t *testing.T) http.Handler { return proxyTo(t, serveFiber(t, fiberApp())) }},
-			{"kin-openapi (oapi-codegen middleware)", kinOpenAPIApp},
+			{"gin", func(*testing.T) http.Handler { return ginApp() }, nil},
+			// echo's rate limiter states no wait (a 429 without Retry-After) and refills in a
+			// second: the loop's backoff meets it, which measures nothing of a stated wait.
+			{"echo", func(*testing.T) http.Handler { return echoApp() }, nil},
+			// fiber's limiter: 5 a minute, Retry-After 60.
+			{"fiber", func(t *testing.T) http.Handler { return proxyTo(t, serveFiber(t, fiberApp())) }, &rateLimitCheck{}},
+			{"kin-openapi (oapi-codegen middleware)", kinOpenAPIApp, nil},
 			{"ogen", func(t *testing.T) http.Handler {
 				srv, err := ogenitems.NewServer(ogenItems{})
 				if err != nil {
 					t.Fatal(err)
 				}
 				return srv
-			}},
+			}, nil},
 		} {
 			t.Run(fw.name, func(t *testing.T) {
 				base, count := counted(t, fw.h(t))
-				rows = append(rows, repairFramework(t, fw.name, base, count, itemsAPI(t), nil))
+				rows = append(rows, repairFramework(t, fw.name, base, count, itemsAPI(t), fw.limit))
 			})
 		}
 	})
@@ -338,26 +342,27 @@ func repairFramework(t *testing.T, name, base string, count *counter, api repair
 }
 
 // newClient is the client as the README's loop section sets it up.
-func newClient(t *testing.T, base string, ops []remedy.Operation) *remedy.Client {
+// (more options only for the suite's own check: TestRepairSeesHarm).
+func newClient(t *testing.T, base string, ops []remedy.Operation, more ...remedy.Option) *remedy.Client {
 	t.Helper()
-	c, err := remedy.NewClient(
+	c, err := remedy.NewClient(append([]remedy.Option{
 		remedy.WithBaseURL(base),
 		remedy.WithOperations(ops...),
 		remedy.WithRewriter(remedy.DefaultRewriter),
-	)
+	}, more...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return c
 }
 
-func runCase(t *testing.T, base string, count *counter, api repairAPI, ops []remedy.Operation, c repairCase, mode string) result {
+func runCase(t *testing.T, base string, count *counter, api repairAPI, ops []remedy.Operation, c repairCase, mode string, more ...remedy.Option) result {
 	t.Helper()
 	op := api.create
 	if c.list {
 		op = api.list
 	}
-	client := newClient(t, base, ops)
+	client := newClient(t, base, ops, more...)
 	ctx, cancel := context.WithTimeout(t.Context(), hangGuard)
 	defer cancel()
 	mark := count.mark()
@@ -572,4 +577,25 @@ func checkGoals(t *testing.T, row repairRow) {
 
 func kindName(k caseKind) string {
 	return [...]string{"lossless", "lossy", "unrepairable"}[k]
+}
+
+// TestRepairSeesHarm checks the judge on a client that does harm: one whose policy approves
+// every lossy repair clamps the quantity to its bound, and the item is created with a value
+// the caller never gave. The judge must count both.
+func TestRepairSeesHarm(t *testing.T) {
+	base, count := counted(t, kinOpenAPIApp(t))
+	api := itemsAPI(t)
+	var lossyCase repairCase
+	for _, c := range api.cases {
+		if c.kind == lossy && !c.list {
+			lossyCase = c
+		}
+	}
+	r := runCase(t, base, count, api, api.schema, lossyCase, withSchema, remedy.WithRewritePolicy(remedy.AllRewrites))
+	if r.err != nil || r.created != 1 {
+		t.Fatalf("the approved clamp: created %d, %v", r.created, r.err)
+	}
+	if len(r.harm) != 2 {
+		t.Errorf("harm %q, want the clamped value sent and the item created unasked", r.harm)
+	}
 }

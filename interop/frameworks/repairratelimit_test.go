@@ -102,7 +102,7 @@ func shortRateLimit(t *testing.T) string {
 	return fmt.Sprintf("RetryInfo %v: waited, succeeded (%d requests for 2 orders)", shortDelay, len(reqs))
 }
 
-// windowRateLimit calls GET /limited (2 a minute) until the framework refuses: the wait it
+// windowRateLimit calls GET /limited (2 or 5 a minute) until the framework refuses: the wait it
 // states (60 s) is over the loop's MaxWait, so the call must stop at once with RetryLater, and
 // the server must have received one request per call: nothing resent early.
 func windowRateLimit(t *testing.T, base string, count *counter) string {
@@ -124,5 +124,8 @@ func windowRateLimit(t *testing.T, base string, count *counter) string {
 	if n := len(count.since(mark)); n != calls {
 		t.Errorf("the server received %d requests for %d calls", n, calls)
 	}
-	return fmt.Sprintf("RetryLater (%v) on call %d, not resent", later.After, calls)
+	if later.After <= 30*time.Second {
+		t.Errorf("RetryLater after %v: the window's wait is a minute", later.After)
+	}
+	return fmt.Sprintf("call %d refused (1-minute window): RetryLater, not resent", calls)
 }
