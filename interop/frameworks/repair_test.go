@@ -565,6 +565,10 @@ func checkCase(t *testing.T, r result) {
 	if r.c.kind != lossless && r.created > 0 {
 		t.Errorf("a %s call created %d items", kindName(r.c.kind), r.created)
 	}
+	var ce *remedy.CallError
+	if errors.As(r.err, &ce) && len(ce.Blocked) > 0 {
+		t.Logf("blocked: %+v", ce.Blocked)
+	}
 	t.Logf("%d requests, %d created, recovered %v, error: %v", len(r.reqs), r.created, r.recovered, r.err)
 }
 
