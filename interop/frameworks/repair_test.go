@@ -69,8 +69,8 @@ func TestRepair(t *testing.T) {
 			serve      func(*testing.T) string
 			limit      *rateLimitCheck
 		}{
-			{"connect", rpcpbconnect.OrdersCreateOrderProcedure, serveConnect, &rateLimitCheck{short: true}},
-			{"grpc-gateway", "/v1/orders", serveGateway, nil},
+			{"connect", rpcpbconnect.OrdersCreateOrderProcedure, serveConnect, &rateLimitCheck{short: serveConnectShortLimit}},
+			{"grpc-gateway", "/v1/orders", serveGateway, &rateLimitCheck{short: serveGatewayShortLimit}},
 			{"twirp", rpcpb.OrdersPathPrefix + "CreateOrder", serveTwirp, nil},
 		} {
 			t.Run(fw.name, func(t *testing.T) {
@@ -293,10 +293,11 @@ type result struct {
 	harm       []string
 }
 
-// rateLimitCheck is a rate-limit case: short, a refusal whose wait (RetryInfo) the loop
-// honours (connectShortLimit); otherwise GET /limited behind the framework's standard
-// middleware, whose one-minute window the loop must not wait out.
-type rateLimitCheck struct{ short bool }
+// rateLimitCheck is a rate-limit case: short serves the framework's orders service with a
+// refusal whose wait (RetryInfo) the loop honours (shortLimit); without it, GET /limited
+// behind the framework's standard middleware, whose one-minute window the loop must not wait
+// out.
+type rateLimitCheck struct{ short func(*testing.T) string }
 
 // repairRow is one framework's line of the table.
 type repairRow struct {
@@ -333,8 +334,8 @@ func repairFramework(t *testing.T, name, base string, count *counter, api repair
 	}
 	if limit != nil {
 		t.Run("rate limit", func(t *testing.T) {
-			if limit.short {
-				row.rateLimit = shortRateLimit(t)
+			if limit.short != nil {
+				row.rateLimit = shortRateLimit(t, limit.short, api.create.Path)
 			} else {
 				row.rateLimit = windowRateLimit(t, base, count)
 			}

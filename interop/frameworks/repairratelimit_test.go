@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +14,8 @@ import (
 	"connectrpc.com/connect"
 	"golang.org/x/time/rate"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/remedy-go/remedy"
@@ -23,52 +26,87 @@ import (
 // shortDelay is the wait the short rate limit states: one order a second per customer.
 const shortDelay = time.Second
 
-// connectShortLimit is the orders service as a connect user writes a rate limit with a short
-// wait: a golang.org/x/time/rate limiter per customer, and, when it refuses, ResourceExhausted
-// with a google.rpc.RetryInfo detail stating the limiter's period (connect's documentation on
-// errors: connect.NewError, NewErrorDetail, AddDetail). It answers 429 with the detail in
-// the body; the loop must wait what it says, and not less.
-type connectShortLimit struct {
+// shortLimit is a rate limit as a service writes it with golang.org/x/time/rate: one order
+// per shortDelay for each customer.
+type shortLimit struct {
 	mu     sync.Mutex
 	limits map[string]*rate.Limiter
 }
+
+func (l *shortLimit) allow(customer string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.limits == nil {
+		l.limits = make(map[string]*rate.Limiter)
+	}
+	lim := l.limits[customer]
+	if lim == nil {
+		lim = rate.NewLimiter(rate.Every(shortDelay), 1)
+		l.limits[customer] = lim
+	}
+	return lim.Allow()
+}
+
+// connectShortLimit is the orders service as a connect user writes a rate limit with a short
+// wait: when shortLimit refuses, ResourceExhausted with a google.rpc.RetryInfo detail stating
+// its period (connect's documentation on errors: connect.NewError, NewErrorDetail,
+// AddDetail). Connect answers 429 with the detail in the body; the loop must wait what it
+// says, and not less.
+type connectShortLimit struct{ limit shortLimit }
 
 func (s *connectShortLimit) CreateOrder(_ context.Context, req *connect.Request[rpcpb.CreateOrderRequest]) (*connect.Response[rpcpb.Order], error) {
 	if vs := orderViolations(req.Msg); len(vs) > 0 {
 		return nil, connect.NewError(connect.CodeInvalidArgument, errors.New("the order is not valid"))
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.limits == nil {
-		s.limits = make(map[string]*rate.Limiter)
-	}
-	lim := s.limits[req.Msg.GetCustomer()]
-	if lim == nil {
-		lim = rate.NewLimiter(rate.Every(shortDelay), 1)
-		s.limits[req.Msg.GetCustomer()] = lim
-	}
-	if !lim.Allow() {
+	if !s.limit.allow(req.Msg.GetCustomer()) {
 		return nil, connectError(connect.CodeResourceExhausted, "one order a second per customer",
 			&errdetails.RetryInfo{RetryDelay: durationpb.New(shortDelay)})
 	}
 	return connect.NewResponse(&rpcpb.Order{Id: "ord_" + req.Msg.GetCustomer()}), nil
 }
 
-// connectShortLimitApp mounts it as connect's getting-started guide does.
-func connectShortLimitApp(s *connectShortLimit) http.Handler {
+// serveConnectShortLimit mounts it as connect's getting-started guide does.
+func serveConnectShortLimit(t *testing.T) string {
 	mux := http.NewServeMux()
-	mux.Handle(rpcpbconnect.NewOrdersHandler(s))
-	return mux
+	mux.Handle(rpcpbconnect.NewOrdersHandler(&connectShortLimit{}))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv.URL
 }
 
-// shortRateLimit places two orders for one customer in a row on connectShortLimit: the
-// second is refused with a wait of shortDelay, which the loop must spend before it sends the
-// order again, and then succeed. Judged by the server's clock: the retry arrived no earlier
-// than shortDelay after the refusal was answered.
-func shortRateLimit(t *testing.T) string {
+// gatewayShortLimit is the same service in gRPC, behind grpc-gateway: a status with the
+// RetryInfo detail (google.rpc's error model), which the gateway writes in its JSON body with
+// a 429.
+type gatewayShortLimit struct {
+	rpcpb.UnimplementedOrdersServer
+	limit shortLimit
+}
+
+func (s *gatewayShortLimit) CreateOrder(_ context.Context, req *rpcpb.CreateOrderRequest) (*rpcpb.Order, error) {
+	if vs := orderViolations(req); len(vs) > 0 {
+		return nil, status.Error(codes.InvalidArgument, "the order is not valid")
+	}
+	if !s.limit.allow(req.GetCustomer()) {
+		return nil, withDetails(codes.ResourceExhausted, "one order a second per customer",
+			&errdetails.RetryInfo{RetryDelay: durationpb.New(shortDelay)})
+	}
+	return &rpcpb.Order{Id: "ord_" + req.GetCustomer()}, nil
+}
+
+func serveGatewayShortLimit(t *testing.T) string {
 	t.Helper()
-	base, count := counted(t, connectShortLimitApp(&connectShortLimit{}))
-	client := newClient(t, base, []remedy.Operation{{Name: "createOrder", Method: http.MethodPost, Path: rpcpbconnect.OrdersCreateOrderProcedure}})
+	return serveGatewayWith(t, &gatewayShortLimit{})
+}
+
+// shortRateLimit places two orders for one customer in a row on a service with shortLimit
+// (served by serve, its CreateOrder at path): the second is refused with a wait of
+// shortDelay, which the loop must spend before it sends the order again, and then succeed.
+// Judged by the server's clock: the retry arrived no earlier than shortDelay after the refusal
+// was answered.
+func shortRateLimit(t *testing.T, serve func(*testing.T) string, path string) string {
+	t.Helper()
+	base, count := counted(t, proxyTo(t, serve(t)))
+	client := newClient(t, base, []remedy.Operation{{Name: "createOrder", Method: http.MethodPost, Path: path}})
 	args := json.RawMessage(`{"customer":"quick","currency":"USD","quantity":1}`)
 	for i := range 2 {
 		ctx, cancel := context.WithTimeout(t.Context(), hangGuard)
