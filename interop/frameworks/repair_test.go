@@ -32,8 +32,9 @@ import (
 // exactly as the number would; no server can refuse it, so there is nothing to repair.
 //
 // The table it prints (and, when it passes, writes to $REMEDY_INTEROP_OUT/repair.md, which
-// cmd/interoptable -repair checks the README against) is the measure of issue 37; harm must be 0 and lossy or unrepairable calls must create nothing, always. The goals
-// (goalsEnforced) are checked once the client reads the schema.
+// cmd/interoptable -repair checks the README against) is the measure of issue 37. Harm must
+// be 0 and lossy or unrepairable calls must create nothing, always; the goals (goalsEnforced)
+// are checked once the client reads the schema.
 func TestRepair(t *testing.T) {
 	var rows []repairRow
 	t.Run("go", func(t *testing.T) {
@@ -43,8 +44,8 @@ func TestRepair(t *testing.T) {
 			limit *rateLimitCheck
 		}{
 			{"gin", func(*testing.T) http.Handler { return ginApp() }, nil},
-			// echo's rate limiter states no wait (a 429 without Retry-After) and refills in a
-			// second: the loop's backoff meets it, which measures nothing of a stated wait.
+			// echo's rate limiter states no wait (a 429 without Retry-After): the loop's own
+			// backoff meets it, which measures nothing of a stated wait.
 			{"echo", func(*testing.T) http.Handler { return echoApp() }, nil},
 			// fiber's limiter: 5 a minute, Retry-After 60.
 			{"fiber", func(t *testing.T) http.Handler { return proxyTo(t, serveFiber(t, fiberApp())) }, &rateLimitCheck{}},
@@ -112,9 +113,8 @@ func TestRepair(t *testing.T) {
 	})
 	table := repairTable(rows)
 	t.Log("\n" + table)
-	// Written only when every check passed: the README's table says what CI measured and
-	// held (cmd/interoptable -repair checks the README against it).
-	// A table without the Node frameworks (Node missing here) is not written either.
+	// Written only when every check passed, the Node frameworks included (not when Node is
+	// missing here): the README's table says what CI measured and held.
 	if dir := os.Getenv(interop.OutEnv); dir != "" && !t.Failed() && nodeRan {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
