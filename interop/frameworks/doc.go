@@ -11,4 +11,9 @@
 // testdata/envelopes/<dialect>/<framework>-<case>.http. A new version of a framework that
 // changes its output fails the test; `go test -capture` records the answers again (then
 // regenerate the root module's golden files: go test -run Golden -update).
+//
+// TestRepair runs remedy's client, set up as the README shows it, against the same live
+// servers with wrong arguments (lossless, lossy and unrepairable ones, and a rate limit),
+// without and with the operations' schema, and judges it by each server's own count of the
+// requests it received and the items it created: its table is the README's repair table.
 package frameworks

@@ -65,12 +65,18 @@ func withDetails(c codes.Code, msg string, details ...protoadapt.MessageV1) erro
 // generated RegisterOrdersHandlerFromEndpoint), as grpc-gateway's README shows.
 func serveGateway(t *testing.T) string {
 	t.Helper()
+	return serveGatewayWith(t, &gatewayOrders{})
+}
+
+// serveGatewayWith is serveGateway for another implementation of the service.
+func serveGatewayWith(t *testing.T, orders rpcpb.OrdersServer) string {
+	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	gs := grpc.NewServer()
-	rpcpb.RegisterOrdersServer(gs, &gatewayOrders{})
+	rpcpb.RegisterOrdersServer(gs, orders)
 	go gs.Serve(lis)
 	t.Cleanup(gs.Stop)
 

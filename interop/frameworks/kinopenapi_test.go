@@ -54,18 +54,25 @@ const itemsSpec = `{
   }
 }`
 
-// TestKinOpenAPI records kin-openapi's request validation as oapi-codegen's net/http
-// middleware writes it by default (OapiRequestValidator, http.Error: text/plain, the first
-// line of the error). kin-openapi states the member as a JSON Pointer, the bound, the allowed
-// values as JSON, a missing member's name, and a parameter's name and place.
-func TestKinOpenAPI(t *testing.T) {
+// kinOpenAPIApp is oapi-codegen's net/http middleware (OapiRequestValidator, kin-openapi's
+// validation) on itemsSpec, in front of a handler that accepts what gets through.
+func kinOpenAPIApp(t *testing.T) http.Handler {
+	t.Helper()
 	spec, err := openapi3.NewLoader().LoadFromData([]byte(itemsSpec))
 	if err != nil {
 		t.Fatal(err)
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/items", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusCreated) })
-	base := serve(t, middleware.OapiRequestValidator(spec)(mux))
+	return middleware.OapiRequestValidator(spec)(mux)
+}
+
+// TestKinOpenAPI records kin-openapi's request validation as oapi-codegen's net/http
+// middleware writes it by default (OapiRequestValidator, http.Error: text/plain, the first
+// line of the error). kin-openapi states the member as a JSON Pointer, the bound, the allowed
+// values as JSON, a missing member's name, and a parameter's name and place.
+func TestKinOpenAPI(t *testing.T) {
+	base := serve(t, kinOpenAPIApp(t))
 	const d = remedy.DialectUnstructured
 	run(t, base, []recording{
 		{name: "kin-openapi-enum", dialect: d, req: post("/items", enumBody),

@@ -88,6 +88,25 @@ func TestTableAndSplice(t *testing.T) {
 	}
 }
 
+// TestSpliceRepair checks that the repair table has markers of its own: splicing it leaves the
+// interoperability table alone, and a document without them is an error.
+func TestSpliceRepair(t *testing.T) {
+	doc := interop.BeginMarker + "\ninterop\n" + interop.EndMarker + "\n" +
+		interop.RepairBeginMarker + "\nold\n" + interop.RepairEndMarker + "\n"
+	spliced, err := interop.SpliceRepair(doc, "new\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := interop.BeginMarker + "\ninterop\n" + interop.EndMarker + "\n" +
+		interop.RepairBeginMarker + "\nnew\n" + interop.RepairEndMarker + "\n"
+	if spliced != want {
+		t.Errorf("spliced:\n%s", spliced)
+	}
+	if _, err := interop.SpliceRepair(interop.BeginMarker+"\n"+interop.EndMarker, "x"); err != interop.ErrNoRepairMarkers {
+		t.Errorf("err %v, want ErrNoRepairMarkers", err)
+	}
+}
+
 func TestVersions(t *testing.T) {
 	dir := t.TempDir()
 	lock := `{"packages":{"":{"name":"x"},"node_modules/@agentback/rest":{"version":"0.7.1"}}}`
