@@ -29,6 +29,9 @@ const (
 	// (exact rationals: a thousand-digit exponent costs seconds), as the server bounds them.
 	checkNumberMaxLen = 128
 	checkNumberMaxExp = 1000
+	// schemaMaxDepth bounds how deep a schema nests (JSON levels): the compiler's work grows
+	// much faster than the depth (5000 levels took minutes), and no real schema nears it.
+	schemaMaxDepth = 128
 )
 
 // argsSchemaURL names the one resource an arguments schema is compiled as. Nothing is ever
@@ -98,6 +101,9 @@ func compileArgsSchema(raw []byte) (out *compiledSchema) {
 	}
 	if !boundedNumbers(doc) {
 		return &compiledSchema{err: errors.New("the schema holds a number beyond the validator's bounds")}
+	}
+	if !shallow(doc, schemaMaxDepth) {
+		return &compiledSchema{err: fmt.Errorf("the schema nests deeper than %d levels", schemaMaxDepth)}
 	}
 	doc = openAPI30(doc)
 	c := jsv.NewCompiler()
@@ -190,6 +196,28 @@ func boundedNumbers(v any) bool {
 	case []any:
 		for _, e := range x {
 			if !boundedNumbers(e) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// shallow reports whether v nests no deeper than depth levels.
+func shallow(v any, depth int) bool {
+	if depth < 0 {
+		return false
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		for _, e := range x {
+			if !shallow(e, depth-1) {
+				return false
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if !shallow(e, depth-1) {
 				return false
 			}
 		}
