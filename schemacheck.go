@@ -13,6 +13,20 @@ import (
 
 // SchemaCheck says what the loop does, before a call's first attempt, with arguments that
 // break the call's Schema (an Operation's Parameters, an MCP tool's input schema).
+//
+// The arguments are validated with santhosh-tekuri/jsonschema, the validator the reference
+// server uses, the schema read as draft 2020-12 (or the draft its $schema names) and as
+// OpenAPI 3.0 means it (nullable, boolean exclusiveMinimum and exclusiveMaximum); formats are
+// notes, not rules, and nothing outside the schema is ever loaded. The violations are given to
+// the Rewriter as a failure no server sent — Rewrite.Attempt 0, an Envelope of Code
+// "invalid_arguments", Category validation, Status 0 and no Dialect, whose Issues are written
+// as the reference server writes its own — with the schema in Rewrite.Schema. What it repairs
+// is recorded in the first attempt's Attempt.Checked, and the repaired arguments get an
+// idempotency key of their own (derived from the caller's, when the caller gave one, as after
+// a rewrite). A call that carries a confirmation token is not checked: the server challenged
+// those very arguments. A schema the client cannot use (not JSON, not a schema, a reference
+// outside itself, over 256 KiB or 128 levels deep) checks nothing: the Logger says why, at
+// debug level, and the call goes as it would without it.
 type SchemaCheck uint8
 
 const (
@@ -119,7 +133,7 @@ func (r *run) check(ctx context.Context, c *Call) (json.RawMessage, []Change, *C
 		return c.Args, nil, nil // the server decides: its schema may be newer than the one we hold
 	}
 	return nil, nil, &CallError{Operation: c.Operation, Cause: ErrInvalidArguments,
-		Detail: "the arguments break the operation's schema, and " + why + "; nothing was sent",
+		Detail:   "the arguments break the operation's schema, and " + why + "; nothing was sent",
 		Attempts: r.attempts, Err: &ArgumentsError{Issues: issues}, Proposal: prop, Blocked: blocked}
 }
 
