@@ -1,8 +1,10 @@
 package remedy
 
 import (
+	"cmp"
 	"encoding/json"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -31,10 +33,54 @@ const checkMaxReceived = 1024
 // its compiled-once index of every subschema, which it needs to inline the violated subschema
 // and to suggest values, and which the client, holding the whole schema in Rewrite.Schema,
 // does without. The codes are shared (internal/schemaissue).
+//
+// The issues are sorted by Path (segment by segment, array indexes in numeric order), then
+// Code: the validator visits an object's members in map order, and the same arguments must
+// give the same issues, and so the same repair.
 func schemaIssues(err *jsv.ValidationError, instance any) []Issue {
 	var out []Issue
 	collectIssues(&out, err, instance)
+	slices.SortStableFunc(out, func(a, b Issue) int {
+		if c := comparePaths(a.Path, b.Path); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Code, b.Code)
+	})
 	return out
+}
+
+// comparePaths orders JSON Pointers segment by segment, a parent before its members, numbers
+// (array indexes) in numeric order and before names.
+func comparePaths(a, b string) int {
+	for a != "" && b != "" {
+		var sa, sb string
+		sa, a = nextSegment(a)
+		sb, b = nextSegment(b)
+		if sa == sb {
+			continue
+		}
+		na, ea := strconv.Atoi(sa)
+		nb, eb := strconv.Atoi(sb)
+		switch {
+		case ea == nil && eb == nil:
+			return cmp.Compare(na, nb)
+		case ea == nil:
+			return -1
+		case eb == nil:
+			return 1
+		}
+		return strings.Compare(sa, sb)
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+// nextSegment splits "/a/b" into "a" (still escaped: order is all it is used for) and "/b".
+func nextSegment(p string) (string, string) {
+	p = p[1:]
+	if i := strings.IndexByte(p, '/'); i >= 0 {
+		return p[:i], p[i:]
+	}
+	return p, ""
 }
 
 // collectIssues looks through groups and references: every other error is one issue (anyOf
