@@ -476,3 +476,47 @@ func TestSchemaCheckNextOperationUnchecked(t *testing.T) {
 		assert.Empty(t, a.Checked)
 	}
 }
+
+// The issues of the check before sending are written as the reference server writes its own:
+// a JSON Pointer to the field at fault (the missing or unknown member itself), the keyword's
+// code, the type name or the violated keyword as a fragment, the allowed values, what arrived;
+// in path order, array indexes in numeric order.
+func TestSchemaCheckIssues(t *testing.T) {
+	t.Parallel()
+	schema := `{"type":"object","required":["sku","lines"],"additionalProperties":false,"properties":{
+		"sku":{"type":"string","maxLength":4},
+		"price":{"type":"number","exclusiveMinimum":0.1},
+		"kind":{"const":"retail"},
+		"note":{"type":["string","null"]},
+		"lines":{"type":"array","items":{"type":"object","properties":{"qty":{"type":"integer","minimum":1}}}}}}`
+	srv := newScripted(t, func(w http.ResponseWriter, r *http.Request, n int) { reply(w, 201, bodyOK) })
+	op := remedy.Operation{Name: "order", Path: "/v1/orders", Parameters: json.RawMessage(schema)}
+	c := newClient(t, srv, remedy.WithOperations(op), remedy.WithSchemaCheck(remedy.CheckStrict))
+	lines := `[{"qty":1},{"qty":1},{"qty":0},{"qty":1},{"qty":1},{"qty":1},{"qty":1},{"qty":1},{"qty":1},{"qty":1},{"qty":"2"}]`
+	_, err := c.Call(context.Background(), "order", json.RawMessage(
+		`{"price":0.1,"kind":"shop","note":5,"extra":true,"lines":`+lines+`}`))
+	callError(t, err, remedy.ErrInvalidArguments)
+	var ae *remedy.ArgumentsError
+	require.ErrorAs(t, err, &ae)
+	type row struct{ Path, Code, Expected, Received, Allowed string }
+	var got []row
+	for _, is := range ae.Issues {
+		allowed := ""
+		if is.AllowedValues != nil {
+			b, _ := json.Marshal(is.AllowedValues)
+			allowed = string(b)
+		}
+		got = append(got, row{is.Path, is.Code, string(is.Expected), string(is.Received), allowed})
+		assert.NotEmpty(t, is.Message, is.Path)
+	}
+	assert.Equal(t, []row{
+		{"/extra", "additional_properties", "", "true", ""},
+		{"/kind", "const", "", `"shop"`, `["retail"]`},
+		{"/lines/2/qty", "minimum", `{"minimum":1}`, "0", ""},
+		{"/lines/10/qty", "type", `"integer"`, `"2"`, ""},
+		{"/note", "type", `"string"`, "5", ""},
+		{"/price", "exclusive_minimum", `{"exclusiveMinimum":0.1}`, "0.1", ""},
+		{"/sku", "required", "", "", ""},
+	}, got)
+	assert.Empty(t, srv.requests())
+}
