@@ -71,7 +71,7 @@ An Idempotency-Key given with --header is the call's key: every attempt sends it
 		`remedy call --header "Authorization: Bearer $TOKEN" https://api.example.com get_invoice '{"id":"in_1"}'`,
 	},
 	exits: `0 the call succeeded
-2 usage error: invalid JSON arguments, arguments that cannot make the request (a path parameter missing; nothing is sent), unknown operation or tool, bad --rewrite
+2 usage error: invalid JSON arguments, arguments that cannot make the request (a path parameter missing, or, with --check=strict, a value the schema refuses; nothing is sent), unknown operation or tool, bad --rewrite or --check
 2 usage error: invalid JSON arguments, unknown operation or tool, bad --rewrite
 3 the server could not be reached, or its document or MCP endpoint used`,
 	more: func() string { return callJSONHelp },
@@ -87,7 +87,9 @@ const callJSONHelp = `JSON output (--json):
     [{"path": "/amount", "old": "1200", "new": 1200, "rule": "suggested_value", "lossy": false}]
   (old is absent for a member added, new for one removed; a change marked lossy
   was sent because --rewrite=all approved it; on the attempt a refused repair
-  stopped, the changes proposed, each with "refused": true).
+  stopped, the changes proposed, each with "refused": true), and, on the first
+  attempt, checked: the changes made before it was sent, where the arguments
+  broke the operation's schema (see --check), in the same form.
   An unsuccessful call adds cause, detail, error and envelope (the last failure,
   in the canonical encoding), and, when the call stopped for it:
     confirmation: {operation, args, message, hint}  (rerun with --confirm)
