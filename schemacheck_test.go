@@ -1,9 +1,14 @@
 package remedy_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -519,4 +524,24 @@ func TestSchemaCheckIssues(t *testing.T) {
 		{"/sku", "required", "", "", ""},
 	}, got)
 	assert.Empty(t, srv.requests())
+}
+
+// A schema that does not compile is said once per call in the Logger, at debug level, and the
+// call goes on unchecked.
+func TestSchemaCheckLogsAnUnusableSchema(t *testing.T) {
+	t.Parallel()
+	var logged bytes.Buffer
+	lg := slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	srv := newScripted(t, func(w http.ResponseWriter, r *http.Request, n int) { reply(w, 201, bodyOK) })
+	// A schema on the client's disk that would refuse the arguments: read, it would stop the
+	// call (strict). It is never read.
+	file := filepath.Join(t.TempDir(), "schema.json")
+	require.NoError(t, os.WriteFile(file, []byte(`{"required":["size"]}`), 0o600))
+	op := opPaint
+	op.Parameters = json.RawMessage(`{"$ref":` + strconv.Quote("file://"+filepath.ToSlash(file)) + `}`)
+	c := newClient(t, srv, remedy.WithOperations(op), remedy.WithLogger(lg), remedy.WithSchemaCheck(remedy.CheckStrict))
+	_, err := c.Call(context.Background(), "paint", json.RawMessage(`{"color":"RED"}`))
+	require.NoError(t, err)
+	assert.Len(t, srv.requests(), 1)
+	assert.Contains(t, logged.String(), `level=DEBUG msg="remedy arguments not checked" operation=paint why="the schema does not compile`)
 }
