@@ -51,13 +51,15 @@ type Operation struct {
 	// every argument not in the path goes there anyway.
 	Query []string
 
-	// What a model is told of the operation when it is offered as a tool (Toolset); the loop
-	// does not read them. LoadOpenAPI fills them from the document.
+	// What a model is told of the operation when it is offered as a tool (Toolset). The loop
+	// reads Parameters too. LoadOpenAPI fills them from the document.
 
 	// Description says what the operation does.
 	Description string
 	// Parameters is the JSON Schema of the arguments: one object, whose properties are the
-	// body's members and the path and query parameters by name. Nil: any object.
+	// body's members and the path and query parameters by name. Nil: any object. A call's
+	// arguments are checked against it before they are sent (see WithSchemaCheck), and the
+	// Rewriter reads it (Rewrite.Schema).
 	Parameters json.RawMessage
 	// Errors are the failures the operation may answer with.
 	Errors []ErrorCode
@@ -224,6 +226,21 @@ func WithIdempotencyKeys(k KeySupport) Option {
 	}
 }
 
+// WithSchemaCheck says what a call does, before its first request, with arguments that break
+// its operation's schema (Operation.Parameters): CheckRepair (the default) repairs them when
+// nothing the call means changes and sends them either way, CheckStrict stops the call with
+// ErrInvalidArguments instead of sending them unrepaired, CheckOff sends them unchecked. See
+// SchemaCheck.
+func WithSchemaCheck(s SchemaCheck) Option {
+	return func(c *clientConfig) error {
+		if s > CheckOff {
+			return fmt.Errorf("WithSchemaCheck: %v is not a SchemaCheck", s)
+		}
+		c.loop.Check = s
+		return nil
+	}
+}
+
 // WithMaxResult bounds the success body Call reads (default DefaultMaxResult).
 func WithMaxResult(n int64) Option {
 	return func(c *clientConfig) error { c.maxResult = n; return nil }
@@ -362,6 +379,7 @@ func (c *Client) Call(ctx context.Context, name string, args any, opts ...CallOp
 	call.Idempotent = op.idempotent()
 	call.Keys = c.keysFor(op)
 	call.NoPoll = call.NoPoll || op.NoPoll
+	call.Schema = op.Parameters
 	return c.loop.Do(ctx, call)
 }
 

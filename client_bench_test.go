@@ -298,3 +298,70 @@ func benchOrders(b *testing.B) (*httptest.Server, *http.Client, *remedy.Client, 
 	}
 	return srv, hc, c, []byte(`{"customer_id":"cus_123","currency":"usd","items":[{"sku":"a","quantity":2}]}`)
 }
+
+// ordersSchema is benchOrders' arguments schema, as an OpenAPI document would give it.
+const ordersSchema = `{"type":"object","required":["customer_id","currency","items"],"additionalProperties":false,
+	"properties":{"customer_id":{"type":"string","pattern":"^cus_[a-z0-9]+$"},
+	"currency":{"type":"string","enum":["usd","eur","gbp"]},
+	"items":{"type":"array","minItems":1,"items":{"type":"object","required":["sku","quantity"],
+		"properties":{"sku":{"type":"string","maxLength":32},"quantity":{"type":"integer","minimum":1,"maximum":100}}}}}}`
+
+// BenchmarkSchemaCheck is the cost of checking valid arguments against the call's schema
+// before sending: the loop alone (a transport that does nothing), and a call through the client
+// to a loopback server, each with the schema and without, in turns (Paired) so that both meet
+// the same noise; check-% is what the check adds.
+func BenchmarkSchemaCheck(b *testing.B) {
+	args := []byte(`{"customer_id":"cus_123","currency":"usd","items":[{"sku":"a","quantity":2}]}`)
+	ok := &remedy.Response{Status: 200, Body: []byte(`{"id":"ord_1"}`)}
+	loop := remedy.Loop{Rewriter: remedy.DefaultRewriter, Transport: remedy.TransportFunc(func(context.Context, *remedy.Request) (*remedy.Response, error) {
+		r := *ok
+		return &r, nil
+	})}
+	plain := remedy.Call{Operation: "create_order", Args: args}
+	checked := plain
+	checked.Schema = []byte(ordersSchema)
+	ctx := context.Background()
+	if _, err := loop.Do(ctx, checked); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("Loop/schema", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			loop.Do(ctx, checked)
+		}
+	})
+	b.Run("Loop/none", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			loop.Do(ctx, plain)
+		}
+	})
+
+	srv, hc, _, _ := benchOrders(b)
+	c, err := remedy.NewClient(remedy.WithHTTPClient(hc), remedy.WithBaseURL(srv.URL), remedy.WithRewriter(remedy.DefaultRewriter),
+		remedy.WithOperations(remedy.Operation{Name: "plain", Path: "/v1/orders"},
+			remedy.Operation{Name: "checked", Path: "/v1/orders", Parameters: []byte(ordersSchema)}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("Call/Paired", func(b *testing.B) {
+		var with, without time.Duration
+		for b.Loop() {
+			t0 := time.Now()
+			if _, err := c.Call(ctx, "plain", args); err != nil {
+				b.Fatal(err)
+			}
+			t1 := time.Now()
+			if _, err := c.Call(ctx, "checked", args); err != nil {
+				b.Fatal(err)
+			}
+			t2 := time.Now()
+			without += t1.Sub(t0)
+			with += t2.Sub(t1)
+		}
+		n := float64(b.N)
+		b.ReportMetric(float64(with.Nanoseconds())/n, "schema-ns/op")
+		b.ReportMetric(float64(without.Nanoseconds())/n, "none-ns/op")
+		b.ReportMetric(100*(float64(with)/float64(without)-1), "check-%")
+	})
+}

@@ -83,6 +83,15 @@ func (k *keyring) key(args json.RawMessage) string {
 	return key
 }
 
+// replaced notes that the caller's payload args was replaced before it was sent (repaired
+// against the operation's schema): the caller's key stays with it, and the payload sent gets
+// a key of its own, as a payload rewritten after a failure does.
+func (k *keyring) replaced(args json.RawMessage) {
+	if k.caller != "" && k.current == "" {
+		k.args, k.current = args, k.caller
+	}
+}
+
 // derive is the key of a payload other than the caller's, whose fingerprint is fp: with a
 // caller's key, one derived from it and the payload, so that the caller running the same call
 // again with the same key sends the same repaired payload under the same key, and the server

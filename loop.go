@@ -585,6 +585,20 @@ func (r *run) send(ctx context.Context, t Transport, c Call, depth int) (*Respon
 	// shown by a replayed answer or a key it holds in flight or for another payload.
 	honoured := c.Keys == KeysHonoured
 	rewritten := false // args are no longer the caller's
+	// checked: the repairs made before the first attempt, when args broke c.Schema. Not when
+	// the call carries a confirmation token: the server challenged these very arguments, so
+	// it accepted them in every other way, and the token is good for them alone.
+	var checked []Change
+	if len(c.Schema) > 0 && l.Check != CheckOff && c.ConfirmationToken == "" {
+		next, made, e := r.check(ctx, &c)
+		if e != nil {
+			return nil, e
+		}
+		if made != nil {
+			keys.replaced(c.Args)
+			args, checked, rewritten = next, made, true
+		}
+	}
 	var last *Envelope
 	for n := 1; ; n++ {
 		if r.tries() >= lim.MaxAttempts {
@@ -689,7 +703,7 @@ func (r *run) send(ctx context.Context, t Transport, c Call, depth int) (*Respon
 				cause = perr
 			}
 		case ActRewrite:
-			next, changes, prop, d, cause = r.rewrite(ctx, c.Operation, args, env, n, d)
+			next, changes, prop, d, cause = r.rewrite(ctx, c.Operation, c.Schema, args, env, n, d)
 		case ActStop:
 			if d.Asked > 0 && (d.Cause == ErrWaitTooLong || d.Cause == ErrElapsedBudget || d.Cause == ErrDeadline) {
 				cause = &RetryLater{After: d.Asked, At: after.Add(d.Asked)}
@@ -698,8 +712,9 @@ func (r *run) send(ctx context.Context, t Transport, c Call, depth int) (*Respon
 		a := r.record(Attempt{
 			Operation: c.Operation, Number: n, Depth: depth, Method: req.Method, Target: req.Target,
 			IdempotencyKey: req.IdempotencyKey, Confirmed: req.ConfirmationToken != "",
-			Envelope: env, Err: err, Decision: d, Elapsed: elapsed, Changes: changes,
+			Envelope: env, Err: err, Decision: d, Elapsed: elapsed, Changes: changes, Checked: checked,
 		}, resp)
+		checked = nil // the first attempt's alone
 		r.report(actx, a)
 		if d.Action != ActReturn && d.Action != ActStop {
 			ctx = r.bound(ctx)
@@ -751,12 +766,12 @@ func (r *run) send(ctx context.Context, t Transport, c Call, depth int) (*Respon
 // what the call means. It returns the new arguments and their changes; or, when there is no
 // repair to send, the decision turned into a stop, with the refused proposal if there was one
 // and the error to keep.
-func (r *run) rewrite(ctx context.Context, op string, args json.RawMessage, env *Envelope, n int, d Decision) (json.RawMessage, []Change, *Proposal, Decision, error) {
+func (r *run) rewrite(ctx context.Context, op string, schema, args json.RawMessage, env *Envelope, n int, d Decision) (json.RawMessage, []Change, *Proposal, Decision, error) {
 	l := r.loop
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage("{}") // no arguments: an empty object the repair can add to
 	}
-	rw := &Rewrite{Operation: op, Args: args, Envelope: env, Attempt: n}
+	rw := &Rewrite{Operation: op, Args: args, Envelope: env, Attempt: n, Schema: schema}
 	next, err := l.Rewriter.Rewrite(ctx, rw)
 	why := ""
 	switch {

@@ -1,7 +1,32 @@
 package remedy
 
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"strconv"
+
+	jsv "github.com/santhosh-tekuri/jsonschema/v6"
+)
+
 // SchemaCheck says what the loop does, before a call's first attempt, with arguments that
 // break the call's Schema (an Operation's Parameters, an MCP tool's input schema).
+//
+// The arguments are validated with santhosh-tekuri/jsonschema, the validator the reference
+// server uses, the schema read as draft 2020-12 (or the draft its $schema names) and as
+// OpenAPI 3.0 means it (nullable, boolean exclusiveMinimum and exclusiveMaximum); formats are
+// notes, not rules, and nothing outside the schema is ever loaded. The violations are given to
+// the Rewriter as a failure no server sent — Rewrite.Attempt 0, an Envelope of Code
+// "invalid_arguments", Category validation, Status 0 and no Dialect, whose Issues are written
+// as the reference server writes its own — with the schema in Rewrite.Schema. What it repairs
+// is recorded in the first attempt's Attempt.Checked, and the repaired arguments get an
+// idempotency key of their own (derived from the caller's, when the caller gave one, as after
+// a rewrite). A call that carries a confirmation token is not checked: the server challenged
+// those very arguments. A schema the client cannot use (not JSON, not a schema, a reference
+// outside itself, over 256 KiB or 128 levels deep) checks nothing: the Logger says why, at
+// debug level, and the call goes as it would without it.
 type SchemaCheck uint8
 
 const (
@@ -20,3 +45,148 @@ const (
 	// failure.
 	CheckOff
 )
+
+var schemaCheckNames = [...]string{"repair", "strict", "off"}
+
+// String is the check's name: "repair", "strict" or "off".
+func (s SchemaCheck) String() string {
+	if int(s) < len(schemaCheckNames) {
+		return schemaCheckNames[s]
+	}
+	return "check(" + strconv.Itoa(int(s)) + ")"
+}
+
+// checkCode is the Code of the failure the check before sending gives the Rewriter: an
+// Envelope no server sent (Status 0, Dialect ""), whose Issues are the schema's violations.
+const checkCode = "invalid_arguments"
+
+// check validates the caller's arguments against the call's Schema before the first attempt,
+// and has the Rewriter repair what breaks it, as after a failure: a repair with no lossy change
+// is applied; a lossy one only when the RewritePolicy approves. It returns the arguments to
+// send and the changes made (args as given, and nil, when the arguments are valid, the schema
+// is unusable, or there is no repair to make); under CheckStrict, arguments that still break
+// the schema are the call's error instead, and nothing is sent.
+//
+// A schema that does not compile (not JSON, a reference outside itself, a number beyond the
+// validator's bounds, larger than 256 KiB) and arguments over 1 MiB are not checked: the call
+// goes as it would without a schema, and the Logger says why at debug level.
+func (r *run) check(ctx context.Context, c *Call) (json.RawMessage, []Change, *CallError) {
+	l := r.loop
+	issues := r.violations(ctx, c, c.Args)
+	if len(issues) == 0 {
+		return c.Args, nil, nil
+	}
+	env := &Envelope{Code: checkCode, Category: CategoryValidation, Severity: SeverityError,
+		Message: "the arguments break the operation's schema", Issues: issues}
+	var (
+		prop    *Proposal
+		blocked []Blocked
+		why     = "no rewriter is configured"
+	)
+	if l.Rewriter != nil {
+		args := c.Args
+		if len(bytes.TrimSpace(args)) == 0 {
+			args = json.RawMessage("{}")
+		}
+		rw := &Rewrite{Operation: c.Operation, Args: args, Envelope: env, Schema: c.Schema}
+		next, err := l.Rewriter.Rewrite(ctx, rw)
+		switch {
+		case err != nil:
+			why = "the rewriter failed: " + err.Error()
+		case next == nil:
+			why, blocked = "no rewriter could address every issue", rw.Blocked
+		case !isJSONObject(next):
+			why = "the rewriter returned something other than a JSON object"
+		case sameJSON(next, args):
+			why = "the rewriter returned the arguments unchanged"
+		default:
+			changes := rw.Changes
+			if len(changes) == 0 {
+				changes = diffArgs(args, next)
+			}
+			approved := !anyLossy(changes)
+			if !approved {
+				p := &Proposal{Operation: c.Operation, Args: args, New: next, Changes: changes, Envelope: env}
+				policy := l.Rewrites
+				if policy == nil {
+					policy = SafeRewrites
+				}
+				ok, perr := policy.Approve(ctx, p)
+				approved = ok && perr == nil
+				if !approved {
+					prop, why = p, "the repair changes what the call means ("+lossyRules(changes)+"), not approved by the rewrite policy"
+				}
+			}
+			if approved {
+				if l.Check != CheckStrict {
+					return next, changes, nil
+				}
+				left := r.violations(ctx, c, next)
+				if len(left) == 0 {
+					return next, changes, nil
+				}
+				issues, why = left, "the repaired arguments still break the schema"
+			}
+		}
+	}
+	if l.Check != CheckStrict {
+		return c.Args, nil, nil // the server decides: its schema may be newer than the one we hold
+	}
+	return nil, nil, &CallError{Operation: c.Operation, Cause: ErrInvalidArguments,
+		Detail:   "the arguments break the operation's schema, and " + why + "; nothing was sent",
+		Attempts: r.attempts, Err: &ArgumentsError{Issues: issues}, Proposal: prop, Blocked: blocked}
+}
+
+// violations are the issues of args against c.Schema; none when they are valid, or when they
+// are not checked (see check), which the Logger is told.
+func (r *run) violations(ctx context.Context, c *Call, args json.RawMessage) []Issue {
+	s := argsSchemas.get(c.Schema)
+	if s.sch == nil {
+		r.unchecked(ctx, c, "the schema does not compile: "+s.err.Error())
+		return nil
+	}
+	if len(args) > checkMaxArgs {
+		r.unchecked(ctx, c, "the arguments are larger than the check reads")
+		return nil
+	}
+	if len(bytes.TrimSpace(args)) == 0 {
+		args = json.RawMessage("{}")
+	}
+	inst, err := jsv.UnmarshalJSON(bytes.NewReader(args))
+	if err != nil || !boundedNumbers(inst) {
+		r.unchecked(ctx, c, "the arguments hold a number beyond the validator's bounds")
+		return nil
+	}
+	issues, ok := validateArgs(s.sch, inst)
+	if !ok {
+		r.unchecked(ctx, c, "the schema validator failed")
+	}
+	return issues
+}
+
+// validateArgs validates inst against sch and lists the violations; ok is false when the
+// validator panicked (a bug of its own, which must not end the call).
+func validateArgs(sch *jsv.Schema, inst any) (issues []Issue, ok bool) {
+	defer func() {
+		if recover() != nil {
+			issues, ok = nil, false
+		}
+	}()
+	err := sch.Validate(inst)
+	if err == nil {
+		return nil, true
+	}
+	var ve *jsv.ValidationError
+	if !errors.As(err, &ve) {
+		return []Issue{{Code: "invalid", Message: "the arguments are invalid: " + err.Error()}}, true
+	}
+	return schemaIssues(ve, inst), true
+}
+
+// unchecked logs why the call's arguments were not checked against its schema.
+func (r *run) unchecked(ctx context.Context, c *Call, why string) {
+	if lg := r.loop.Logger; lg != nil {
+		lg.LogAttrs(ctx, slog.LevelDebug, "remedy arguments not checked",
+			slog.String("operation", c.Operation), slog.String("why", why))
+	}
+}

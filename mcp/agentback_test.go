@@ -76,7 +76,9 @@ func TestAgentBackInvalidInputIsRepaired(t *testing.T) {
 	t.Parallel()
 	cs, seen := agentBackServer(t)
 	ctx := context.Background()
-	c, err := mcp.NewClient(ctx, cs, remedy.Loop{Rewriter: remedy.DefaultRewriter})
+	// The check before sending would repair it from the tool's schema (TestSchemaCheckOverMCP):
+	// off, so that the server's failure is what is repaired.
+	c, err := mcp.NewClient(ctx, cs, remedy.Loop{Rewriter: remedy.DefaultRewriter, Check: remedy.CheckOff})
 	require.NoError(t, err)
 	resp, err := c.Call(ctx, "charge", json.RawMessage(`{"amount":1200,"currency":"EUR"}`))
 	require.NoError(t, err)

@@ -38,13 +38,15 @@ func (c *Client) Transport() *Transport { return c.t }
 // Call runs the tool with args (nil, a JSON object as json.RawMessage or []byte, or any value
 // that encodes to one) through the loop, as remedy.Client.Call runs an HTTP operation: it
 // returns the success (Body is the tool's result) or a *remedy.CallError saying why it
-// stopped.
+// stopped. The arguments are checked against the tool's input schema, as tools/list gave it,
+// before the call is sent (see remedy.Loop.Check).
 func (c *Client) Call(ctx context.Context, tool string, args any, opts ...remedy.CallOption) (*remedy.Response, error) {
 	call, err := remedy.NewCall(tool, args, opts...)
 	if err != nil {
 		return nil, err
 	}
 	_, call.Idempotent = c.t.Registered(tool)
+	call.Schema = c.t.argsSchema(tool)
 	return c.loop.Do(ctx, call)
 }
 

@@ -18,7 +18,8 @@ import (
 )
 
 // An agent's tool calls over MCP go through the loop: the bad currency is repaired from the
-// envelope, and the call succeeds on its second attempt.
+// tool's input schema (as tools/list gave it) before the call is sent, and the call succeeds
+// on its first attempt. (A server's refusal is repaired the same way, after the failure.)
 func ExampleNewClient() {
 	ctx := context.Background()
 	api, _, err := billing.New() // the reference server with a small billing API
@@ -55,12 +56,15 @@ func ExampleNewClient() {
 		if a.Envelope != nil {
 			code = a.Envelope.Code
 		}
+		for _, ch := range a.Checked {
+			fmt.Printf("checked %s: %s → %s (%s)\n", ch.Path, ch.Old, ch.New, ch.Rule)
+		}
 		fmt.Println(a.Number, a.Target, code, a.Decision.Action)
 	}
 	fmt.Println(string(resp.Body))
 	// Output:
-	// 1 create_invoice invalid_body rewrite
-	// 2 create_invoice ok return
+	// checked /currency: "EUR" → "eur" (enum_match)
+	// 1 create_invoice ok return
 	// {"id":"in_1","customer_id":"cus_ada","currency":"eur","amount":1200,"status":"draft"}
 }
 

@@ -37,7 +37,8 @@ var surfaces = []surface{
 	{"REST", func(t *testing.T, url string, loop remedy.Loop, drop func(*http.Request) bool) caller {
 		opts := []remedy.Option{remedy.WithBaseURL(url), remedy.WithRewriter(loop.Rewriter),
 			remedy.WithRewritePolicy(loop.Rewrites), remedy.WithConfirmPolicy(loop.Confirm),
-			remedy.WithHTTPClient(dropping(drop)), remedy.WithBackoff(loop.Backoff), remedy.WithHooks(loop.Hooks)}
+			remedy.WithHTTPClient(dropping(drop)), remedy.WithBackoff(loop.Backoff), remedy.WithHooks(loop.Hooks),
+			remedy.WithSchemaCheck(loop.Check)}
 		c, err := remedy.NewClient(opts...)
 		require.NoError(t, err)
 		n, err := c.LoadOpenAPI(context.Background(), "/openapi.json")
@@ -149,7 +150,14 @@ func TestScenariosSameOnBothSurfaces(t *testing.T) {
 	}
 	rewrite := remedy.Loop{Rewriter: remedy.DefaultRewriter}
 	scenarios := []scenario{
+		// Both surfaces know the operation's schema (OpenAPI, tools/list): the check before
+		// sending repairs the case, and the call costs one request.
 		{name: "validation is rewritten", loop: rewrite, op: "create_invoice",
+			args: map[string]any{"customer_id": "cus_ada", "currency": "EUR", "amount": 1200},
+			want: outcome{OK: true, Attempts: 1, Result: map[string]any{"id": "in_1", "customer_id": "cus_ada", "currency": "eur", "amount": 1200.0, "status": "draft"},
+				Effects: map[string]int{"create_invoice": 1}}},
+		{name: "validation is rewritten after the failure", loop: remedy.Loop{Rewriter: remedy.DefaultRewriter, Check: remedy.CheckOff},
+			op:   "create_invoice",
 			args: map[string]any{"customer_id": "cus_ada", "currency": "EUR", "amount": 1200},
 			want: outcome{OK: true, Attempts: 2, Result: map[string]any{"id": "in_1", "customer_id": "cus_ada", "currency": "eur", "amount": 1200.0, "status": "draft"},
 				Effects: map[string]int{"create_invoice": 1}}},
@@ -196,6 +204,11 @@ func TestScenariosSameOnBothSurfaces(t *testing.T) {
 			want: outcome{Code: "invalid_body", Cause: remedy.ErrRewriteGaveUp.Error(), Attempts: 1, Effects: map[string]int{}}},
 		{name: "a charge over the maximum: clamped when the rewrite policy approves",
 			loop: remedy.Loop{Rewriter: remedy.DefaultRewriter, Rewrites: remedy.AllRewrites},
+			op:   "charge", args: map[string]any{"customer_id": "cus_ada", "amount": 99999999, "currency": "usd"},
+			want: outcome{OK: true, Attempts: 1, Result: map[string]any{"id": "ch_1", "customer_id": "cus_ada", "amount": 1000000.0, "currency": "usd"},
+				Effects: map[string]int{"charge": 1}}},
+		{name: "a charge over the maximum: clamped after the failure when the rewrite policy approves",
+			loop: remedy.Loop{Rewriter: remedy.DefaultRewriter, Rewrites: remedy.AllRewrites, Check: remedy.CheckOff},
 			op:   "charge", args: map[string]any{"customer_id": "cus_ada", "amount": 99999999, "currency": "usd"},
 			want: outcome{OK: true, Attempts: 2, Result: map[string]any{"id": "ch_1", "customer_id": "cus_ada", "amount": 1000000.0, "currency": "usd"},
 				Effects: map[string]int{"charge": 1}}},

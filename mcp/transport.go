@@ -121,6 +121,17 @@ func (t *Transport) Operations() []remedy.Operation {
 	return ops
 }
 
+// argsSchema is the input schema of the tool name, as last listed, less the arguments the
+// loop sends itself: what the caller's arguments are checked against before the call is sent
+// (remedy.Call.Schema). Without those members, a schema that refuses unknown members refuses
+// them in the caller's arguments too, where the transport refuses them anyway (reserved). Nil
+// for a tool not listed.
+func (t *Transport) argsSchema(name string) json.RawMessage {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.tools[name].schema
+}
+
 // modelSchema is a tool's input schema as a model is offered it: without the arguments the
 // loop sends itself. Nil when the schema is not an object.
 func modelSchema(schema any) json.RawMessage {

@@ -2,7 +2,6 @@ package server
 
 import (
 	"encoding/json"
-	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -10,8 +9,6 @@ import (
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
-	jsv "github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -415,22 +412,6 @@ func FuzzExplain(f *testing.F) {
 			xpCompare(t, v, name, string(b), nil)
 		}
 	})
-}
-
-// keywordOf names the keyword of every kind as KeywordPath does.
-func TestKeywordOf(t *testing.T) {
-	t.Parallel()
-	for _, k := range []jsv.ErrorKind{&kind.Type{}, &kind.Enum{}, &kind.Const{}, &kind.Format{}, &kind.Required{},
-		&kind.AdditionalProperties{}, &kind.Minimum{}, &kind.Maximum{}, &kind.ExclusiveMinimum{},
-		&kind.ExclusiveMaximum{}, &kind.MinLength{}, &kind.MaxLength{}, &kind.Pattern{}, &kind.MinItems{},
-		&kind.MaxItems{}, &kind.UniqueItems{}, &kind.FalseSchema{}, &kind.Not{}, &kind.MultipleOf{},
-		&kind.Dependency{Prop: "p"}, &kind.RefCycle{}} {
-		want := ""
-		if kp := k.KeywordPath(); len(kp) > 0 {
-			want = kp[0]
-		}
-		assert.Equal(t, want, keywordOf(k), fmt.Sprintf("%T", k))
-	}
 }
 
 // The collector sorts as a stable sort by compareIssues does, few issues or many.

@@ -23,6 +23,7 @@ import (
 
 	"github.com/remedy-go/remedy"
 	"github.com/remedy-go/remedy/internal/jsonscan"
+	"github.com/remedy-go/remedy/internal/schemaissue"
 )
 
 // inputSchemaURL names the one resource a validator compiles. It is never fetched, and no other
@@ -1006,7 +1007,7 @@ func (c *issueCollector) leaf(e *jsv.ValidationError) {
 // additionalProperties, the values of the members it names (nil: looked up too). The value is
 // read only once the issue is known to be kept.
 func (c *issueCollector) fault(n *schemaNode, toks []string, k jsv.ErrorKind, known *any, vals []any) {
-	kw := keywordOf(k)
+	kw := schemaissue.Keyword(k)
 	switch k := k.(type) {
 	case *kind.Required:
 		for _, m := range k.Missing {
@@ -1027,20 +1028,7 @@ func (c *issueCollector) fault(n *schemaNode, toks []string, k jsv.ErrorKind, kn
 		c.additional(n, toks, k.Properties, vals, c.fragment(n, kw))
 		return
 	}
-	code := issueCode(kw)
-	switch k.(type) {
-	case *kind.FalseSchema:
-		code = "not_allowed"
-	case *kind.Not:
-		code = "not"
-	case *kind.InvalidJsonValue:
-		code = "invalid_value"
-	case *kind.RefCycle:
-		code = "ref_cycle"
-	}
-	if code == "" {
-		code = "invalid"
-	}
+	code := schemaissue.Code(k, kw)
 	if !c.keep(loc{toks: toks}, code) {
 		return
 	}
@@ -1204,51 +1192,6 @@ func (a *textArena) string(start int) string {
 		return ""
 	}
 	return unsafe.String(unsafe.SliceData(b), len(b))
-}
-
-// keywordOf is the keyword an error kind reports, "" for none: KeywordPath's first, without
-// the slice KeywordPath allocates for the common ones.
-func keywordOf(k jsv.ErrorKind) string {
-	switch k.(type) {
-	case *kind.Type:
-		return "type"
-	case *kind.Enum:
-		return "enum"
-	case *kind.Const:
-		return "const"
-	case *kind.Format:
-		return "format"
-	case *kind.Required:
-		return "required"
-	case *kind.AdditionalProperties:
-		return "additionalProperties"
-	case *kind.Minimum:
-		return "minimum"
-	case *kind.Maximum:
-		return "maximum"
-	case *kind.ExclusiveMinimum:
-		return "exclusiveMinimum"
-	case *kind.ExclusiveMaximum:
-		return "exclusiveMaximum"
-	case *kind.MinLength:
-		return "minLength"
-	case *kind.MaxLength:
-		return "maxLength"
-	case *kind.Pattern:
-		return "pattern"
-	case *kind.MinItems:
-		return "minItems"
-	case *kind.MaxItems:
-		return "maxItems"
-	case *kind.UniqueItems:
-		return "uniqueItems"
-	case *kind.FalseSchema:
-		return ""
-	}
-	if kp := k.KeywordPath(); len(kp) > 0 {
-		return kp[0]
-	}
-	return ""
 }
 
 // additional adds the issues of the members names of the object at toks that its schema n
@@ -1584,58 +1527,6 @@ func clipAppend(b []byte, start int, pointer bool) []byte {
 		i--
 	}
 	return append(b[:start+i], ellipsis...)
-}
-
-// issueCode spells a keyword as an issue code: exclusiveMinimum → exclusive_minimum.
-func issueCode(kw string) string {
-	kw = strings.TrimPrefix(kw, "$")
-	if code, ok := issueCodes[kw]; ok {
-		return code
-	}
-	return spellCode(kw)
-}
-
-// issueCodes are the codes of the keywords of JSON Schema 2020-12 whose code is not the
-// keyword itself, spelled once.
-var issueCodes = func() map[string]string {
-	m := map[string]string{}
-	for _, kw := range []string{"minLength", "maxLength", "minItems", "maxItems", "uniqueItems", "minProperties",
-		"maxProperties", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "additionalProperties",
-		"propertyNames", "minContains", "maxContains", "contentEncoding", "contentMediaType", "anyOf",
-		"oneOf", "allOf", "dependentRequired", "additionalItems", "unevaluatedProperties", "unevaluatedItems"} {
-		m[kw] = spellCode(kw)
-	}
-	return m
-}()
-
-// spellCode is issueCode, without the look-up.
-func spellCode(kw string) string {
-	plain := true
-	for i := 0; i < len(kw); i++ {
-		if c := kw[i]; (c >= 'A' && c <= 'Z') || c == '-' {
-			plain = false
-			break
-		}
-	}
-	if plain {
-		return kw
-	}
-	var b strings.Builder
-	for i := 0; i < len(kw); i++ {
-		ch := kw[i]
-		switch {
-		case ch >= 'A' && ch <= 'Z':
-			if i > 0 {
-				b.WriteByte('_')
-			}
-			b.WriteByte(ch + 'a' - 'A')
-		case ch == '-':
-			b.WriteByte('_')
-		default:
-			b.WriteByte(ch)
-		}
-	}
-	return b.String()
 }
 
 // issueArticle names a JSON type with its article: an integer, a string, null.

@@ -48,6 +48,12 @@ cut, a member dropped, one of several values chosen, an example's value taken) i
 not sent: the call stops and the output shows the proposal. all sends those too;
 none repairs nothing, so a failure that names a fix stops the call.
 
+--check says what happens, before anything is sent, to arguments that break the
+operation's schema (from the OpenAPI document, or the tool's input schema).
+repair (the default) repairs them as --rewrite allows and sends them, repaired
+or not, for the server to decide; strict stops the call, and sends nothing, when
+they still break it; off sends them unchecked.
+
 A call the server wants confirmed is confirmed with --confirm; without it, on a
 terminal, remedy shows the operation and the payload and asks approve? [y/N]
 (over --mcp, the server's question to the person, by MCP elicitation, is asked
@@ -65,7 +71,7 @@ An Idempotency-Key given with --header is the call's key: every attempt sends it
 		`remedy call --header "Authorization: Bearer $TOKEN" https://api.example.com get_invoice '{"id":"in_1"}'`,
 	},
 	exits: `0 the call succeeded
-2 usage error: invalid JSON arguments, arguments that cannot make the request (a path parameter missing; nothing is sent), unknown operation or tool, bad --rewrite
+2 usage error: invalid JSON arguments, arguments that cannot make the request (a path parameter missing, or, with --check=strict, a value the schema refuses; nothing is sent), unknown operation or tool, bad --rewrite or --check
 2 usage error: invalid JSON arguments, unknown operation or tool, bad --rewrite
 3 the server could not be reached, or its document or MCP endpoint used`,
 	more: func() string { return callJSONHelp },
@@ -81,7 +87,9 @@ const callJSONHelp = `JSON output (--json):
     [{"path": "/amount", "old": "1200", "new": 1200, "rule": "suggested_value", "lossy": false}]
   (old is absent for a member added, new for one removed; a change marked lossy
   was sent because --rewrite=all approved it; on the attempt a refused repair
-  stopped, the changes proposed, each with "refused": true).
+  stopped, the changes proposed, each with "refused": true), and, on the first
+  attempt, checked: the changes made before it was sent, where the arguments
+  broke the operation's schema (see --check), in the same form.
   An unsuccessful call adds cause, detail, error and envelope (the last failure,
   in the canonical encoding), and, when the call stopped for it:
     confirmation: {operation, args, message, hint}  (rerun with --confirm)
@@ -103,6 +111,7 @@ type callConfig struct {
 	asks    bool // the confirm policy may approve: --confirm, or a terminal to ask at
 	json    bool
 	rewrite rewriteMode
+	check   checkMode
 	// rewriter and rewrites are what --rewrite stands for: the rewriter (nil: none) and the
 	// policy that decides the repairs that change what a call means.
 	rewriter remedy.Rewriter
@@ -130,6 +139,21 @@ func (m *rewriteMode) Set(s string) error {
 	return errors.New("want safe (repairs that keep what the call means), all (every repair) or none (no repair)")
 }
 
+// checkMode is --check: what happens to arguments that break the operation's schema.
+type checkMode remedy.SchemaCheck
+
+func (m *checkMode) String() string { return remedy.SchemaCheck(*m).String() }
+
+func (m *checkMode) Set(s string) error {
+	for _, c := range []remedy.SchemaCheck{remedy.CheckRepair, remedy.CheckStrict, remedy.CheckOff} {
+		if s == c.String() {
+			*m = checkMode(c)
+			return nil
+		}
+	}
+	return errors.New("want repair (repair, then send), strict (stop arguments that still break the schema) or off (send unchecked)")
+}
+
 // loop returns the rewriter and the rewrite policy the mode stands for.
 func (m rewriteMode) loop() (remedy.Rewriter, remedy.RewritePolicy) {
 	switch m {
@@ -149,6 +173,7 @@ func call(ctx context.Context, in *invocation) error {
 	useMCP := fs.Bool("mcp", false, "URL is an MCP endpoint (streamable HTTP), and OPERATION one of its tools")
 	fs.BoolVar(&cfg.confirm, "confirm", false, "approve the confirmation the server asks for (default: refuse, and say what would be confirmed)")
 	fs.Var(&cfg.rewrite, "rewrite", "send the repairs `MODE` allows: safe, those that keep what the call means (a clamp, a cut, a dropped member or a chosen value stops the call and is shown); all, every repair; none, no repair")
+	fs.Var(&cfg.check, "check", "check the arguments against the operation's schema before sending, `MODE`: repair, then send; strict, stop what still breaks it; off, send unchecked")
 	fs.Var(&cfg.header, "header", "send the header `'Name: value'` with every request, such as credentials (repeatable)")
 	timeout := fs.Duration("timeout", 30*time.Second, "give up after `DURATION`, loading, attempts and waits included (0: no limit)")
 	fs.BoolVar(&cfg.json, "json", false, "print one JSON object (ok, status, result, attempts with their changes, and why it failed) instead of the transcript; see JSON output below")
@@ -310,6 +335,7 @@ func callREST(ctx context.Context, cfg *callConfig, policy remedy.ConfirmPolicy,
 		remedy.WithRewriter(cfg.rewriter),
 		remedy.WithRewritePolicy(cfg.rewrites),
 		remedy.WithConfirmPolicy(policy),
+		remedy.WithSchemaCheck(remedy.SchemaCheck(cfg.check)),
 		remedy.WithHooks(remedy.Hooks{AttemptEnd: func(_ context.Context, a *remedy.Attempt) { onAttempt(a) }}),
 	)
 	if err != nil {
@@ -349,6 +375,7 @@ func callMCP(ctx context.Context, cfg *callConfig, policy remedy.ConfirmPolicy, 
 		Rewriter: cfg.rewriter,
 		Rewrites: cfg.rewrites,
 		Confirm:  policy,
+		Check:    remedy.SchemaCheck(cfg.check),
 		Hooks:    remedy.Hooks{AttemptEnd: func(_ context.Context, a *remedy.Attempt) { onAttempt(a) }},
 	})
 	if err != nil {
@@ -587,6 +614,9 @@ type attemptOutput struct {
 	// Changes are the edits made to the arguments after the attempt; on the attempt a refused
 	// repair stopped, the edits proposed, marked refused.
 	Changes []changeOutput `json:"changes,omitempty"`
+	// Checked are the edits made to the arguments before the first attempt was sent, where
+	// they broke the operation's schema.
+	Checked []changeOutput `json:"checked,omitempty"`
 }
 
 // changeOutput is one remedy.Change: lossy always present, so that a script need not know
@@ -672,6 +702,7 @@ func writeCallJSON(w io.Writer, resp *remedy.Response, ce *remedy.CallError) err
 		}
 		refused := a.Decision.Action == remedy.ActStop && errors.Is(a.Decision.Cause, remedy.ErrRewriteRefused)
 		ao.Changes = changesOutput(a.Changes, refused)
+		ao.Checked = changesOutput(a.Checked, false)
 		o.Attempts = append(o.Attempts, ao)
 	}
 	enc := json.NewEncoder(w)

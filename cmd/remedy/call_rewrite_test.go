@@ -178,7 +178,8 @@ func TestCallRewriteLossless(t *testing.T) {
 			t.Run(s.name+" "+strings.Join(flags, " "), func(t *testing.T) {
 				t.Parallel()
 				cs := startCharges(t)
-				r := callCharge(t, cs, s.args, upperCharge, flags...)
+				// Unchecked: the server's failure is what is repaired (TestCallChecksBeforeSending).
+				r := callCharge(t, cs, s.args, upperCharge, append([]string{"--check=off"}, flags...)...)
 				r.wantExit(t, exitOK)
 				if got := cs.calls(); len(got) != 2 || got[1]["currency"] != "eur" || got[1]["amount"] != 4200.0 {
 					t.Fatalf("want two charges, the second in eur: %v\n%s", got, r)
@@ -193,7 +194,7 @@ func TestCallRewriteLossless(t *testing.T) {
 				}
 
 				cs = startCharges(t)
-				r = callCharge(t, cs, s.args, upperCharge, append(flags, "--json")...)
+				r = callCharge(t, cs, s.args, upperCharge, append([]string{"--check=off", "--json"}, flags...)...)
 				r.wantExit(t, exitOK)
 				out := decodeRewrite(t, r)
 				if len(out.Attempts) != 2 || out.Attempts[0].Action != "rewrite" || len(out.Attempts[1].Changes) != 0 {
@@ -264,7 +265,7 @@ func TestCallRewriteClamp(t *testing.T) {
 		t.Run(s.name+" all", func(t *testing.T) {
 			t.Parallel()
 			cs := startCharges(t)
-			r := callCharge(t, cs, s.args, hugeCharge, "--rewrite=all")
+			r := callCharge(t, cs, s.args, hugeCharge, "--rewrite=all", "--check=off")
 			r.wantExit(t, exitOK)
 			if got := cs.calls(); len(got) != 2 || got[1]["amount"] != 1000000.0 {
 				t.Fatalf("want the clamp sent: %v\n%s", got, r)
@@ -340,7 +341,7 @@ func TestCallRefusedProposal(t *testing.T) {
 					t.Fatal(err)
 				}
 				cfg := &callConfig{base: base, operation: "charge", args: json.RawMessage(hugeCharge),
-					openapi: "/openapi.json", rewriter: clampRewriter, rewrites: policy}
+					openapi: "/openapi.json", rewriter: clampRewriter, rewrites: policy, check: checkMode(remedy.CheckOff)}
 				var attempts bytes.Buffer
 				onAttempt := func(a *remedy.Attempt) { transcript.Attempt(&attempts, a) }
 				call := callREST

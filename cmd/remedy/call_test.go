@@ -42,7 +42,7 @@ func TestCallWithoutArguments(t *testing.T) {
 func TestCallCallerIdempotencyKey(t *testing.T) {
 	t.Parallel()
 	b := startBilling(t)
-	r := remedyCmd(t, "", "call", "--header", "Idempotency-Key: k", b.url, "create_invoice", wrongEnum)
+	r := remedyCmd(t, "", "call", "--check=off", "--header", "Idempotency-Key: k", b.url, "create_invoice", wrongEnum)
 	r.wantExit(t, exitOK)
 	var keys [][]string
 	for _, ex := range b.requests() {
@@ -79,7 +79,7 @@ func TestCallCallerIdempotencyKey(t *testing.T) {
 		t.Errorf("want k1 sent and shown:\n%s", r)
 	}
 
-	r = remedyCmd(t, "", "call", "--mcp", "--header", "idempotency-key: k2", b.url+"/mcp", "create_invoice", wrongEnum)
+	r = remedyCmd(t, "", "call", "--check=off", "--mcp", "--header", "idempotency-key: k2", b.url+"/mcp", "create_invoice", wrongEnum)
 	r.wantExit(t, exitOK)
 	if !strings.Contains(r.stdout, "tools/call create_invoice  idempotencyKey: k2\n") {
 		t.Errorf("over MCP, want the caller's key as the tool call's:\n%s", r)

@@ -122,7 +122,7 @@ const wrongEnum = `{"customer_id":"cus_ada","currency":"EUR","amount":1200}`
 func TestCallRepairsWrongEnum(t *testing.T) {
 	t.Parallel()
 	b := startBilling(t)
-	r := remedyCmd(t, "", "call", b.url, "create_invoice", wrongEnum)
+	r := remedyCmd(t, "", "call", "--check=off", b.url, "create_invoice", wrongEnum)
 	r.wantExit(t, exitOK)
 	for _, want := range []string{
 		"create_invoice on " + b.url + " (7 operations in " + b.url + "/openapi.json)",
@@ -186,7 +186,7 @@ func decodeCall(t *testing.T, r result) callJSON {
 func TestCallJSON(t *testing.T) {
 	t.Parallel()
 	b := startBilling(t)
-	r := remedyCmd(t, "", "call", "--json", b.url, "create_invoice", wrongEnum)
+	r := remedyCmd(t, "", "call", "--check=off", "--json", b.url, "create_invoice", wrongEnum)
 	r.wantExit(t, exitOK)
 	out := decodeCall(t, r)
 	if !out.OK || out.Status != http.StatusCreated || out.Replayed {
@@ -273,7 +273,7 @@ func TestCallConfirmation(t *testing.T) {
 func TestCallMCP(t *testing.T) {
 	t.Parallel()
 	b := startBilling(t)
-	r := remedyCmd(t, "", "call", "--mcp", b.url+"/mcp", "create_invoice", wrongEnum)
+	r := remedyCmd(t, "", "call", "--check=off", "--mcp", b.url+"/mcp", "create_invoice", wrongEnum)
 	r.wantExit(t, exitOK)
 	for _, want := range []string{"create_invoice on " + b.url + "/mcp (MCP)", "tools/call create_invoice", "-> rewrite", `"currency": "eur"`} {
 		if !strings.Contains(r.stdout, want) {
@@ -930,4 +930,52 @@ func TestTerminal(t *testing.T) {
 	if got := buf.String(); got != "\r\x1b[Kprobing [3/10] create_invoice: wrong type\r\x1b[K" {
 		t.Errorf("progress line %q", got)
 	}
+}
+
+// By default the arguments are checked against the operation's schema before anything is
+// sent (the OpenAPI document's, the tool's input schema over --mcp): the wrong case is
+// repaired before the first request, and the transcript says so. --check=strict stops, and
+// sends nothing, what only a lossy repair would fix.
+func TestCallChecksBeforeSending(t *testing.T) {
+	t.Parallel()
+	b := startBilling(t)
+	for _, surface := range [][]string{{b.url}, {"--mcp", b.url + "/mcp"}} {
+		r := remedyCmd(t, "", append(append([]string{"call"}, surface...), "create_invoice", wrongEnum)...)
+		r.wantExit(t, exitOK)
+		for _, want := range []string{`checked: change /currency "EUR" → "eur" by enum_match`, ", after 1 attempt\n"} {
+			if !strings.Contains(r.stdout, want) {
+				t.Errorf("the output lacks %q:\n%s", want, r)
+			}
+		}
+	}
+	r := remedyCmd(t, "", "call", "--json", b.url, "create_invoice", wrongEnum)
+	r.wantExit(t, exitOK)
+	var out struct {
+		Attempts []struct {
+			Checked []struct {
+				Path, Rule string
+				Lossy      bool
+			} `json:"checked"`
+		} `json:"attempts"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Attempts) != 1 || len(out.Attempts[0].Checked) != 1 || out.Attempts[0].Checked[0].Path != "/currency" ||
+		out.Attempts[0].Checked[0].Rule != "enum_match" {
+		t.Errorf("want one attempt, checked /currency by enum_match:\n%s", r.stdout)
+	}
+	if n := b.store.Effects("create_invoice"); n != 3 {
+		t.Errorf("create_invoice executed %d times, want 3", n)
+	}
+
+	r = remedyCmd(t, "", "call", "--check=strict", b.url, "charge", `{"customer_id":"cus_ada","amount":99999999,"currency":"usd"}`)
+	r.wantExit(t, exitUsage)
+	if !strings.Contains(r.stderr, "charge was not sent") || !strings.Contains(r.stderr, "/amount") {
+		t.Errorf("want the violation named, nothing sent:\n%s", r)
+	}
+	if n := b.store.Effects("charge"); n != 0 {
+		t.Errorf("charge executed %d times, want none", n)
+	}
+	remedyCmd(t, "", "call", "--check=loose", b.url, "get_invoice", `{"id":"in_1"}`).wantExit(t, exitUsage)
 }

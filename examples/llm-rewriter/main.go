@@ -118,6 +118,10 @@ func newClient(ctx context.Context, out io.Writer, base string, rewriter remedy.
 	client, err := remedy.NewClient(
 		remedy.WithBaseURL(base),
 		remedy.WithRewriter(rewriter),
+		// Unchecked: this program shows the model repairing what the server refused. With the
+		// check (the default), the same rewriter repairs the arguments against the operation's
+		// schema before anything is sent, the model included.
+		remedy.WithSchemaCheck(remedy.CheckOff),
 		remedy.WithHooks(remedy.Hooks{AttemptEnd: func(_ context.Context, a *remedy.Attempt) { transcript.Attempt(out, a) }}),
 	)
 	if err != nil {

@@ -37,8 +37,9 @@ func TestRun(t *testing.T) {
 
 	enum := parts[1]
 	assert.Contains(t, enum, "#1 create_invoice tools/call create_invoice")
-	assert.Contains(t, enum, `issue /currency enum allowed ["usd","eur","gbp"] suggested "eur"`)
-	assert.Contains(t, enum, "-> rewrite: the failure names a fix")
+	// Repaired from the tool's input schema before the call is sent: one tools/call.
+	assert.Contains(t, enum, `checked: change /currency "EUR" → "eur" by enum_match`)
+	assert.NotContains(t, enum, "#2 ")
 	assert.Contains(t, enum, `=> {"id":"in_1","customer_id":"cus_ada","currency":"eur","amount":1200,"status":"draft"}`)
 
 	draft := parts[2]

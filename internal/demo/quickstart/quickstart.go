@@ -90,7 +90,7 @@ func Run(out io.Writer) error {
 	scenarios := []scenario{
 		{title: "a wrong enum and a number as text", op: "create_invoice",
 			args:   map[string]any{"customer_id": "cus_ada", "currency": "EUR", "amount": "1200"},
-			effect: "create_invoice", expects: "the rewriter repairs both fields from the envelope"},
+			effect: "create_invoice", expects: "the rewriter repairs both fields from the schema, before sending"},
 		{title: "sending a draft", op: "send_invoice", args: map[string]any{"id": "in_1"},
 			effect: "send_invoice", expects: "the server names finalize_invoice; the loop runs it, then sends"},
 		{title: "a charge whose response is lost", op: "charge",

@@ -21,7 +21,7 @@ func TestQuickstart(t *testing.T) {
 		"GET /operations/",
 		"-> poll: the operation is still running",
 		"an export that takes time",
-		"-> rewrite: the failure names a fix",
+		`checked: change /currency "EUR" → "eur" by enum_match`, // before sending, from the OpenAPI schema
 		"next_operation finalize_invoice",
 		"201 (Idempotency-Replayed: true)",
 		"retry after 20ms",

@@ -39,6 +39,10 @@ func Attempt(out io.Writer, a *remedy.Attempt) {
 		sent += "  " + tokenLabel + ": …"
 	}
 	line(out, "    %s#%d %s %s", indent, a.Number, a.Operation, sent)
+	for _, c := range a.Checked {
+		// Made before sending: the arguments broke the operation's schema.
+		line(out, "    %s   checked: change %s%s", indent, Change(c), mark(c.Lossy, false))
+	}
 	switch {
 	case a.Err != nil:
 		line(out, "    %s   no response: %v", indent, a.Err)
