@@ -122,29 +122,40 @@ func (f RewriterFunc) Rewrite(ctx context.Context, r *Rewrite) (json.RawMessage,
 // means; an error stops the chain. A repair with a lossy change (a proposal for the
 // RewritePolicy) is kept while the rest are tried, and returned, with its changes, only when
 // none of them repairs the arguments: Chain(DefaultRewriter, LLMRewriter(...)) asks the model
-// before it proposes a clamp. Each rewriter starts with no Changes.
+// before it proposes a clamp. Each rewriter starts with no Changes and no Blocked. When every
+// rewriter gives up, Blocked is the account of the first that gave one: the deterministic
+// rewriter that usually comes first says which facts were missing, where a model's silence
+// says nothing. A repair returned leaves Blocked nil.
 func Chain(rs ...Rewriter) Rewriter {
 	return RewriterFunc(func(ctx context.Context, r *Rewrite) (json.RawMessage, error) {
 		var proposal json.RawMessage
 		var proposed []Change
+		var blocked []Blocked
 		for _, rw := range rs {
 			if rw == nil {
 				continue
 			}
-			r.Changes = nil
+			r.Changes, r.Blocked = nil, nil
 			out, err := rw.Rewrite(ctx, r)
 			switch {
 			case err != nil:
 				return out, err
 			case out == nil:
+				if blocked == nil {
+					blocked = r.Blocked
+				}
 				continue
 			case !anyLossy(r.Changes):
+				r.Blocked = nil
 				return out, nil
 			case proposal == nil:
 				proposal, proposed = out, r.Changes
 			}
 		}
-		r.Changes = proposed
+		r.Changes, r.Blocked = proposed, nil
+		if proposal == nil {
+			r.Blocked = blocked
+		}
 		return proposal, nil
 	})
 }
