@@ -72,7 +72,7 @@ func rewriteDefault(r *Rewrite) json.RawMessage {
 	op := readOperationSchema(r.Schema)
 	probs := mergeIssues(e.Issues, placeIssues(e.Issues, op, doc))
 	env := readEnvelopeJSON(e, len(probs))
-	env.op = op
+	env.op, env.opWork = op, maxMapWork
 	changes := make([]Change, 0, len(probs))
 	var blocked []Blocked
 	for i := range probs {
@@ -282,6 +282,7 @@ func compactAll(vals []json.RawMessage) []string {
 type envelopeJSON struct {
 	schema     gjson.Result // the envelope's Schema when it is an object, else absent
 	op         gjson.Result // the operation's schema (Rewrite.Schema) when it is an object
+	opWork     int          // what is left of the work of reading op (see operationParts)
 	objectRoot bool         // the Schema declares properties: it is an object's, not a field's
 	example    gjson.Result // the example arguments when they are an object, else absent
 	paths      int          // how many paths the issues name

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -447,6 +449,18 @@ func TestDefaultRewriterSchemaHostile(t *testing.T) {
 		fmt.Fprintf(&wide, `"p_%d":{"$ref":"#"},"P-%d":{"$ref":"#"}`, i, i)
 	}
 	wide.WriteString(`}}`)
+	// Every element's schema is the root's, of 10000 properties: each visit reads it whole.
+	var big strings.Builder
+	big.WriteString(`{"type":"object","required":["zz"],"properties":{"l":{"type":"array","items":{"$ref":"#"}}`)
+	for i := range 10000 {
+		fmt.Fprintf(&big, `,"p_%d":{"type":"integer","maximum":3}`, i)
+	}
+	big.WriteString(`}}`)
+	manyEmpty := `{"l":[` + strings.Repeat(`{},`, 50000) + `{}]}`
+	manyFields := make([]remedy.Issue, 256)
+	for i := range manyFields {
+		manyFields[i] = remedy.Issue{Field: fmt.Sprintf("P%d", 9999-i), Code: "max"}
+	}
 	deepArgs := strings.Repeat(`{"a":`, 30) + `"1"` + strings.Repeat(`}`, 30)
 	longField := strings.Repeat("A.", 10000) + "b"
 	longPath := strings.Repeat("/a", 10000)
@@ -475,6 +489,11 @@ func TestDefaultRewriterSchemaHostile(t *testing.T) {
 			"the field leaves out an array index, and several elements could be the one"},
 		"20001 elements, one issue without a field": {itemSchema, bigArray, []remedy.Issue{{Code: "type"}},
 			"the field, the schema or the arguments are too large to map within bounds"},
+		"50001 elements of a large schema, no field": {big.String(), manyEmpty, []remedy.Issue{{Code: "type"}},
+			"the field, the schema or the arguments are too large to map within bounds"},
+		"50001 elements of a large schema, no index": {big.String(), manyEmpty, []remedy.Issue{{Field: "l.zz", Code: "required"}},
+			"the field, the schema or the arguments are too large to map within bounds"},
+		"256 fields in a large schema": {big.String(), `{"p_1":"x"}`, manyFields, "the field, the schema or the arguments are too large to map within bounds"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			r := &remedy.Rewrite{Args: json.RawMessage(tc.args), Schema: json.RawMessage(tc.schema),
@@ -560,4 +579,129 @@ func TestChainKeepsTheFirstBlocked(t *testing.T) {
 	assert.JSONEq(t, `{"sku":"A","quantity":100}`, string(out))
 	assert.Nil(t, r.Blocked)
 	assert.True(t, r.Changes[0].Lossy)
+}
+
+// TestLoopRewritesFromTheSchema: the loop gives the call's Schema to the rewriter, so that gin's
+// bare "failed on the 'oneof' tag" is repaired; without it, the call's error says which issue
+// blocked the rewriter, and why.
+func TestLoopRewritesFromTheSchema(t *testing.T) {
+	t.Parallel()
+	gin, ok := remedy.Parse(400, http.Header{"Content-Type": {"application/json; charset=utf-8"}},
+		[]byte(`{"error":"Key: 'CreateItem.Currency' Error:Field validation for 'Currency' failed on the 'oneof' tag"}`))
+	require.True(t, ok)
+	var sent []string
+	tool := remedy.TransportFunc(func(_ context.Context, req *remedy.Request) (*remedy.Response, error) {
+		sent = append(sent, string(req.Args))
+		if strings.Contains(string(req.Args), `"usd"`) {
+			return &remedy.Response{Status: 201, Body: []byte(`{"id":"it_1"}`)}, nil
+		}
+		return &remedy.Response{Status: 400, Envelope: gin}, nil
+	})
+	loop := remedy.Loop{Transport: tool, Rewriter: remedy.DefaultRewriter, Check: remedy.CheckOff}
+	call := remedy.Call{Operation: "create_item", Args: json.RawMessage(`{"sku":"A","quantity":1,"currency":"USD"}`)}
+
+	_, err := loop.Do(context.Background(), call)
+	var ce *remedy.CallError
+	require.ErrorAs(t, err, &ce)
+	require.ErrorIs(t, err, remedy.ErrRewriteGaveUp)
+	want := []remedy.Blocked{{Field: "Currency", Code: "oneof", Why: "the field is not a path into the arguments, and no readable schema maps it onto one"}}
+	assert.Equal(t, want, ce.Blocked)
+	assert.Contains(t, err.Error(), "; not repaired: Currency (oneof): the field is not a path into the arguments, and no readable schema maps it onto one (after 1 attempt)")
+
+	sent = nil
+	call.Schema = json.RawMessage(itemSchema)
+	resp, err := loop.Do(context.Background(), call)
+	require.NoError(t, err)
+	assert.Equal(t, 201, resp.Status)
+	assert.Equal(t, []string{`{"sku":"A","quantity":1,"currency":"USD"}`, `{"sku":"A","quantity":1,"currency":"usd"}`}, sent)
+	assert.Equal(t, []changeView{lossless("/currency", "enum_match", `"USD"`, `"usd"`)}, viewChanges(resp.Attempts[0].Changes))
+}
+
+// TestCallErrorNamesBlocked: the message names the first few blocked issues, each cut short,
+// then how many more there are.
+func TestCallErrorNamesBlocked(t *testing.T) {
+	t.Parallel()
+	e := &remedy.CallError{Operation: "create_item", Cause: remedy.ErrRewriteGaveUp, Detail: "no rewriter could address every issue"}
+	e.Blocked = []remedy.Blocked{
+		{Path: "/color", Code: "enum", Why: "no allowed value or type is known"},
+		{Field: "Lines[1].SKU", Code: "required", Why: "the field names no property of the schema"},
+		{Code: "oneof", Why: "the issue names no field"},
+		{Path: "/note", Why: "no rule repairs the value with what is known"},
+		{Why: "the failure names no field to repair"},
+		{Path: "/" + strings.Repeat("x", 5000), Code: "enum", Why: "x"},
+		{Path: "/b", Code: "enum", Why: "x"},
+	}
+	assert.Equal(t, "remedy: create_item: "+remedy.ErrRewriteGaveUp.Error()+": no rewriter could address every issue; not repaired: "+
+		"/color (enum): no allowed value or type is known; Lines[1].SKU (required): the field names no property of the schema; "+
+		"(oneof): the issue names no field; /note: no rule repairs the value with what is known; the failure names no field to repair; "+
+		"and 2 more (after 0 attempts)", e.Error())
+
+	e.Blocked = []remedy.Blocked{{Path: "/" + strings.Repeat("é", 5000), Code: strings.Repeat("c", 5000), Why: strings.Repeat("w", 5000)}}
+	msg := e.Error()
+	assert.Less(t, len(msg), 500, "a message of a few lines, whatever the server wrote")
+	assert.True(t, utf8.ValidString(msg), "cut at a character boundary")
+}
+
+// itemsOpenAPI is an OpenAPI 3.0 document as code generators write it: the body's schema and
+// its lines behind components $refs, a nullable integer, a query parameter with a maximum.
+const itemsOpenAPI = `{"openapi":"3.0.3","info":{"title":"items","version":"1"},
+"paths":{"/items":{"post":{"operationId":"create_item",
+	"parameters":[{"name":"limit","in":"query","schema":{"type":"integer","maximum":100}}],
+	"requestBody":{"required":true,"content":{"application/json":{"schema":{"$ref":"#/components/schemas/CreateItem"}}}},
+	"responses":{"201":{"description":"created"}}}}},
+"components":{"schemas":{
+	"CreateItem":{"type":"object","required":["sku"],"properties":{
+		"sku":{"type":"string"},
+		"quantity":{"type":"integer","nullable":true,"minimum":1},
+		"currency":{"$ref":"#/components/schemas/Currency"},
+		"lines":{"type":"array","items":{"$ref":"#/components/schemas/Line"}}}},
+	"Currency":{"type":"string","enum":["usd","eur"]},
+	"Line":{"type":"object","properties":{"unit_price":{"type":"number"},"qty":{"type":"integer","exclusiveMaximum":true,"maximum":10}}}}}}`
+
+// TestDefaultRewriterOpenAPISchema: an operation's Parameters read from OpenAPI (parameters
+// and request body in one object, components inlined, 3.0's nullable and boolean
+// exclusiveMaximum) is a schema DefaultRewriter reads.
+func TestDefaultRewriterOpenAPISchema(t *testing.T) {
+	ops, err := remedy.OperationsFromOpenAPI([]byte(itemsOpenAPI))
+	require.NoError(t, err)
+	require.Len(t, ops, 1)
+	schema := string(ops[0].Parameters)
+	runSchemaCases(t, []schemaCase{{
+		name:    "a query parameter's maximum",
+		issues:  []remedy.Issue{{Field: "Limit", Code: "max"}},
+		schema:  schema,
+		args:    `{"sku":"A","limit":500}`,
+		want:    `{"sku":"A","limit":100}`,
+		changes: []changeView{lossy("/limit", "clamp", `500`, `100`)},
+		why:     "the schema allows at most 100",
+	}, {
+		name:    "an enum behind a components $ref",
+		issues:  []remedy.Issue{{Field: "Currency", Code: "oneof"}},
+		schema:  schema,
+		args:    `{"sku":"A","currency":"EUR"}`,
+		want:    `{"sku":"A","currency":"eur"}`,
+		changes: []changeView{lossless("/currency", "enum_match", `"EUR"`, `"eur"`)},
+	}, {
+		name:    "a nullable integer",
+		issues:  []remedy.Issue{{Path: "/quantity", Code: "type"}},
+		schema:  schema,
+		args:    `{"sku":"A","quantity":"5"}`,
+		want:    `{"sku":"A","quantity":5}`,
+		changes: []changeView{lossless("/quantity", "coerce", `"5"`, `5`)},
+	}, {
+		name:    "a line's snake_case member named in Go",
+		issues:  []remedy.Issue{{Field: "Lines[0].UnitPrice", Code: "type"}},
+		schema:  schema,
+		args:    `{"sku":"A","lines":[{"unit_price":"2.5"}]}`,
+		want:    `{"sku":"A","lines":[{"unit_price":2.5}]}`,
+		changes: []changeView{lossless("/lines/0/unit_price", "coerce", `"2.5"`, `2.5`)},
+	}, {
+		name:    "a boolean exclusiveMaximum beside maximum",
+		issues:  []remedy.Issue{{Field: "lines.qty", Code: "lt"}},
+		schema:  schema,
+		args:    `{"sku":"A","lines":[{"qty":3},{"qty":10}]}`,
+		want:    `{"sku":"A","lines":[{"qty":3},{"qty":9}]}`,
+		changes: []changeView{lossy("/lines/1/qty", "clamp", `10`, `9`)},
+		why:     "at most 9",
+	}})
 }

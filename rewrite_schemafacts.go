@@ -29,9 +29,12 @@ func readOperationSchema(raw json.RawMessage) gjson.Result {
 // operationParts is what describes the value at pointer in the operation's schema, with what
 // applies with it (see expand); nil when the schema does not reach the pointer.
 func (env *envelopeJSON) operationParts(pointer string) []gjson.Result {
-	if !env.op.Exists() {
+	// Each reading costs the work of a scan of the schema (see schemaCost), out of one budget
+	// for the rewrite: a failure of many issues against a large schema is read only so far.
+	if !env.op.Exists() || env.opWork < 0 {
 		return nil
 	}
+	env.opWork -= schemaCost([]gjson.Result{env.op})
 	segs, ok := pointerSegments(pointer)
 	if !ok {
 		return nil
@@ -40,7 +43,11 @@ func (env *envelopeJSON) operationParts(pointer string) []gjson.Result {
 	if !ok {
 		return nil
 	}
-	return expandIn(env.op, nil, s, 0)
+	parts := expandIn(env.op, nil, s, 0)
+	if env.opWork -= schemaCost(parts); env.opWork < 0 {
+		return nil
+	}
+	return parts
 }
 
 // The keywords DefaultRewriter reads from the operation's schema besides the allowed values
@@ -160,11 +167,11 @@ func codeClass(code string) ruleClass {
 	return codeClasses[c]
 }
 
-// breaks reports whether v, the value at a place whose schema is parts (local $refs resolved
-// in root), breaks it in the way class names; classNone asks for any break of enum, type,
-// bounds or lengths. Only what the schema states is checked: a schema that says nothing is
-// broken by nothing.
-func breaks(root gjson.Result, v gjson.Result, parts []gjson.Result, class ruleClass) bool {
+// breaks reports whether v, the value at a place whose schema is parts, breaks it in the way
+// class names; classNone asks for any break of enum, type, bounds or lengths. Only what parts
+// state is checked (an enum or const, not a union of them, whose branches would be read
+// anew at every value): a schema that says nothing is broken by nothing.
+func breaks(v gjson.Result, parts []gjson.Result, class ruleClass) bool {
 	if class == classRequired {
 		return !v.Exists() || v.Type == gjson.Null
 	}
@@ -176,7 +183,7 @@ func breaks(root gjson.Result, v gjson.Result, parts []gjson.Result, class ruleC
 		return true
 	}
 	if all || class == classEnum {
-		if allowed := schemaAllowedIn(root, parts); allowed != nil && !inAllowed(string(compact(v.Raw)), allowed) {
+		if allowed := listed(parts); allowed != nil && !inAllowed(string(compact(v.Raw)), allowed) {
 			return true
 		}
 	}

@@ -18,9 +18,11 @@ const (
 	// maxMapSegments bounds the segments of a path or field that is mapped: no request's
 	// arguments nest deeper than validJSON lets them.
 	maxMapSegments = 64
-	// maxMapWork bounds the schemas and argument values visited while placing the issues of
-	// one failure, whatever the size of the schema, of the arguments, and of the issue list.
-	maxMapWork = 1 << 14
+	// maxMapWork bounds the work of placing the issues of one failure, and of reading the
+	// operation's schema's facts for them, whatever the size of the schema, of the arguments,
+	// and of the issue list: in units of one value visited or 256 bytes of schema read (see
+	// charge), a few tens of milliseconds at worst.
+	maxMapWork = 1 << 15
 	// maxImplicitIndices bounds the arrays one name of a field may pass through without their
 	// index: a schema that refers to itself would otherwise nest arrays forever.
 	maxImplicitIndices = 4
@@ -79,9 +81,13 @@ func placeIssues(issues []Issue, op gjson.Result, doc string) []placement {
 		}
 	}
 	at := make([]placement, len(issues))
+	root := []gjson.Result{op}
 	for i := range issues {
 		is := &issues[i]
 		at[i] = placement{path: is.Path, written: is.Field}
+		if op.Exists() {
+			pl.charge(root) // finding where a path leads reads the schema from its root
+		}
 		switch {
 		case is.Path != "":
 			if op.Exists() {
@@ -131,12 +137,24 @@ type placer struct {
 	} // the values of the arguments that break the schema, by kind (see walkArgs)
 }
 
-// spend counts one step of work, and reports whether the work has run out.
-func (pl *placer) spend() bool {
-	if pl.work--; pl.work < 0 {
+// charge counts the work of visiting one value whose schema is parts, and reports whether the
+// work has run out. Reading a schema's keywords scans its text, so a large schema costs more:
+// a $ref to the root of a large schema costs the whole of it at every visit.
+func (pl *placer) charge(parts []gjson.Result) bool {
+	pl.work -= schemaCost(parts)
+	if pl.work < 0 {
 		pl.cut = true
 	}
 	return pl.cut
+}
+
+// schemaCost is the work units of reading parts: one, and one more per 256 bytes of them.
+func schemaCost(parts []gjson.Result) int {
+	n := 1
+	for _, p := range parts {
+		n += len(p.Raw) >> 8
+	}
+	return n
 }
 
 // nameSeg is one segment of a path or field: a name, or an array index (digits).
@@ -290,15 +308,18 @@ func (pl *placer) place(alts [][]nameSeg, class ruleClass, exact bool) (string, 
 // hold, implicit counting those in a row. An element chosen among several (guessed) is a
 // place only when its value breaks the schema as the issue's code says.
 func (m *mapping) walk(s, v gjson.Result, segs []nameSeg, ptr string, guessed bool, implicit int) {
-	if m.spend() || len(m.found) > 1 {
+	if m.cut || len(m.found) > 1 {
 		return
 	}
 	var buf [8]gjson.Result
 	parts := expandIn(m.op, buf[:0], s, 0)
+	if m.charge(parts) {
+		return
+	}
 	if len(segs) == 0 {
 		if guessed {
 			m.guessed = true
-			if !breaks(m.op, v, parts, m.class) {
+			if !breaks(v, parts, m.class) {
 				return
 			}
 		}
@@ -435,13 +456,16 @@ func (pl *placer) placeRule(class ruleClass) (string, string) {
 // type, bounds and lengths, required properties), counting the values that break it by kind.
 // It is no validator: what it cannot read (a union, a pattern, a format) breaks nothing.
 func (pl *placer) walkArgs(s, v gjson.Result, ptr string, depth int) {
-	if pl.spend() {
+	if pl.cut {
 		return
 	}
 	var buf [8]gjson.Result
 	parts := expandIn(pl.op, buf[:0], s, 0)
+	if pl.charge(parts) {
+		return
+	}
 	for c := classEnum; c <= classMin; c++ {
-		if breaks(pl.op, v, parts, c) {
+		if breaks(v, parts, c) {
 			pl.note(c, ptr)
 		}
 	}
