@@ -78,7 +78,7 @@ func rewriteDefault(r *Rewrite) json.RawMessage {
 	for i := range probs {
 		p := &probs[i]
 		if p.lost {
-			blocked = append(blocked, p.blocked(p.unplaced))
+			blocked = append(blocked, p.blocked(e.Issues, p.unplaced))
 			continue
 		}
 		if covered(changes, p.path) {
@@ -90,7 +90,7 @@ func rewriteDefault(r *Rewrite) json.RawMessage {
 		if why != "" {
 			// The other problems are still tried, so that the account names every one that
 			// blocks the repair, not only the first.
-			blocked = append(blocked, p.blocked(why))
+			blocked = append(blocked, p.blocked(e.Issues, why))
 			continue
 		}
 		doc, changes = next, made
@@ -127,9 +127,10 @@ const (
 	whyNoRule        = "no rule repairs the value with what is known"
 )
 
-// blocked is p's entry in Rewrite.Blocked.
-func (p *problem) blocked(why string) Blocked {
-	return Blocked{Path: p.path, Field: p.written, Code: p.code, Why: why}
+// blocked is p's entry in Rewrite.Blocked, its field and code its first issue's.
+func (p *problem) blocked(issues []Issue, why string) Blocked {
+	is := &issues[p.first]
+	return Blocked{Path: p.path, Field: is.Field, Code: is.Code, Why: why}
 }
 
 // covered reports whether pointer is the path of one of changes or lies inside one of them.
@@ -151,10 +152,9 @@ func covered(changes []Change, pointer string) bool {
 type problem struct {
 	path       string
 	depth      int
-	written    string         // the Field of the first issue that had one, as the server wrote it
+	first      int            // the index of its first issue
 	unplaced   string         // why the issues have no path (see placement)
 	lost       bool           // they name a field that could not be placed: no rule acts for them
-	code       string         // the first issue's code
 	suggested  string         // the first valid SuggestedValue, compact; "" when none
 	allowed    []string       // the first list of AllowedValues that are all valid, compact
 	expected   []gjson.Result // the issues' Expected that are schema objects
@@ -187,19 +187,16 @@ func mergeIssues(issues []Issue, at []placement) []problem {
 		}
 		j := -1
 		for k := range probs {
-			if p := &probs[k]; p.path == pl.path && p.lost == pl.lost && (!pl.lost || p.written == pl.written) {
+			if p := &probs[k]; p.path == pl.path && p.lost == pl.lost && (!pl.lost || issues[p.first].Field == is.Field) {
 				j = k
 				break
 			}
 		}
 		if j < 0 {
-			probs = append(probs, problem{path: pl.path, depth: strings.Count(pl.path, "/"), lost: pl.lost, code: is.Code})
+			probs = append(probs, problem{path: pl.path, depth: strings.Count(pl.path, "/"), first: i, lost: pl.lost})
 			j = len(probs) - 1
 		}
 		p := &probs[j]
-		if p.written == "" {
-			p.written = pl.written
-		}
 		if p.unplaced == "" {
 			p.unplaced = pl.why
 		}
@@ -406,11 +403,15 @@ func repairProblem(doc string, env *envelopeJSON, p *problem, changes []Change) 
 		if out, cs, ok := set(v, rule); ok {
 			return out, cs, ""
 		}
-	} else if v, rule, bound := clamp(cur, schemas, typ); v != "" {
+	} else if v, rule, side := clamp(cur, schemas, typ); v != "" {
 		// The bound is the schema's, which the server's message may not state: the proposal
 		// says it.
 		if out, cs, ok := set(v, rule); ok {
-			cs[len(cs)-1].Why += "; the schema allows " + bound
+			bound := v
+			if rule == ruleTruncate {
+				bound = keyword(schemas, "maxLength").Raw + " characters"
+			}
+			cs[len(cs)-1].Why += "; the schema allows " + side + bound
 			return out, cs, ""
 		}
 	}
@@ -728,8 +729,9 @@ func setDefault(doc string, env *envelopeJSON, p *problem, cur gjson.Result, sch
 
 // clamp moves a number out of the schema's range onto the bound it violated (rule clamp), and
 // cuts a string longer than maxLength (rule truncate). It returns the new value's JSON text,
-// the rule, and the bound in words ("at most 100", "at most 8 characters"). A string shorter
-// than minLength has no repair that keeps its meaning.
+// the rule, and which bound it met: "at least " or "at most " for a number (the bound is the
+// new value), "at most " for a string (maxLength). A string shorter than minLength has no
+// repair that keeps its meaning.
 func clamp(cur gjson.Result, schemas []gjson.Result, typ string) (string, string, string) {
 	if len(schemas) == 0 {
 		return "", "", ""
@@ -751,9 +753,9 @@ func clamp(cur gjson.Result, schemas []gjson.Result, typ string) (string, string
 		}
 		switch {
 		case hasLo && v < lo:
-			return loRaw, ruleClamp, "at least " + loRaw
+			return loRaw, ruleClamp, "at least "
 		case hasHi && v > hi:
-			return hiRaw, ruleClamp, "at most " + hiRaw
+			return hiRaw, ruleClamp, "at most "
 		}
 	case gjson.String:
 		max := keyword(schemas, "maxLength")
@@ -770,7 +772,7 @@ func clamp(cur gjson.Result, schemas []gjson.Result, typ string) (string, string
 			_, size := utf8.DecodeRuneInString(s[cut:])
 			cut += size
 		}
-		return string(quoteJSON(s[:cut])), ruleTruncate, "at most " + strconv.Itoa(n) + " characters"
+		return string(quoteJSON(s[:cut])), ruleTruncate, "at most "
 	}
 	return "", "", ""
 }

@@ -47,10 +47,9 @@ const (
 
 // placement is where an issue lands in the arguments: its pointer, or why it has none.
 type placement struct {
-	path    string
-	written string // the issue's Field, as the server wrote it
-	why     string // why the issue has no path
-	lost    bool   // the issue names a field that could not be placed: no rule may act for it
+	path string
+	why  string // why the issue has no path
+	lost bool   // the issue names a field that could not be placed: no rule may act for it
 }
 
 // locationWords are the leading segments that say where a parameter was read (pydantic's
@@ -84,7 +83,7 @@ func placeIssues(issues []Issue, op gjson.Result, doc string) []placement {
 	root := []gjson.Result{op}
 	for i := range issues {
 		is := &issues[i]
-		at[i] = placement{path: is.Path, written: is.Field}
+		at[i] = placement{path: is.Path}
 		if op.Exists() {
 			pl.charge(root) // finding where a path leads reads the schema from its root
 		}
