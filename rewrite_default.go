@@ -403,16 +403,18 @@ func repairProblem(doc string, env *envelopeJSON, p *problem, changes []Change) 
 		if out, cs, ok := set(v, rule); ok {
 			return out, cs, ""
 		}
-	} else if v, rule, side := clamp(cur, schemas, typ); v != "" {
+	} else if len(schemas) > server {
 		// The bound is the schema's, which the server's message may not state: the proposal
 		// says it.
-		if out, cs, ok := set(v, rule); ok {
-			bound := v
-			if rule == ruleTruncate {
-				bound = keyword(schemas, "maxLength").Raw + " characters"
+		if v, rule, side := clamp(cur, schemas, typ); v != "" {
+			if out, cs, ok := set(v, rule); ok {
+				bound := v
+				if rule == ruleTruncate {
+					bound = keyword(schemas, "maxLength").Raw + " characters"
+				}
+				cs[len(cs)-1].Why += "; the schema allows " + side + bound
+				return out, cs, ""
 			}
-			cs[len(cs)-1].Why += "; the schema allows " + side + bound
-			return out, cs, ""
 		}
 	}
 	// A whole example request is no repair for the whole arguments: it would discard every
