@@ -705,3 +705,77 @@ func TestDefaultRewriterOpenAPISchema(t *testing.T) {
 		why:     "at most 9",
 	}})
 }
+
+// corpusItemSchema is the arguments schema of the API the frameworks of the corpus serve.
+const corpusItemSchema = `{"type":"object","required":["sku","quantity","currency"],"properties":{
+	"sku":{"type":"string","minLength":1},
+	"quantity":{"type":"integer","minimum":1,"maximum":100},
+	"currency":{"type":"string","enum":["usd","eur"]},
+	"limit":{"type":"integer","maximum":100},
+	"lines":{"type":"array","items":{"type":"object","required":["sku","quantity"],
+		"properties":{"sku":{"type":"string"},"quantity":{"type":"integer","minimum":1}}}}}}`
+
+// TestDefaultRewriterFrameworkFailuresWithSchema: the frameworks' failures recorded in the
+// corpus, which name a Go field, a path without its index, or only a rule, are repaired once
+// the operation's schema is known, or say what blocked them.
+func TestDefaultRewriterFrameworkFailuresWithSchema(t *testing.T) {
+	t.Parallel()
+	samples := map[string]struct {
+		status int
+		header http.Header
+		body   []byte
+	}{}
+	for _, s := range loadCorpus(t) {
+		samples[s.dialect+"/"+s.name] = struct {
+			status int
+			header http.Header
+			body   []byte
+		}{s.status, s.header, s.body}
+	}
+	lines := `"lines":[{"sku":"a","quantity":1},{"sku":"b","quantity":"2"}]`
+	for _, tc := range []struct {
+		sample, args, want string
+		changes            []changeView
+		blocked            []remedy.Blocked
+	}{
+		{sample: "generic_json/gin-enum", args: `{"sku":"A","quantity":1,"currency":"USD"}`, want: `{"sku":"A","quantity":1,"currency":"usd"}`,
+			changes: []changeView{lossless("/currency", "enum_match", `"USD"`, `"usd"`)}},
+		{sample: "unstructured/fiber-enum", args: `{"sku":"A","quantity":1,"currency":"Eur"}`, want: `{"sku":"A","quantity":1,"currency":"eur"}`,
+			changes: []changeView{lossless("/currency", "enum_match", `"Eur"`, `"eur"`)}},
+		{sample: "generic_json/fiber-docs-enum", args: `{"sku":"A","quantity":1,"currency":"EUR"}`, want: `{"sku":"A","quantity":1,"currency":"eur"}`,
+			changes: []changeView{lossless("/currency", "enum_match", `"EUR"`, `"eur"`)}},
+		{sample: "generic_json/gin-nested-type", args: `{"sku":"A","quantity":1,"currency":"usd",` + lines + `}`,
+			want:    `{"sku":"A","quantity":1,"currency":"usd","lines":[{"sku":"a","quantity":1},{"sku":"b","quantity":2}]}`,
+			changes: []changeView{lossless("/lines/1/quantity", "coerce", `"2"`, `2`)}},
+		{sample: "generic_json/echo-binder-nested-type", args: `{"sku":"A","quantity":1,"currency":"usd",` + lines + `}`,
+			want:    `{"sku":"A","quantity":1,"currency":"usd","lines":[{"sku":"a","quantity":1},{"sku":"b","quantity":2}]}`,
+			changes: []changeView{lossless("/lines/1/quantity", "coerce", `"2"`, `2`)}},
+		{sample: "generic_json/echo-maximum", args: `{"sku":"A","quantity":500,"currency":"usd"}`, want: `{"sku":"A","quantity":100,"currency":"usd"}`,
+			changes: []changeView{lossy("/quantity", "clamp", `500`, `100`)}},
+		{sample: "generic_json/gin-query-maximum", args: `{"limit":500}`, want: `{"limit":100}`,
+			changes: []changeView{lossy("/limit", "clamp", `500`, `100`)}},
+		{sample: "generic_json/gin-nested-required", args: `{"sku":"A","quantity":1,"currency":"usd","lines":[{"sku":"a","quantity":1},{"quantity":2}]}`,
+			blocked: []remedy.Blocked{{Path: "/lines/1/sku", Field: "Lines[1].SKU", Code: "required", Why: "the value is missing, and no default is known"}}},
+		// fiber's own docs print the value, not the field's place: "[SKU]: ''" is an empty
+		// string, which is no missing property, so the rule names no one value.
+		{sample: "generic_json/fiber-docs-several", args: `{"sku":"","quantity":500,"currency":"gbp"}`,
+			blocked: []remedy.Blocked{{Code: "required", Why: "the issue names no field, and no value of the arguments breaks the schema as its code says"}}},
+	} {
+		s, ok := samples[tc.sample]
+		require.True(t, ok, tc.sample)
+		e, ok := remedy.Parse(s.status, s.header, s.body)
+		require.True(t, ok, tc.sample)
+		r := &remedy.Rewrite{Operation: "create_item", Args: json.RawMessage(tc.args), Envelope: e, Attempt: 1, Schema: json.RawMessage(corpusItemSchema)}
+		out, err := remedy.DefaultRewriter.Rewrite(context.Background(), r)
+		require.NoError(t, err)
+		if tc.want == "" {
+			assert.Nil(t, out, tc.sample)
+			assert.Equal(t, tc.blocked, r.Blocked, tc.sample)
+			continue
+		}
+		if assert.NotNil(t, out, "%s: %+v %+v", tc.sample, e.Issues, r.Blocked) {
+			assert.JSONEq(t, tc.want, string(out), tc.sample)
+			assert.Equal(t, tc.changes, viewChanges(r.Changes), tc.sample)
+		}
+	}
+}
