@@ -173,7 +173,8 @@ type CallError struct {
 	Accepted *Accepted
 }
 
-// Error says which call stopped, why, after how many attempts, and the last failure.
+// Error says which call stopped, why (with the first few issues the rewriter could not
+// address, when it gave up), after how many attempts, and the last failure.
 func (e *CallError) Error() string {
 	var b strings.Builder
 	b.WriteString("remedy: ")
