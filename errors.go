@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Why a call stopped without succeeding: the Cause of a CallError, for errors.Is.
@@ -172,7 +173,8 @@ type CallError struct {
 	Accepted *Accepted
 }
 
-// Error says which call stopped, why, after how many attempts, and the last failure.
+// Error says which call stopped, why (with the first few issues the rewriter could not
+// address, when it gave up), after how many attempts, and the last failure.
 func (e *CallError) Error() string {
 	var b strings.Builder
 	b.WriteString("remedy: ")
@@ -185,6 +187,7 @@ func (e *CallError) Error() string {
 		b.WriteString(": ")
 		b.WriteString(e.Detail)
 	}
+	writeBlocked(&b, e.Blocked)
 	n := len(e.Attempts)
 	b.WriteString(" (after ")
 	b.WriteString(strconv.Itoa(n))
@@ -202,6 +205,63 @@ func (e *CallError) Error() string {
 		b.WriteString(e.Err.Error())
 	}
 	return b.String()
+}
+
+// The bounds of the blocked issues an error message names: the first few, each name cut
+// short, so that a failure listing hundreds of issues, or a path of thousands of segments,
+// makes a message of a few lines.
+const (
+	maxBlockedNamed   = 5
+	maxBlockedNameLen = 64
+	maxBlockedWhyLen  = 160
+)
+
+// writeBlocked names the issues a rewriter could not address, and why: "; not repaired:
+// /color (enum): no allowed value or type is known; and 2 more".
+func writeBlocked(b *strings.Builder, blocked []Blocked) {
+	if len(blocked) == 0 {
+		return
+	}
+	b.WriteString("; not repaired: ")
+	for i, x := range blocked {
+		if i == maxBlockedNamed {
+			b.WriteString("; and ")
+			b.WriteString(strconv.Itoa(len(blocked) - i))
+			b.WriteString(" more")
+			break
+		}
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		name := x.Path
+		if name == "" {
+			name = x.Field
+		}
+		b.WriteString(cutText(name, maxBlockedNameLen))
+		if x.Code != "" {
+			if name != "" {
+				b.WriteByte(' ')
+			}
+			b.WriteByte('(')
+			b.WriteString(cutText(x.Code, maxBlockedNameLen))
+			b.WriteByte(')')
+		}
+		if name != "" || x.Code != "" {
+			b.WriteString(": ")
+		}
+		b.WriteString(cutText(x.Why, maxBlockedWhyLen))
+	}
+}
+
+// cutText shortens s to n bytes at most, at a character boundary, marking the cut.
+func cutText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 // Unwrap gives errors.Is and errors.As the cause, the last envelope and the underlying error.

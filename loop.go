@@ -686,6 +686,7 @@ func (r *run) send(ctx context.Context, t Transport, c Call, depth int) (*Respon
 			prop    *Proposal
 			next    json.RawMessage
 			changes []Change
+			blocked []Blocked
 			cause   = err // what the call's error wraps when it stops here
 		)
 		switch d.Action {
@@ -703,7 +704,7 @@ func (r *run) send(ctx context.Context, t Transport, c Call, depth int) (*Respon
 				cause = perr
 			}
 		case ActRewrite:
-			next, changes, prop, d, cause = r.rewrite(ctx, c.Operation, c.Schema, args, env, n, d)
+			next, changes, prop, blocked, d, cause = r.rewrite(ctx, c, args, env, n, d)
 		case ActStop:
 			if d.Asked > 0 && (d.Cause == ErrWaitTooLong || d.Cause == ErrElapsedBudget || d.Cause == ErrDeadline) {
 				cause = &RetryLater{After: d.Asked, At: after.Add(d.Asked)}
@@ -729,7 +730,7 @@ func (r *run) send(ctx context.Context, t Transport, c Call, depth int) (*Respon
 			return r.follow(ctx, t.(poller), c, follow, n, depth, d.Wait)
 		case ActStop:
 			e := r.fail(c, d.Cause, d.Why, last, cause)
-			e.Challenge, e.Proposal, e.Asked = ch, prop, d.Asked
+			e.Challenge, e.Proposal, e.Blocked, e.Asked = ch, prop, blocked, d.Asked
 			if follow != nil {
 				e.Accepted = follow.accepted()
 			}
@@ -764,14 +765,15 @@ func (r *run) send(ctx context.Context, t Transport, c Call, depth int) (*Respon
 
 // rewrite asks the Rewriter to repair args, and the RewritePolicy about a repair that changes
 // what the call means. It returns the new arguments and their changes; or, when there is no
-// repair to send, the decision turned into a stop, with the refused proposal if there was one
-// and the error to keep.
-func (r *run) rewrite(ctx context.Context, op string, schema, args json.RawMessage, env *Envelope, n int, d Decision) (json.RawMessage, []Change, *Proposal, Decision, error) {
+// repair to send, the decision turned into a stop, with the refused proposal if there was one,
+// the rewriter's account of what blocked it if it gave up, and the error to keep.
+func (r *run) rewrite(ctx context.Context, c Call, args json.RawMessage, env *Envelope, n int, d Decision) (json.RawMessage, []Change, *Proposal, []Blocked, Decision, error) {
 	l := r.loop
+	op := c.Operation
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage("{}") // no arguments: an empty object the repair can add to
 	}
-	rw := &Rewrite{Operation: op, Args: args, Envelope: env, Attempt: n, Schema: schema}
+	rw := &Rewrite{Operation: op, Args: args, Envelope: env, Attempt: n, Schema: c.Schema}
 	next, err := l.Rewriter.Rewrite(ctx, rw)
 	why := ""
 	switch {
@@ -785,14 +787,18 @@ func (r *run) rewrite(ctx context.Context, op string, schema, args json.RawMessa
 		why = "the rewriter returned the arguments unchanged"
 	}
 	if why != "" {
-		return nil, nil, nil, stop(ErrRewriteGaveUp, why), err
+		var blocked []Blocked
+		if next == nil && err == nil {
+			blocked = rw.Blocked
+		}
+		return nil, nil, nil, blocked, stop(ErrRewriteGaveUp, why), err
 	}
 	changes := rw.Changes
 	if len(changes) == 0 {
 		changes = diffArgs(args, next)
 	}
 	if !anyLossy(changes) {
-		return next, changes, nil, d, nil
+		return next, changes, nil, nil, d, nil
 	}
 	p := &Proposal{Operation: op, Args: args, New: next, Changes: changes, Envelope: env}
 	policy := l.Rewrites
@@ -800,10 +806,10 @@ func (r *run) rewrite(ctx context.Context, op string, schema, args json.RawMessa
 		policy = SafeRewrites
 	}
 	if ok, perr := policy.Approve(ctx, p); !ok || perr != nil {
-		return nil, changes, p, stop(ErrRewriteRefused, "the repair changes what the call means ("+lossyRules(changes)+"), not approved by the rewrite policy"), perr
+		return nil, changes, p, nil, stop(ErrRewriteRefused, "the repair changes what the call means ("+lossyRules(changes)+"), not approved by the rewrite policy"), perr
 	}
 	d.Why = "the failure names a fix; the repair changes what the call means, approved by the rewrite policy"
-	return next, changes, nil, d, nil
+	return next, changes, nil, nil, d, nil
 }
 
 // lossyRules names the rules of the lossy changes, once each: "clamp, drop_unknown".

@@ -122,29 +122,40 @@ func (f RewriterFunc) Rewrite(ctx context.Context, r *Rewrite) (json.RawMessage,
 // means; an error stops the chain. A repair with a lossy change (a proposal for the
 // RewritePolicy) is kept while the rest are tried, and returned, with its changes, only when
 // none of them repairs the arguments: Chain(DefaultRewriter, LLMRewriter(...)) asks the model
-// before it proposes a clamp. Each rewriter starts with no Changes.
+// before it proposes a clamp. Each rewriter starts with no Changes and no Blocked. When every
+// rewriter gives up, Blocked is the account of the first that gave one: the deterministic
+// rewriter that usually comes first says which facts were missing, where a model's silence
+// says nothing. A repair returned leaves Blocked nil.
 func Chain(rs ...Rewriter) Rewriter {
 	return RewriterFunc(func(ctx context.Context, r *Rewrite) (json.RawMessage, error) {
 		var proposal json.RawMessage
 		var proposed []Change
+		var blocked []Blocked
 		for _, rw := range rs {
 			if rw == nil {
 				continue
 			}
-			r.Changes = nil
+			r.Changes, r.Blocked = nil, nil
 			out, err := rw.Rewrite(ctx, r)
 			switch {
 			case err != nil:
 				return out, err
 			case out == nil:
+				if blocked == nil {
+					blocked = r.Blocked
+				}
 				continue
 			case !anyLossy(r.Changes):
+				r.Blocked = nil
 				return out, nil
 			case proposal == nil:
 				proposal, proposed = out, r.Changes
 			}
 		}
-		r.Changes = proposed
+		r.Changes, r.Blocked = proposed, nil
+		if proposal == nil {
+			r.Blocked = blocked
+		}
 		return proposal, nil
 	})
 }
@@ -203,11 +214,48 @@ func anyLossy(changes []Change) bool {
 // bare type name such as "integer", or as a schema object), else from the envelope's inline
 // Schema, where the field is found through properties by key and items by index, from the
 // root or from the object holding the field (the longest suffix of the path first); a Schema
-// without properties belongs to the field when the issues name one path. From a schema it
+// without properties belongs to the field when the issues name one path; else from the
+// operation's schema, Rewrite.Schema, navigated from its root (the pointer /lines/0/qty is
+// properties.lines.items.properties.qty), its local $refs resolved in it. From a schema it
 // reads enum (const is a single allowed value), minimum, maximum, exclusiveMinimum,
 // exclusiveMaximum, maxLength, type and default; it follows local $ref, allOf, and the one
 // branch of an anyOf or oneOf that is not null; a union of several kinds of value says
-// nothing, except a union of enums and consts, which allows their values.
+// nothing, except a union of enums and consts, which allows their values. OpenAPI 3.0's
+// boolean exclusiveMaximum beside maximum is read as draft 4 writes it; nullable changes
+// nothing (a repair never aims at null). The server's facts win wherever both speak: the
+// operation's schema completes each kind of fact the server left out (the allowed values,
+// the type, the lower bound, the upper bound, maxLength, default) and never overrides one it
+// stated, since a published schema may be older than the server. A clamp or truncation to a
+// bound only the operation's schema states says it in Change.Why ("the schema allows at most
+// 100").
+//
+// With Rewrite.Schema, what a failure names in another form is mapped onto the schema before
+// the issues are merged, so that two issues naming one field in two forms are one problem:
+//
+//   - a Path that neither the schema nor the arguments hold as written: each name is matched
+//     to the property spelled the same when case, "_", "-" and spaces are ignored
+//     ("/Quantity" to "/quantity", "/unit_price" to "/unitPrice"), an exact spelling winning,
+//     and a leading "body", "query", "querystring", "path", "params" or "form" that names no
+//     property is dropped ("/body/quantity" to "/quantity");
+//   - a Field (a Go validator's "Lines[1].SKU", a decoder's "lines.quantity"), read from the
+//     root of the arguments the same way, except that a spelling matching two properties
+//     ("Color" when both "Color" and "color" are declared) matches none; a leading name in
+//     upper case that names no property is dropped, as the Go type's name it is
+//     ("CreateItem.Lines[1].SKU");
+//   - a name where the schema holds an array (the index left out: "lines.quantity") goes into
+//     the element the arguments make certain: the only one, or the only one whose value there
+//     breaks the schema as the issue's code says (a string where an integer is expected, a
+//     value outside the enum, a number past a bound, a missing member);
+//   - an issue with neither Path nor Field whose code names a rule (oneof or enum, type, max
+//     or maximum or lte, min or minimum or gte, required, in their spellings) is placed on the
+//     one value of the arguments that breaks the schema's enum, type, bounds, lengths or
+//     required properties so, when no other issue without a field names the same rule.
+//
+// Each is mapped only when exactly one place fits; otherwise a Path stays as written, and a
+// Field or a rule names nothing to repair. It never guesses: not a property among several
+// spellings, not an element among several candidates, not a fact the schema does not state
+// (a pattern, a format, a union's branch). The work of mapping and reading the schema is
+// bounded by its size, whatever the schema, the arguments or the failure hold.
 //
 // It gives up (nil, nil) unless every path is repaired: a partial repair would be refused
 // again. A path inside a value an earlier repair replaced or removed counts as repaired:
@@ -216,7 +264,11 @@ func anyLossy(changes []Change) bool {
 // New (nil when it removed it) and Why (the issues' messages, or codes). It also gives up
 // without issues or with more than 256, when Args is not a JSON object (or holds a key twice,
 // which makes an edit ambiguous), and when the repair equals the arguments; when it gives up,
-// Changes is nil. The arguments it returns hold every repair, the lossy ones too: the loop
+// Changes is nil, and Blocked lists each problem it could not address (its Path, the Field
+// as written, the first issue's Code) and why, in words: "no allowed value or type is known",
+// "the field matches several properties of the schema", "the path is not in the arguments",
+// "the value is missing, and no default is known"; every problem is tried, so that the list
+// is whole. When it returns a repair, Blocked is nil. The arguments it returns hold every repair, the lossy ones too: the loop
 // decides whether to send them. Setting a value creates the objects missing on its path,
 // never arrays: an index past the end of an array, or a path through a string, number,
 // boolean or null, gives up. It never returns an error.

@@ -49,43 +49,88 @@ func rewriteDefault(r *Rewrite) json.RawMessage {
 	if r == nil {
 		return nil
 	}
-	r.Changes = nil // a rewriter that gives up has changed nothing, whatever ran before it
-	if r.Envelope == nil || len(r.Envelope.Issues) == 0 || len(r.Envelope.Issues) > maxRewriteIssues {
+	// A rewriter that gives up has changed nothing, whatever ran before it; one that repairs
+	// was blocked by nothing.
+	r.Changes, r.Blocked = nil, nil
+	if r.Envelope == nil || len(r.Envelope.Issues) == 0 {
+		r.Blocked = []Blocked{{Why: whyNoIssues}}
+		return nil
+	}
+	if len(r.Envelope.Issues) > maxRewriteIssues {
+		r.Blocked = []Blocked{{Why: whyTooManyIssues}}
 		return nil
 	}
 	args := bytes.TrimSpace(r.Args)
 	// The strict validator also refuses duplicate keys: gjson would edit the first occurrence
 	// while many servers read the last, so a repair could not be trusted to land.
 	if len(args) == 0 || args[0] != '{' || !validJSON(string(args)) {
+		r.Blocked = []Blocked{{Why: whyArgsNotObject}}
 		return nil
 	}
 	e := r.Envelope
-	probs := mergeIssues(e.Issues)
-	env := readEnvelopeJSON(e, len(probs))
 	doc := string(args)
+	op := readOperationSchema(r.Schema)
+	probs := mergeIssues(e.Issues, placeIssues(e.Issues, op, doc))
+	env := readEnvelopeJSON(e, len(probs))
+	env.op, env.opWork = op, maxMapWork
 	changes := make([]Change, 0, len(probs))
+	var blocked []Blocked
 	for i := range probs {
 		p := &probs[i]
+		if p.lost {
+			blocked = append(blocked, p.blocked(e.Issues, p.unplaced))
+			continue
+		}
 		if covered(changes, p.path) {
 			// Validators report one value several times (the object and a member of it, say);
 			// once a repair has replaced or removed it, the complaints about the old one are moot.
 			continue
 		}
-		next, made, ok := repairProblem(doc, &env, p, changes)
-		if !ok {
-			return nil
+		next, made, why := repairProblem(doc, &env, p, changes)
+		if why != "" {
+			// The other problems are still tried, so that the account names every one that
+			// blocks the repair, not only the first.
+			blocked = append(blocked, p.blocked(e.Issues, why))
+			continue
 		}
 		doc, changes = next, made
 	}
+	if blocked != nil {
+		r.Blocked = blocked
+		return nil
+	}
 	if doc == "" || doc[0] != '{' || !validJSON(doc) {
+		r.Blocked = []Blocked{{Why: whyArgsNotObject}}
 		return nil
 	}
 	out := compact(doc)
 	if bytes.Equal(out, compact(string(args))) {
-		return nil // nothing changed: sending it again would fail the same way
+		// Nothing changed: sending it again would fail the same way.
+		r.Blocked = []Blocked{{Why: whyUnchanged}}
+		return nil
 	}
 	r.Changes = changes
 	return out
+}
+
+// Why DefaultRewriter gives up, besides the reasons of placing an issue (see placeIssues), as
+// Blocked.Why says it.
+const (
+	whyNoIssues      = "the failure names no field to repair"
+	whyTooManyIssues = "the failure lists more issues than a repair is tried for"
+	whyArgsNotObject = "the arguments are not one JSON object with each key once"
+	whyUnchanged     = "the repair leaves the arguments as they were"
+	whyNotInArgs     = "the path is not in the arguments"
+	whyNoFacts       = "no allowed value or type is known"
+	whyNoDefault     = "the value is missing, and no default is known"
+	whyNotAdditional = "the property refused as unknown is not in the arguments, or the schema declares it"
+	whyNoRule        = "no rule repairs the value with what is known"
+)
+
+// blocked is p's entry in Rewrite.Blocked, its field and code its first issue's.
+func (p *problem) blocked(issues []Issue, why string) Blocked {
+	is := &issues[p.first]
+	return Blocked{Path: p.path, Field: is.Field, Code: is.Code, Why: why}
 }
 
 // covered reports whether pointer is the path of one of changes or lies inside one of them.
@@ -107,6 +152,9 @@ func covered(changes []Change, pointer string) bool {
 type problem struct {
 	path       string
 	depth      int
+	first      int            // the index of its first issue
+	unplaced   string         // why the issues have no path (see placement)
+	lost       bool           // they name a field that could not be placed: no rule acts for them
 	suggested  string         // the first valid SuggestedValue, compact; "" when none
 	allowed    []string       // the first list of AllowedValues that are all valid, compact
 	expected   []gjson.Result // the issues' Expected that are schema objects
@@ -123,26 +171,36 @@ type problem struct {
 const tooManyIssues = "too_many_issues"
 
 // mergeIssues groups the issues by path, shallowest first and otherwise in the order the
-// issues name them, so that a value is repaired before anything inside it.
-func mergeIssues(issues []Issue) []problem {
+// issues name them, so that a value is repaired before anything inside it. at says where each
+// issue lands (see placeIssues); nil: at its Path. Issues whose field could not be placed are
+// grouped by the field as written.
+func mergeIssues(issues []Issue, at []placement) []problem {
 	probs := make([]problem, 0, len(issues))
 	for i := range issues {
 		is := &issues[i]
 		if is.Code == tooManyIssues {
 			continue // it counts the issues left out of a cut list: it names nothing to repair
 		}
+		pl := placement{path: is.Path}
+		if at != nil {
+			pl = at[i]
+		}
 		j := -1
 		for k := range probs {
-			if probs[k].path == is.Path {
+			if p := &probs[k]; p.path == pl.path && p.lost == pl.lost && (!pl.lost || issues[p.first].Field == is.Field) {
 				j = k
 				break
 			}
 		}
 		if j < 0 {
-			probs = append(probs, problem{path: is.Path, depth: strings.Count(is.Path, "/")})
+			probs = append(probs, problem{path: pl.path, depth: strings.Count(pl.path, "/"), first: i, lost: pl.lost})
 			j = len(probs) - 1
 		}
-		probs[j].add(is)
+		p := &probs[j]
+		if p.unplaced == "" {
+			p.unplaced = pl.why
+		}
+		p.add(is)
 	}
 	if byDepth := func(a, b problem) int { return cmp.Compare(a.depth, b.depth) }; !slices.IsSortedFunc(probs, byDepth) {
 		slices.SortStableFunc(probs, byDepth)
@@ -216,9 +274,12 @@ func compactAll(vals []json.RawMessage) []string {
 	return out
 }
 
-// envelopeJSON is what the rules read from the envelope besides the issues, validated once.
+// envelopeJSON is what the rules read besides the issues, validated once: the envelope's
+// schema and example, and the operation's schema.
 type envelopeJSON struct {
 	schema     gjson.Result // the envelope's Schema when it is an object, else absent
+	op         gjson.Result // the operation's schema (Rewrite.Schema) when it is an object
+	opWork     int          // what is left of the work of reading op (see operationParts)
 	objectRoot bool         // the Schema declares properties: it is an object's, not a field's
 	example    gjson.Result // the example arguments when they are an object, else absent
 	paths      int          // how many paths the issues name
@@ -259,8 +320,9 @@ func (env *envelopeJSON) exampleAt(pointer string) gjson.Result {
 }
 
 // repairProblem applies the first rule that repairs p, every lossless rule before any lossy
-// one, and returns the new document and changes with the changes it made appended.
-func repairProblem(doc string, env *envelopeJSON, p *problem, changes []Change) (string, []Change, bool) {
+// one, and returns the new document and changes with the changes it made appended; or, when
+// no rule repairs p, why.
+func repairProblem(doc string, env *envelopeJSON, p *problem, changes []Change) (string, []Change, string) {
 	var (
 		spath string // p.path for sjson
 		cur   gjson.Result
@@ -270,10 +332,13 @@ func repairProblem(doc string, env *envelopeJSON, p *problem, changes []Change) 
 	} else {
 		var ok bool
 		if spath, cur, ok = sjsonPath(doc, p.path); !ok {
-			return "", nil, false // nothing can be set or removed there
+			return "", nil, whyNotInArgs // nothing can be set or removed there
 		}
 	}
 	schemas := env.fieldSchemas(p.expected, p.path)
+	// What the server says comes first; the operation's schema completes it (see withOperation).
+	server := len(schemas)
+	schemas = env.withOperation(schemas, p.path, p.allowed != nil)
 	allowed := p.allowed
 	if allowed == nil {
 		allowed = env.schemaAllowed(schemas)
@@ -302,41 +367,54 @@ func repairProblem(doc string, env *envelopeJSON, p *problem, changes []Change) 
 			if sv := gjson.Parse(p.suggested); cur.Type == gjson.Number && sv.Type == gjson.Number && cur.Num != sv.Num {
 				cs[len(cs)-1].Lossy = true
 			}
-			return out, cs, true
+			return out, cs, ""
 		}
 	}
 	if len(allowed) == 1 {
 		if out, cs, ok := set(allowed[0], ruleOnlyAllowed); ok {
-			return out, cs, true
+			return out, cs, ""
 		}
 	}
 	if v := enumMatch(cur, allowed); v != "" {
 		if out, cs, ok := set(v, ruleEnumMatch); ok {
-			return out, cs, true
+			return out, cs, ""
 		}
 	}
 	if v := coerce(cur, typ, allowed); v != "" {
 		if out, cs, ok := set(v, ruleCoerce); ok {
-			return out, cs, true
+			return out, cs, ""
 		}
 	}
 	// A value the server complains about and the arguments lack is missing, whatever the
 	// code calls it, unless the complaint is that it should not be there.
 	if p.required || !cur.Exists() && !p.additional {
 		if out, c, ok := setDefault(doc, env, p, cur, schemas); ok {
-			return out, append(changes, c), true
+			return out, append(changes, c), ""
 		}
 	}
 
 	// Lossy: proposals, for the RewritePolicy to approve.
 	if p.additional {
 		if out, cs, ok := deleteAdditional(doc, env, p, cur, changes); ok {
-			return out, cs, true
+			return out, cs, ""
 		}
 	}
-	if v, rule := clamp(cur, schemas, typ); v != "" {
+	if v, rule, _ := clamp(cur, schemas[:server], typ); v != "" {
 		if out, cs, ok := set(v, rule); ok {
-			return out, cs, true
+			return out, cs, ""
+		}
+	} else if len(schemas) > server {
+		// The bound is the schema's, which the server's message may not state: the proposal
+		// says it.
+		if v, rule, side := clamp(cur, schemas, typ); v != "" {
+			if out, cs, ok := set(v, rule); ok {
+				bound := v
+				if rule == ruleTruncate {
+					bound = keyword(schemas, "maxLength").Raw + " characters"
+				}
+				cs[len(cs)-1].Why += "; the schema allows " + side + bound
+				return out, cs, ""
+			}
 		}
 	}
 	// A whole example request is no repair for the whole arguments: it would discard every
@@ -344,16 +422,47 @@ func repairProblem(doc string, env *envelopeJSON, p *problem, changes []Change) 
 	if p.path != "" {
 		if v := env.exampleAt(p.path); v.Exists() && (allowed == nil || inAllowed(string(compact(v.Raw)), allowed)) {
 			if out, cs, ok := set(v.Raw, ruleExample); ok {
-				return out, cs, true
+				return out, cs, ""
 			}
 		}
 	}
 	if v := chooseAllowed(cur, allowed, schemas); v != "" {
 		if out, cs, ok := set(v, ruleChooseAllowed); ok {
-			return out, cs, true
+			return out, cs, ""
 		}
 	}
-	return "", nil, false
+	return "", nil, p.stuck(cur, allowed, typ, schemas)
+}
+
+// stuck says why no rule repaired p, from what is known at its path.
+func (p *problem) stuck(cur gjson.Result, allowed []string, typ string, schemas []gjson.Result) string {
+	switch {
+	case p.path == "" && p.unplaced != "":
+		return p.unplaced
+	case p.path == "":
+		return whyNoField
+	case p.additional:
+		return whyNotAdditional
+	case !cur.Exists() && p.unplaced != "":
+		return p.unplaced // a path the server wrote in another form, that names no one place
+	case !cur.Exists() || p.required && cur.Type == gjson.Null:
+		return whyNoDefault
+	case allowed == nil && typ == "" && !bounded(schemas):
+		return whyNoFacts
+	case typ != "" && !isOfType(cur, typ):
+		return "the value cannot be converted to " + typ + " without loss"
+	}
+	return whyNoRule
+}
+
+// bounded reports whether the schemas state a bound or a length DefaultRewriter reads.
+func bounded(schemas []gjson.Result) bool {
+	for _, k := range [...]string{"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "maxLength"} {
+		if keyword(schemas, k).Exists() {
+			return true
+		}
+	}
+	return false
 }
 
 // change records a rule's edit at p's path: old is the value there before (absent when the
@@ -604,7 +713,7 @@ func setDefault(doc string, env *envelopeJSON, p *problem, cur gjson.Result, sch
 		}
 		target = appendPointer(p.path, p.names[0])
 		cur = gjson.Result{}
-		schemas = env.fieldSchemas(nil, target)
+		schemas = env.withOperation(env.fieldSchemas(nil, target), target, false)
 	}
 	if target == "" {
 		return "", Change{}, false
@@ -621,17 +730,19 @@ func setDefault(doc string, env *envelopeJSON, p *problem, cur gjson.Result, sch
 }
 
 // clamp moves a number out of the schema's range onto the bound it violated (rule clamp), and
-// cuts a string longer than maxLength (rule truncate). It returns the new value's JSON text.
-// A string shorter than minLength has no repair that keeps its meaning.
-func clamp(cur gjson.Result, schemas []gjson.Result, typ string) (string, string) {
+// cuts a string longer than maxLength (rule truncate). It returns the new value's JSON text,
+// the rule, and which bound it met: "at least " or "at most " for a number (the bound is the
+// new value), "at most " for a string (maxLength). A string shorter than minLength has no
+// repair that keeps its meaning.
+func clamp(cur gjson.Result, schemas []gjson.Result, typ string) (string, string, string) {
 	if len(schemas) == 0 {
-		return "", ""
+		return "", "", ""
 	}
 	switch cur.Type {
 	case gjson.Number:
 		v, err := strconv.ParseFloat(cur.Raw, 64)
 		if err != nil {
-			return "", ""
+			return "", "", ""
 		}
 		// Without a type, an integral value is taken for an integer: an exclusive bound then
 		// has a nearest valid value, one past it.
@@ -640,32 +751,32 @@ func clamp(cur gjson.Result, schemas []gjson.Result, typ string) (string, string
 		lo, loRaw, hasLo := bound(schemas, "minimum", "exclusiveMinimum", true, integer, stepExclusive)
 		hi, hiRaw, hasHi := bound(schemas, "maximum", "exclusiveMaximum", false, integer, stepExclusive)
 		if hasLo && hasHi && lo > hi {
-			return "", ""
+			return "", "", ""
 		}
 		switch {
 		case hasLo && v < lo:
-			return loRaw, ruleClamp
+			return loRaw, ruleClamp, "at least "
 		case hasHi && v > hi:
-			return hiRaw, ruleClamp
+			return hiRaw, ruleClamp, "at most "
 		}
 	case gjson.String:
 		max := keyword(schemas, "maxLength")
 		if max.Type != gjson.Number || max.Num < 0 || max.Num != math.Trunc(max.Num) || max.Num > 1<<30 {
-			return "", ""
+			return "", "", ""
 		}
 		s := cur.Str
 		n := int(max.Num)
 		if utf8.RuneCountInString(s) <= n {
-			return "", ""
+			return "", "", ""
 		}
 		cut := 0
 		for i := 0; i < n; i++ {
 			_, size := utf8.DecodeRuneInString(s[cut:])
 			cut += size
 		}
-		return string(quoteJSON(s[:cut])), ruleTruncate
+		return string(quoteJSON(s[:cut])), ruleTruncate, "at most "
 	}
-	return "", ""
+	return "", "", ""
 }
 
 // coerce converts the value to the type asked for when the conversion loses nothing: "5" to

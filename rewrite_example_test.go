@@ -62,6 +62,26 @@ func ExampleDefaultRewriter_schema() {
 	// true <nil>
 }
 
+// A server that names the field and its rule, and nothing else, is repaired from the
+// operation's schema (Rewrite.Schema; the loop passes Call.Schema): the enum it states
+// matches "RED" to "red". Without the schema, Blocked says what was missing.
+func ExampleDefaultRewriter_operationSchema() {
+	e := &remedy.Envelope{Status: 400, Code: "bad_request", Issues: []remedy.Issue{{Path: "/color", Code: "enum"}}}
+	schema := json.RawMessage(`{"type":"object","properties":{"color":{"type":"string","enum":["red","green"]}}}`)
+	args := json.RawMessage(`{"sku":"D-1","color":"RED"}`)
+
+	r := &remedy.Rewrite{Operation: "create_item", Args: args, Envelope: e, Attempt: 1, Schema: schema}
+	out, _ := remedy.DefaultRewriter.Rewrite(context.Background(), r)
+	fmt.Println(string(out), r.Changes[0].Rule)
+
+	r = &remedy.Rewrite{Operation: "create_item", Args: args, Envelope: e, Attempt: 1}
+	out, _ = remedy.DefaultRewriter.Rewrite(context.Background(), r)
+	fmt.Println(out == nil, r.Blocked[0].Path, r.Blocked[0].Why)
+	// Output:
+	// {"sku":"D-1","color":"red"} enum_match
+	// true /color no allowed value or type is known
+}
+
 // LLMRewriter wraps any model client as a function from prompt to reply. The prompt carries the
 // envelope's repair instruction and the arguments; the reply must be the corrected object.
 func ExampleLLMRewriter() {

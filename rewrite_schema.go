@@ -26,6 +26,11 @@ const (
 // (a nullable value, ["X", null], is an X whenever it is repaired). The branches of a union
 // of several kinds of value are left out: which one the value was meant to match is a guess.
 func (env *envelopeJSON) expand(out []gjson.Result, s gjson.Result, hops int) []gjson.Result {
+	return expandIn(env.schema, out, s, hops)
+}
+
+// expandIn is expand for a schema whose local $refs resolve in root.
+func expandIn(root gjson.Result, out []gjson.Result, s gjson.Result, hops int) []gjson.Result {
 	if !s.IsObject() || len(out) >= maxSchemaParts {
 		return out
 	}
@@ -38,17 +43,17 @@ func (env *envelopeJSON) expand(out []gjson.Result, s gjson.Result, hops int) []
 	s.ForEach(func(k, v gjson.Result) bool {
 		switch k.Str {
 		case "$ref":
-			if t, ok := env.resolveRef(v.Str); v.Type == gjson.String && ok {
-				out = env.expand(out, t, hops+1)
+			if t, ok := resolveRef(root, v.Str); v.Type == gjson.String && ok {
+				out = expandIn(root, out, t, hops+1)
 			}
 		case "allOf":
 			v.ForEach(func(_, m gjson.Result) bool {
-				out = env.expand(out, m, hops+1)
+				out = expandIn(root, out, m, hops+1)
 				return len(out) < maxSchemaParts
 			})
 		case "anyOf", "oneOf":
 			if b, ok := onlyBranch(v); ok {
-				out = env.expand(out, b, hops+1)
+				out = expandIn(root, out, b, hops+1)
 			}
 		}
 		return len(out) < maxSchemaParts
@@ -56,18 +61,19 @@ func (env *envelopeJSON) expand(out []gjson.Result, s gjson.Result, hops int) []
 	return out
 }
 
-// resolveRef finds a local reference ("#", "#/$defs/Currency") in the envelope's Schema. A
-// reference to another document, or one the inline schema (perhaps only the violated part of
-// a larger one) does not hold, resolves to nothing.
-func (env *envelopeJSON) resolveRef(ref string) (gjson.Result, bool) {
-	if ref == "" || ref[0] != '#' || !env.schema.Exists() {
+// resolveRef finds a local reference ("#", "#/$defs/Currency") in root, the schema document it
+// was written in (the envelope's Schema, the operation's). A reference to another document, or
+// one root (perhaps only the violated part of a larger schema) does not hold, resolves to
+// nothing.
+func resolveRef(root gjson.Result, ref string) (gjson.Result, bool) {
+	if ref == "" || ref[0] != '#' || !root.Exists() {
 		return gjson.Result{}, false
 	}
 	segs, ok := pointerSegments(ref[1:])
 	if !ok {
 		return gjson.Result{}, false
 	}
-	s := env.schema
+	s := root
 	for _, seg := range segs {
 		switch {
 		case s.IsObject():
@@ -175,13 +181,18 @@ func (env *envelopeJSON) hasProperties(s gjson.Result) bool {
 // navigate follows properties by key and items by array index, through the schemas that
 // apply with each (see expand). consumed counts the segments it followed before it stopped.
 func (env *envelopeJSON) navigate(s gjson.Result, segs []string) (_ gjson.Result, consumed int, _ bool) {
+	return navigateIn(env.schema, s, segs)
+}
+
+// navigateIn is navigate for a schema whose local $refs resolve in root.
+func navigateIn(root, s gjson.Result, segs []string) (_ gjson.Result, consumed int, _ bool) {
 	var buf [8]gjson.Result
 	for i, seg := range segs {
 		if n := s.Get("properties").Get(escapeKey(seg)); n.IsObject() {
 			s = n // the common case, without gathering what applies with s
 			continue
 		}
-		parts := env.expand(buf[:0], s, 0)
+		parts := expandIn(root, buf[:0], s, 0)
 		var next gjson.Result
 		for _, m := range parts {
 			if p := m.Get("properties"); p.IsObject() {
@@ -221,6 +232,11 @@ func keyword(schemas []gjson.Result, key string) gjson.Result {
 // branch is an enum, a const or null (zod writes a union of literals so). Nil when they allow
 // any value of their type.
 func (env *envelopeJSON) schemaAllowed(schemas []gjson.Result) []string {
+	return schemaAllowedIn(env.schema, schemas)
+}
+
+// schemaAllowedIn is schemaAllowed for schemas whose local $refs resolve in root.
+func schemaAllowedIn(root gjson.Result, schemas []gjson.Result) []string {
 	if out := listed(schemas); out != nil {
 		return out
 	}
@@ -228,7 +244,7 @@ func (env *envelopeJSON) schemaAllowed(schemas []gjson.Result) []string {
 	for _, s := range schemas {
 		s.ForEach(func(k, v gjson.Result) bool {
 			if k.Str == "anyOf" || k.Str == "oneOf" {
-				out = env.unionAllowed(v)
+				out = unionAllowedIn(root, v)
 			}
 			return out == nil
 		})
@@ -255,9 +271,10 @@ func listed(schemas []gjson.Result) []string {
 	return nil
 }
 
-// unionAllowed is every value a union of enums, consts and null allows; nil when a branch
-// allows something else. Unions nested in a branch are not followed.
-func (env *envelopeJSON) unionAllowed(union gjson.Result) []string {
+// unionAllowedIn is every value a union of enums, consts and null allows, its local $refs
+// resolved in root; nil when a branch allows something else. Unions nested in a branch are
+// not followed.
+func unionAllowedIn(root, union gjson.Result) []string {
 	if !union.IsArray() {
 		return nil
 	}
@@ -269,7 +286,7 @@ func (env *envelopeJSON) unionAllowed(union gjson.Result) []string {
 			return true
 		}
 		var buf [4]gjson.Result
-		vals := listed(env.expand(buf[:0], b, maxSchemaHops-1))
+		vals := listed(expandIn(root, buf[:0], b, maxSchemaHops-1))
 		if vals == nil {
 			ok = false
 			return false

@@ -864,25 +864,36 @@ func TestDefaultRewriterCorpus(t *testing.T) {
 // FuzzDefaultRewriter feeds any body and any arguments through Parse and the rewriter.
 func FuzzDefaultRewriter(f *testing.F) {
 	f.Add([]byte(`{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["items",0,"q"],"code":"maximum","expected":{"maximum":3}}]}}`),
-		[]byte(`{"items":[{"q":9}]}`))
+		[]byte(`{"items":[{"q":9}]}`), []byte(nil))
 	f.Add([]byte(`{"error":{"code":"x","field":"a.b","suggested_value":{"c":[1]},"example_request":{"a":{"b":2}}}}`),
-		[]byte(`{"a":{"b":"x"}}`))
+		[]byte(`{"a":{"b":"x"}}`), []byte(nil))
 	f.Add([]byte(`{"detail":[{"type":"extra_forbidden","loc":["body","a~b","0"],"msg":"Extra 'x'"}]}`),
-		[]byte(`{"a~b":{"0":{"x":1}}}`))
+		[]byte(`{"a~b":{"0":{"x":1}}}`), []byte(nil))
 	f.Add([]byte(`{"error":{"statusCode":422,"code":"invalid_body","issues":[{"path":["s"],"code":"required","message":"'t'"}],"schema":{"type":"object","properties":{"s":{"properties":{"t":{"default":1}}}}}}}`),
-		[]byte(`{"s":{}}`))
-	f.Fuzz(func(t *testing.T, body, args []byte) {
+		[]byte(`{"s":{}}`), []byte(nil))
+	// The operation's schema: a Go validator's field without a path, a decoder's path without
+	// its index, gin's bare rule, an ASP.NET path in another case.
+	f.Add([]byte(`{"error":"Key: 'CreateItem.Lines[1].Qty' Error:Field validation for 'Qty' failed on the 'max' tag\nKey: 'CreateItem.Currency' Error:Field validation for 'Currency' failed on the 'oneof' tag"}`),
+		[]byte(`{"currency":"USD","lines":[{"qty":1},{"qty":50}]}`), []byte(itemSchema))
+	f.Add([]byte(`{"error":"json: cannot unmarshal string into Go struct field Line.lines.qty of type int"}`),
+		[]byte(`{"lines":[{"qty":1},{"qty":"2"}]}`), []byte(itemSchema))
+	f.Add([]byte(`{"errors":{"Quantity":["The value '5x' is not valid."]},"title":"One or more validation errors occurred.","status":400}`),
+		[]byte(`{"quantity":"5"}`), []byte(`{"$ref":"#/$defs/I","$defs":{"I":{"type":"object","properties":{"quantity":{"type":"integer","maximum":3}}}}}`))
+	f.Fuzz(func(t *testing.T, body, args, schema []byte) {
 		e, ok := remedy.Parse(422, nil, body)
 		if !ok {
 			return
 		}
-		r := &remedy.Rewrite{Args: args, Envelope: e}
+		r := &remedy.Rewrite{Args: args, Envelope: e, Schema: schema}
 		out, err := remedy.DefaultRewriter.Rewrite(context.Background(), r)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if out != nil && (!json.Valid(out) || out[0] != '{') {
 			t.Fatalf("not a JSON object: %s", out)
+		}
+		if (out == nil) != (len(r.Blocked) > 0) {
+			t.Fatalf("repair %s with blocked %+v: a give-up says why, and a repair is blocked by nothing", out, r.Blocked)
 		}
 		if err := checkChanges(args, out, r.Changes); err != nil {
 			t.Fatalf("%v\nargs %s\nout  %s\nissues %+v", err, args, out, e.Issues)
