@@ -768,48 +768,63 @@ func (r *run) send(ctx context.Context, t Transport, c Call, depth int) (*Respon
 // repair to send, the decision turned into a stop, with the refused proposal if there was one,
 // the rewriter's account of what blocked it if it gave up, and the error to keep.
 func (r *run) rewrite(ctx context.Context, c Call, args json.RawMessage, env *Envelope, n int, d Decision) (json.RawMessage, []Change, *Proposal, []Blocked, Decision, error) {
-	l := r.loop
-	op := c.Operation
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage("{}") // no arguments: an empty object the repair can add to
 	}
-	rw := &Rewrite{Operation: op, Args: args, Envelope: env, Attempt: n, Schema: c.Schema}
-	next, err := l.Rewriter.Rewrite(ctx, rw)
-	why := ""
+	o := r.repair(ctx, r.loop.Rewriter, &Rewrite{Operation: c.Operation, Args: args, Envelope: env, Attempt: n, Schema: c.Schema})
+	switch {
+	case o.prop != nil:
+		return nil, o.changes, o.prop, nil, stop(ErrRewriteRefused, o.why), o.err
+	case o.next == nil:
+		return nil, nil, nil, o.blocked, stop(ErrRewriteGaveUp, o.why), o.err
+	case o.approved:
+		d.Why = "the failure names a fix; the repair changes what the call means, approved by the rewrite policy"
+	}
+	return o.next, o.changes, nil, nil, d, nil
+}
+
+// repaired is what a rewriter and the RewritePolicy made of a Rewrite.
+type repaired struct {
+	next     json.RawMessage // the arguments to send; nil when there are none
+	changes  []Change        // next's changes, or the refused proposal's
+	approved bool            // next changes what the call means, and the policy approved
+	prop     *Proposal       // the repair the policy did not approve
+	blocked  []Blocked       // the rewriter's account of what it could not address
+	why      string          // why nothing is to be sent
+	err      error           // the rewriter's or the policy's error
+}
+
+// repair asks rw of rewriter, and the RewritePolicy about a repair that changes what the call
+// means: after a failure (rewrite) and before the first attempt (check) alike.
+func (r *run) repair(ctx context.Context, rewriter Rewriter, rw *Rewrite) repaired {
+	next, err := rewriter.Rewrite(ctx, rw)
 	switch {
 	case err != nil:
-		why = "the rewriter failed"
+		return repaired{why: "the rewriter failed", err: err}
 	case next == nil:
-		why = "no rewriter could address every issue"
+		return repaired{why: "no rewriter could address every issue", blocked: rw.Blocked}
 	case !isJSONObject(next):
-		why, next = "the rewriter returned something other than a JSON object", nil
-	case sameJSON(next, args):
-		why = "the rewriter returned the arguments unchanged"
-	}
-	if why != "" {
-		var blocked []Blocked
-		if next == nil && err == nil {
-			blocked = rw.Blocked
-		}
-		return nil, nil, nil, blocked, stop(ErrRewriteGaveUp, why), err
+		return repaired{why: "the rewriter returned something other than a JSON object"}
+	case sameJSON(next, rw.Args):
+		return repaired{why: "the rewriter returned the arguments unchanged"}
 	}
 	changes := rw.Changes
 	if len(changes) == 0 {
-		changes = diffArgs(args, next)
+		changes = diffArgs(rw.Args, next)
 	}
 	if !anyLossy(changes) {
-		return next, changes, nil, nil, d, nil
+		return repaired{next: next, changes: changes}
 	}
-	p := &Proposal{Operation: op, Args: args, New: next, Changes: changes, Envelope: env}
-	policy := l.Rewrites
+	p := &Proposal{Operation: rw.Operation, Args: rw.Args, New: next, Changes: changes, Envelope: rw.Envelope}
+	policy := r.loop.Rewrites
 	if policy == nil {
 		policy = SafeRewrites
 	}
 	if ok, perr := policy.Approve(ctx, p); !ok || perr != nil {
-		return nil, changes, p, nil, stop(ErrRewriteRefused, "the repair changes what the call means ("+lossyRules(changes)+"), not approved by the rewrite policy"), perr
+		return repaired{changes: changes, prop: p, err: perr,
+			why: "the repair changes what the call means (" + lossyRules(changes) + "), not approved by the rewrite policy"}
 	}
-	d.Why = "the failure names a fix; the repair changes what the call means, approved by the rewrite policy"
-	return next, changes, nil, nil, d, nil
+	return repaired{next: next, changes: changes, approved: true}
 }
 
 // lossyRules names the rules of the lossy changes, once each: "clamp, drop_unknown".

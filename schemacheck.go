@@ -17,8 +17,10 @@ import (
 // The arguments are validated with santhosh-tekuri/jsonschema, the validator the reference
 // server uses, the schema read as draft 2020-12 (or the draft its $schema names) and as
 // OpenAPI 3.0 means it (nullable, boolean exclusiveMinimum and exclusiveMaximum); formats are
-// notes, not rules, and nothing outside the schema is ever loaded. The violations are given to
-// the Rewriter as a failure no server sent — Rewrite.Attempt 0, an Envelope of Code
+// notes, not rules, and nothing outside the schema is ever loaded. When the loop has a
+// Rewriter, the violations are given to DefaultRewriter (whatever the loop's Rewriter is:
+// before the server has spoken, only what the schema states is repaired, and no model is asked
+// about a failure no server sent) as a failure — Rewrite.Attempt 0, an Envelope of Code
 // "invalid_arguments", Category validation, Status 0 and no Dialect, whose Issues are written
 // as the reference server writes its own — with the schema in Rewrite.Schema. What it repairs
 // is recorded in the first attempt's Attempt.Checked, and the repaired arguments get an
@@ -31,7 +33,7 @@ type SchemaCheck uint8
 
 const (
 	// CheckRepair, the default, repairs arguments that break the schema before anything is
-	// sent, when the Rewriter repairs every violation without changing what the call means
+	// sent, when DefaultRewriter repairs every violation without changing what the call means
 	// (a lossy repair is put to the RewritePolicy, as after a failure); arguments it cannot
 	// so repair are sent as they are, and the server's answer decides: a published schema may
 	// be older than the server it describes, and a call the server would accept is not
@@ -56,12 +58,12 @@ func (s SchemaCheck) String() string {
 	return "check(" + strconv.Itoa(int(s)) + ")"
 }
 
-// checkCode is the Code of the failure the check before sending gives the Rewriter: an
+// checkCode is the Code of the failure the check before sending gives DefaultRewriter: an
 // Envelope no server sent (Status 0, Dialect ""), whose Issues are the schema's violations.
 const checkCode = "invalid_arguments"
 
 // check validates the caller's arguments against the call's Schema before the first attempt,
-// and has the Rewriter repair what breaks it, as after a failure: a repair with no lossy change
+// and has DefaultRewriter repair what breaks it, as after a failure: a repair with no lossy change
 // is applied; a lossy one only when the RewritePolicy approves. It returns the arguments to
 // send and the changes made (args as given, and nil, when the arguments are valid, the schema
 // is unusable, or there is no repair to make); under CheckStrict, arguments that still break
@@ -88,45 +90,20 @@ func (r *run) check(ctx context.Context, c *Call) (json.RawMessage, []Change, *C
 		if len(bytes.TrimSpace(args)) == 0 {
 			args = json.RawMessage("{}")
 		}
-		rw := &Rewrite{Operation: c.Operation, Args: args, Envelope: env, Schema: c.Schema}
-		next, err := l.Rewriter.Rewrite(ctx, rw)
-		switch {
-		case err != nil:
-			why = "the rewriter failed: " + err.Error()
-		case next == nil:
-			why, blocked = "no rewriter could address every issue", rw.Blocked
-		case !isJSONObject(next):
-			why = "the rewriter returned something other than a JSON object"
-		case sameJSON(next, args):
-			why = "the rewriter returned the arguments unchanged"
-		default:
-			changes := rw.Changes
-			if len(changes) == 0 {
-				changes = diffArgs(args, next)
+		// DefaultRewriter, whatever the loop's Rewriter: before the server has spoken, only
+		// what the schema states is repaired, and no model is asked about a failure no
+		// server sent.
+		o := r.repair(ctx, DefaultRewriter, &Rewrite{Operation: c.Operation, Args: args, Envelope: env, Schema: c.Schema})
+		prop, blocked, why = o.prop, o.blocked, o.why
+		if o.next != nil {
+			if l.Check != CheckStrict {
+				return o.next, o.changes, nil
 			}
-			approved := !anyLossy(changes)
-			if !approved {
-				p := &Proposal{Operation: c.Operation, Args: args, New: next, Changes: changes, Envelope: env}
-				policy := l.Rewrites
-				if policy == nil {
-					policy = SafeRewrites
-				}
-				ok, perr := policy.Approve(ctx, p)
-				approved = ok && perr == nil
-				if !approved {
-					prop, why = p, "the repair changes what the call means ("+lossyRules(changes)+"), not approved by the rewrite policy"
-				}
+			left := r.violations(ctx, c, o.next)
+			if len(left) == 0 {
+				return o.next, o.changes, nil
 			}
-			if approved {
-				if l.Check != CheckStrict {
-					return next, changes, nil
-				}
-				left := r.violations(ctx, c, next)
-				if len(left) == 0 {
-					return next, changes, nil
-				}
-				issues, why = left, "the repaired arguments still break the schema"
-			}
+			issues, why = left, "the repaired arguments still break the schema"
 		}
 	}
 	if l.Check != CheckStrict {
