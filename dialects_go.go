@@ -2,6 +2,7 @@ package remedy
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -651,12 +652,78 @@ func (p *parser) ogenText(text string) bool {
 			// so only the rule is read.
 			return p.ogenValidate("invalid: "+tail, false)
 		}
-		return false
+		return p.ogenDecodeType(v)
 	}
 	if v, ok := strings.CutPrefix(rest, "decode params: "); ok {
 		return p.ogenParam(v)
 	}
 	return false
+}
+
+// ogenDecodeType reads the decoder's failure on a value of another kind than the member's type:
+// the chain of member decoders, "decode <T>: callback: decode field \"<name>\": [callback:
+// decode <T>: callback: decode field \"<name>\": ]...", ending in go-faster/jx's "unexpected
+// byte <n> '<c>' at <offset>" for a byte that begins a JSON value (a quote where a number
+// belongs). The members' path drops array indices, so, as for encoding/json, a path is read
+// only one member deep, and a deeper one is the issue's Field; the type expected is not said.
+func (p *parser) ogenDecodeType(v string) bool {
+	var names []string
+	for rest := v; ; {
+		switch {
+		case strings.HasPrefix(rest, "decode field "):
+			name, tail, ok := goQuoted(rest[len("decode field "):])
+			if !ok || name == "" || strings.ContainsAny(name, ".[]") || len(names) == maxGoIssues {
+				return false
+			}
+			if rest, ok = strings.CutPrefix(tail, ": "); !ok {
+				return false
+			}
+			names = append(names, name)
+			continue
+		case strings.HasPrefix(rest, "callback: "):
+			rest = rest[len("callback: "):]
+			continue
+		case strings.HasPrefix(rest, "decode "):
+			typ, tail, ok := strings.Cut(rest[len("decode "):], ": ")
+			if !ok || typ == "" || strings.ContainsAny(typ, " \"") {
+				return false
+			}
+			rest = tail
+			continue
+		}
+		if len(names) == 0 || !jxValueByte(rest) {
+			return false
+		}
+		break
+	}
+	if p.building() {
+		is := Issue{Code: "type", Message: v}
+		if len(names) == 1 {
+			is.Path = paramPointer(names[0])
+		} else {
+			is.Field = strings.Join(names, ".")
+		}
+		p.addIssue(is)
+	}
+	return true
+}
+
+// jxValueByte reports whether s is go-faster/jx's "unexpected byte <n> '<c>' at <offset>" for
+// a byte that begins a JSON value: the value is of another kind than the one decoded.
+func jxValueByte(s string) bool {
+	rest, ok := strings.CutPrefix(s, "unexpected byte ")
+	if !ok {
+		return false
+	}
+	num, rest, ok := strings.Cut(rest, " ")
+	if !ok || !isCount(num) {
+		return false
+	}
+	q, rest, ok := strings.Cut(rest, " at ")
+	if !ok || !isCount(rest) || len(q) != 3 || q[0] != '\'' || q[2] != '\'' || strconv.Itoa(int(q[1])) != num {
+		return false
+	}
+	return strings.IndexByte(`"-0123456789tfn[{`, q[1]) >= 0
 }
 
 // ogenValidate reads a validate.Error: "invalid: <name> (<error>)[, <name> (<error>)]...",

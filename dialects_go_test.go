@@ -13,7 +13,7 @@ import (
 
 // goIssue is what a test expects of one issue read from a Go validator's or decoder's text.
 type goIssue struct {
-	Path, Code         string
+	Path, Field, Code  string
 	Expected, Received string
 	Allowed            []string
 }
@@ -21,7 +21,7 @@ type goIssue struct {
 func goIssues(e *remedy.Envelope) []goIssue {
 	var out []goIssue
 	for _, is := range e.Issues {
-		g := goIssue{Path: is.Path, Code: is.Code, Expected: string(is.Expected), Received: string(is.Received)}
+		g := goIssue{Path: is.Path, Field: is.Field, Code: is.Code, Expected: string(is.Expected), Received: string(is.Received)}
 		for _, v := range is.AllowedValues {
 			g.Allowed = append(g.Allowed, string(v))
 		}
@@ -69,19 +69,19 @@ func TestParseGoTexts(t *testing.T) {
 	}{
 		// go-playground/validator
 		{"validator: Go names, no path", "Key: 'CreateItem.Lines[1].SKU' Error:Field validation for 'SKU' failed on the 'required' tag",
-			[]goIssue{{Code: "required"}}},
+			[]goIssue{{Field: "Lines[1].SKU", Code: "required"}}},
 		{"validator: names from a tag name function", "Key: 'CreateItem.lines[1].sku' Error:Field validation for 'sku' failed on the 'required' tag",
 			[]goIssue{{Path: "/lines/1/sku", Code: "required"}}},
 		{"validator: a map's key, escaped", "Key: 'Order.prices[a/b].amount' Error:Field validation for 'amount' failed on the 'gt' tag",
 			[]goIssue{{Path: "/prices/a~1b/amount", Code: "gt"}}},
 		{"validator: one Go name among JSON names", "Key: 'Order.items[0].Note' Error:Field validation for 'Note' failed on the 'max' tag",
-			[]goIssue{{Code: "max"}}},
+			[]goIssue{{Field: "items[0].Note", Code: "max"}}},
 		{"validator: labels for people, not members", "Key: 'Order.unit price' Error:Field validation for 'unit price' failed on the 'gt' tag",
-			[]goIssue{{Code: "gt"}}},
+			[]goIssue{{Field: "unit price", Code: "gt"}}},
 		{"validator: a slice's item", "Key: 'Order.tags[2]' Error:Field validation for 'tags[2]' failed on the 'oneof' tag",
 			[]goIssue{{Path: "/tags/2", Code: "oneof"}}},
 		{"validator: several", "Key: 'CreateItem.SKU' Error:Field validation for 'SKU' failed on the 'required' tag\nKey: 'CreateItem.currency' Error:Field validation for 'currency' failed on the 'oneof' tag",
-			[]goIssue{{Code: "required"}, {Path: "/currency", Code: "oneof"}}},
+			[]goIssue{{Field: "SKU", Code: "required"}, {Path: "/currency", Code: "oneof"}}},
 		{"fiber's documented example", "[SKU]: '' | Needs to implement 'required' and [Quantity]: '500' | Needs to implement 'max'",
 			[]goIssue{{Code: "required"}, {Code: "max"}}},
 		// encoding/json
@@ -90,7 +90,7 @@ func TestParseGoTexts(t *testing.T) {
 		{"json: a number that is not an integer", "json: cannot unmarshal number 1.5 into Go struct field CreateItem.quantity of type int64",
 			[]goIssue{{Path: "/quantity", Code: "type", Expected: `"integer"`, Received: "1.5"}}},
 		{"json: through an array, the index dropped", "json: cannot unmarshal string into Go struct field Line.lines.quantity of type int",
-			[]goIssue{{Code: "type"}}},
+			[]goIssue{{Field: "lines.quantity", Code: "type"}}},
 		{"json: a named type may be anything", "json: cannot unmarshal number into Go struct field Order.currency of type main.Currency",
 			[]goIssue{{Path: "/currency", Code: "type"}}},
 		{"json: a list", "json: cannot unmarshal string into Go struct field Order.tags of type []string",
@@ -105,13 +105,13 @@ func TestParseGoTexts(t *testing.T) {
 		{"echo: binder type", "Unmarshal type error: expected=int, got=string, field=quantity, offset=45",
 			[]goIssue{{Path: "/quantity", Code: "type", Expected: `"integer"`}}},
 		{"echo: binder type, nested", "Unmarshal type error: expected=int, got=string, field=lines.quantity, offset=77",
-			[]goIssue{{Code: "type"}}},
+			[]goIssue{{Field: "lines.quantity", Code: "type"}}},
 		{"echo: binder syntax", "Syntax error: offset=13, error=invalid character ',' looking for beginning of object key string",
 			[]goIssue{{Code: "invalid_json"}}},
 		{"echo: HTTPError around the binder's", "code=400, message=Unmarshal type error: expected=int, got=string, field=quantity, offset=45, internal=json: cannot unmarshal string into Go struct field CreateItem.quantity of type int",
 			[]goIssue{{Path: "/quantity", Code: "type", Expected: `"integer"`}}},
 		{"echo: HTTPError around the validator's", "code=400, message=Key: 'CreateItem.SKU' Error:Field validation for 'SKU' failed on the 'required' tag",
-			[]goIssue{{Code: "required"}}},
+			[]goIssue{{Field: "SKU", Code: "required"}}},
 		// fiber's QueryParser (gorilla/schema)
 		{"fiber: query parameter type", `failed to decode: schema: error converting value for "limit"`,
 			[]goIssue{{Path: "/limit", Code: "type"}}},
@@ -155,6 +155,10 @@ func TestParseGoTexts(t *testing.T) {
 			[]goIssue{{Path: "/sku", Code: "required"}}},
 		{"ogen: required inside a member", `operation CreateItem: decode request: decode application/json: decode CreateItem: callback: decode field "lines": callback: invalid: sku (field required)`,
 			[]goIssue{{Code: "required"}}},
+		{"ogen: a value of another kind", `operation CreateItem: decode request: decode application/json: decode CreateItem: callback: decode field "quantity": unexpected byte 34 '"' at 40`,
+			[]goIssue{{Path: "/quantity", Code: "type"}}},
+		{"ogen: a value of another kind inside a member", `operation CreateItem: decode request: decode application/json: decode CreateItem: callback: decode field "lines": callback: decode Line: callback: decode field "quantity": unexpected byte 116 't' at 74`,
+			[]goIssue{{Field: "lines.quantity", Code: "type"}}},
 		{"ogen: query bound", `operation ListItems: decode params: query: "limit": int: value 500 greater than 100`,
 			[]goIssue{{Path: "/limit", Received: "500"}}},
 		{"ogen: query type", `operation ListItems: decode params: query: "limit": strconv.Atoi: parsing "ten": invalid syntax`,
@@ -243,6 +247,15 @@ func TestParseGoTextsNearMiss(t *testing.T) {
 		"operation CreateItem: decode request: validate: not valid: currency (invalid value: gbp)",
 		`operation ListItems: decode params: body: "limit": int: value 500 greater than 100`,
 		`operation ListItems: decode params: query: limit: int: value 500 greater than 100`,
+		// ogen's decoder: a byte that begins no JSON value, a byte not the one it names, a
+		// step of the chain that is not the decoders'
+		`operation CreateItem: decode request: decode application/json: decode CreateItem: field name: unexpected byte 44 ',' at 12`,
+		`operation CreateItem: decode request: decode application/json: decode CreateItem: callback: decode field "quantity": unexpected byte 44 ',' at 40`,
+		`operation CreateItem: decode request: decode application/json: decode CreateItem: callback: decode field "quantity": unexpected byte 35 '"' at 40`,
+		`operation CreateItem: decode request: decode application/json: decode CreateItem: callback: decode field "quantity": leading zero: unexpected byte 48 '0' at 40`,
+		`operation CreateItem: decode request: decode application/json: decode CreateItem: callback: decode field "quantity": unexpected byte 34 '"' at 40 and more`,
+		`operation CreateItem: decode request: decode application/json: decode Create Item: callback: decode field "quantity": unexpected byte 34 '"' at 40`,
+		`operation CreateItem: decode request: decode application/json: unexpected byte 34 '"' at 40`,
 	} {
 		for form, b := range goBodies(t, text) {
 			e, ok := remedy.Parse(400, b.header, b.body)

@@ -2,6 +2,7 @@ package frameworks
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -13,8 +14,8 @@ import (
 // rate limit; and harm (see judge).
 func repairTable(rows []repairRow) string {
 	var b strings.Builder
-	b.WriteString("| framework | lossless cases refused as sent | repaired without schema (failure states field and fix) | repaired with schema | requests per repair (without / with) | lossy: stopped with a proposal naming the bound (without / with) | unrepairable: stopped, nothing created | rate limit | harm |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| framework | lossless cases refused as sent | repaired: without schema (failure states field and fix) / schema, after the answer / schema, checked before sending | requests per repair (same order) | lossy: stopped with a proposal naming the bound (same order) | unrepairable: stopped, nothing created | rate limit | harm |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|\n")
 	var total tally
 	for _, row := range rows {
 		var n tally
@@ -35,18 +36,13 @@ func repairTable(rows []repairRow) string {
 // tally counts one framework's results (or all of them).
 type tally struct {
 	lossless, refused, stated    int
-	repaired, requests           [2]int // by mode: without, with
-	lossy, bound                 [2]int
+	repaired, requests           [3]int // by mode, in the order of modes
+	lossy, bound                 [3]int
 	unrepairable, stoppedCleanly int
 	harm                         int
 }
 
-func modeIndex(mode string) int {
-	if mode == withSchema {
-		return 1
-	}
-	return 0
-}
+func modeIndex(mode string) int { return slices.Index(modes, mode) }
 
 func (n *tally) add(row repairRow) {
 	refused := map[string]bool{} // by case: the server refused the caller's arguments as sent
@@ -92,7 +88,7 @@ func (n *tally) merge(o tally) {
 	n.unrepairable += o.unrepairable
 	n.stoppedCleanly += o.stoppedCleanly
 	n.harm += o.harm
-	for m := range 2 {
+	for m := range modes {
 		n.repaired[m] += o.repaired[m]
 		n.requests[m] += o.requests[m]
 		n.lossy[m] += o.lossy[m]
@@ -107,12 +103,11 @@ func (n tally) line(name, limit string) string {
 		}
 		return fmt.Sprintf("%.1f", float64(n.requests[m])/float64(n.repaired[m]))
 	}
-	return fmt.Sprintf("| %s | %d of %d | %d of %d (%d) | %d of %d | %s / %s | %d of %d / %d of %d | %d of %d | %s | %d |\n",
+	return fmt.Sprintf("| %s | %d of %d | %d (%d) / %d / %d of %d | %s / %s / %s | %d / %d / %d of %d | %d of %d | %s | %d |\n",
 		name, n.refused, n.lossless,
-		n.repaired[0], n.refused, n.stated,
-		n.repaired[1], n.refused,
-		perRepair(0), perRepair(1),
-		n.bound[0], n.lossy[0], n.bound[1], n.lossy[1],
+		n.repaired[0], n.stated, n.repaired[1], n.repaired[2], n.refused,
+		perRepair(0), perRepair(1), perRepair(2),
+		n.bound[0], n.bound[1], n.bound[2], n.lossy[0],
 		n.stoppedCleanly, n.unrepairable,
 		limit, n.harm)
 }
