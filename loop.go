@@ -370,6 +370,11 @@ type Call struct {
 	// schema), nil when unknown: the loop checks Args against it before the first attempt
 	// (see Loop.Check) and gives it to the Rewriter.
 	Schema json.RawMessage
+	// Origin is the server the call goes to ("https://api.example.com"), the key under which
+	// the Loop's Pacer holds what the server said of its rate limits; "" is not paced. Client
+	// sets it from its base URL (or the request's, for Do); package mcp from the session's
+	// server.
+	Origin string
 
 	checked bool // Args is known to be a JSON object already
 }
@@ -459,6 +464,9 @@ type Loop struct {
 	// attempt (see SchemaCheck); the zero value is CheckRepair.
 	Check  SchemaCheck
 	Budget *RetryBudget // shared by every call; nil: no client-wide budget
+	// Pacer holds every call to an origin until the time its server said a request can
+	// succeed (see Pacer); nil: calls are not paced.
+	Pacer Pacer
 	// Hooks observe every call and attempt (see Hooks): spans, metrics, records.
 	Hooks  Hooks
 	Logger *slog.Logger // nil: nothing is logged
