@@ -67,7 +67,7 @@ type fleetChild struct {
 // fleetResult is what a child reports.
 type fleetResult struct {
 	Completed, Failed int
-	Errors            []string // the first few
+	Errors            []string      // the first few
 	MaxPacer          time.Duration // the longest Until or Hold
 }
 
