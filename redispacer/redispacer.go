@@ -1,6 +1,6 @@
 // Package redispacer keeps a remedy.Pacer in Redis, so that every process of a fleet sharing
 // one API key waits for what the API said to any of them. Give each Client the same Redis and
-// the same prefix (remedy.WithPacer), and a 429 one agent is answered holds the calls of all.
+// prefix (remedy.WithPacer): a 429 answered to one agent then holds the calls of all.
 package redispacer
 
 import (
@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -31,6 +32,19 @@ const MaxAhead = 24 * time.Hour
 // with bytes outside printable ASCII, is hashed.
 const maxPlainKey = 256
 
+// DefaultTimeout bounds each call of a Pacer to Redis unless Options say otherwise.
+const DefaultTimeout = 500 * time.Millisecond
+
+// pause is how long a Pacer leaves Redis alone after it did not answer: meanwhile each call
+// fails at once with ErrUnavailable, so that a Redis that is down costs a call nothing (the
+// loop paces nothing then), instead of the client's dials and retries on every attempt.
+const pause = time.Second
+
+// ErrUnavailable is wrapped by the error of every call within a second after Redis did not
+// answer one (it was down, or slower than Options.Timeout): the Pacer does not ask it again
+// until then.
+var ErrUnavailable = errors.New("redispacer: Redis did not answer; not asked again for a second")
+
 // ErrMalformed is wrapped by the error of Until when the value under the key is not a time
 // this package wrote (something else wrote under the prefix). The key reads as not held, and
 // the next Hold replaces the value.
@@ -51,13 +65,19 @@ var ErrMalformed = errors.New("redispacer: the value held is not a number")
 // the local clock. The clocks of the fleet need not agree, and the round trip only ever makes
 // a hold end later, never earlier.
 //
-// A Redis that does not answer makes each method fail with its error (the loop then paces
-// nothing: the call goes as it would without a pacer). The client's options bound how long
-// that takes: go-redis honours the context while it dials and between its retries, and while
-// it waits for a reply only with ContextTimeoutEnabled (see the Example).
+// A Redis that does not answer makes each method fail (the loop then paces nothing: the call
+// goes as it would without a pacer), within Options.Timeout or the caller's context, whichever
+// ends first; for a second after that, every call fails at once with ErrUnavailable. go-redis
+// honours a context while it dials and between its retries, and while it waits for a reply
+// only with its option ContextTimeoutEnabled: set it (see the Example), or a Redis that
+// accepts connections and answers nothing holds each call for the client's ReadTimeout.
 type Pacer struct {
-	client redis.UniversalClient
-	prefix string
+	client  redis.UniversalClient
+	prefix  string
+	timeout time.Duration
+	now     func() time.Time // the clock of the pause after a failure
+	// resume is when the pause after Redis last failed to answer ends, in Unix ns.
+	resume atomic.Int64
 }
 
 // Options configure a Pacer.
@@ -65,6 +85,9 @@ type Options struct {
 	// Prefix starts every key the Pacer writes (default DefaultPrefix). Give the same prefix
 	// to every process that is to pace together: those sharing one API key.
 	Prefix string
+	// Timeout bounds each call to Redis (default DefaultTimeout): a call of the loop waits no
+	// longer than that for its pacer before it goes unpaced.
+	Timeout time.Duration
 }
 
 var _ remedy.Pacer = (*Pacer)(nil)
@@ -72,9 +95,12 @@ var _ remedy.Pacer = (*Pacer)(nil)
 // New returns a Pacer that keeps its holds in client, which may be a single-node, failover or
 // cluster client. The Pacer does not close client.
 func New(client redis.UniversalClient, opts Options) *Pacer {
-	p := &Pacer{client: client, prefix: opts.Prefix}
+	p := &Pacer{client: client, prefix: opts.Prefix, timeout: opts.Timeout, now: time.Now}
 	if p.prefix == "" {
 		p.prefix = DefaultPrefix
+	}
+	if p.timeout <= 0 {
+		p.timeout = DefaultTimeout
 	}
 	return p
 }
@@ -136,10 +162,11 @@ return math.ceil(math.min(left, tonumber(ARGV[1])))
 // Until returns the time held for key, or the zero time when none is held. The time is never
 // earlier than the one held, and at most MaxAhead from now.
 func (p *Pacer) Until(ctx context.Context, key string) (time.Time, error) {
-	if err := ctx.Err(); err != nil {
-		return time.Time{}, fmt.Errorf("redispacer: until: %w", err)
-	}
-	left, err := untilScript.Run(ctx, p.client, []string{p.key(key)}, MaxAhead.Milliseconds()).Int64()
+	var left int64
+	err := p.run(ctx, func(ctx context.Context) (err error) {
+		left, err = untilScript.Run(ctx, p.client, []string{p.key(key)}, MaxAhead.Milliseconds()).Int64()
+		return err
+	})
 	switch {
 	case err != nil:
 		return time.Time{}, fmt.Errorf("redispacer: until: %w", err)
@@ -154,9 +181,6 @@ func (p *Pacer) Until(ctx context.Context, key string) (time.Time, error) {
 // Hold raises the hold of key to t, or to MaxAhead from now when t is later than that; a time
 // no later than the one held, or already passed, changes nothing.
 func (p *Pacer) Hold(ctx context.Context, key string, t time.Time) error {
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("redispacer: hold: %w", err)
-	}
 	ahead := time.Until(t)
 	if ahead <= 0 {
 		return nil // nothing to hold: not even a round trip
@@ -164,10 +188,33 @@ func (p *Pacer) Hold(ctx context.Context, key string, t time.Time) error {
 	// Up to the next ms, and one more for Redis's clock, which TIME gives to the ms rounded
 	// down: the hold never ends before t.
 	ms := min(ahead, MaxAhead).Milliseconds() + 2
-	if err := holdScript.Run(ctx, p.client, []string{p.key(key)}, ms, MaxAhead.Milliseconds()).Err(); err != nil {
+	err := p.run(ctx, func(ctx context.Context) error {
+		return holdScript.Run(ctx, p.client, []string{p.key(key)}, ms, MaxAhead.Milliseconds()).Err()
+	})
+	if err != nil {
 		return fmt.Errorf("redispacer: hold: %w", err)
 	}
 	return nil
+}
+
+// run runs op within the Pacer's timeout, unless Redis failed to answer less than a second
+// ago; when op fails to reach Redis (any error but Redis's own reply, or the caller's context
+// ending), the pause starts.
+func (p *Pacer) run(ctx context.Context, op func(context.Context) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if p.now().UnixNano() < p.resume.Load() {
+		return ErrUnavailable
+	}
+	opCtx, cancel := context.WithTimeout(ctx, p.timeout)
+	defer cancel()
+	err := op(opCtx)
+	var reply redis.Error
+	if err != nil && ctx.Err() == nil && !errors.As(err, &reply) {
+		p.resume.Store(p.now().Add(pause).UnixNano())
+	}
+	return err
 }
 
 // key is the Redis key of the caller's key.

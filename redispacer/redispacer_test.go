@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -194,9 +195,9 @@ func TestMalformed(t *testing.T) {
 	assert.ErrorContains(t, err, "WRONGTYPE")
 }
 
-// A Redis that is down: each method fails, and the context bounds how long that takes, also
-// with the client's default retries; a Redis that accepts connections and answers nothing is
-// bounded by the context when the client honours it (ContextTimeoutEnabled).
+// A Redis that is down, or that accepts connections and answers nothing: each method fails
+// within the Pacer's timeout (the context bounds it: without it, the client would dial and
+// retry for seconds), and then fails at once, without a dial, until the pause ends.
 func TestUnavailable(t *testing.T) {
 	t.Parallel()
 	// A port nothing listens on.
@@ -204,60 +205,129 @@ func TestUnavailable(t *testing.T) {
 	require.NoError(t, err)
 	down := l.Addr().String()
 	require.NoError(t, l.Close())
-	// A server that accepts and never answers.
-	hung, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(func() { hung.Close() })
-	go func() {
-		for {
-			c, err := hung.Accept()
-			if err != nil {
-				return
-			}
-			t.Cleanup(func() { c.Close() })
-		}
-	}()
+	hung := hungServer(t)
 
-	const deadline = 300 * time.Millisecond
+	const timeout = 300 * time.Millisecond
 	for _, tc := range []struct {
 		name string
 		opts redis.Options
 	}{
 		{"down, default options", redis.Options{Addr: down}},
-		{"hung, ContextTimeoutEnabled", redis.Options{Addr: hung.Addr().String(), ContextTimeoutEnabled: true}},
+		{"hung, ContextTimeoutEnabled", redis.Options{Addr: hung, ContextTimeoutEnabled: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			var dials atomic.Int64
+			tc.opts.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
+				dials.Add(1)
+				var d net.Dialer
+				return d.DialContext(ctx, network, addr)
+			}
 			client := redis.NewClient(&tc.opts)
 			defer client.Close()
-			p := redispacer.New(client, redispacer.Options{})
-			for name, op := range map[string]func(ctx context.Context) error{
-				"Until": func(ctx context.Context) error { _, err := p.Until(ctx, "k"); return err },
-				"Hold":  func(ctx context.Context) error { return p.Hold(ctx, "k", time.Now().Add(time.Hour)) },
-				"Load":  p.Load,
+			for name, op := range map[string]func(p *redispacer.Pacer) error{
+				"Until": func(p *redispacer.Pacer) error { _, err := p.Until(context.Background(), "k"); return err },
+				"Hold":  func(p *redispacer.Pacer) error { return p.Hold(context.Background(), "k", time.Now().Add(time.Hour)) },
 			} {
-				ctx, cancel := context.WithTimeout(context.Background(), deadline)
+				p := redispacer.New(client, redispacer.Options{Timeout: timeout})
 				start := time.Now()
-				err := op(ctx)
+				err := op(p)
 				took := time.Since(start)
-				cancel()
 				if assert.Error(t, err, name) {
 					assert.True(t, strings.HasPrefix(err.Error(), "redispacer: "), "%s: %v", name, err)
+					assert.NotErrorIs(t, err, redispacer.ErrUnavailable, "%s: the first failure is Redis's", name)
 				}
-				// Not a timing assertion of the pacer's speed: the bound is the context's,
-				// with room for a busy machine; without it the client would retry for seconds.
-				assert.Less(t, took, deadline+2*time.Second, "%s took %v: the context was not honoured", name, took)
+				// Not a measure of speed: the bound is the timeout's, with room for a busy
+				// machine; without it, a call would take seconds.
+				assert.Less(t, took, timeout+time.Second, "%s took %v: the timeout was not honoured", name, took)
 				t.Logf("%s: %v after %v", name, err, took)
+
+				dialed := dials.Load()
+				for range 10 {
+					_, err := p.Until(context.Background(), "k")
+					assert.ErrorIs(t, err, redispacer.ErrUnavailable, "%s: Until in the pause", name)
+					err = p.Hold(context.Background(), "k", time.Now().Add(time.Hour))
+					assert.ErrorIs(t, err, redispacer.ErrUnavailable, "%s: Hold in the pause", name)
+				}
+				assert.Equal(t, dialed, dials.Load(), "%s: dials in the pause", name)
 			}
 		})
 	}
+}
 
-	// A context already done: no round trip.
-	client := redis.NewClient(&redis.Options{Addr: down})
-	defer client.Close()
-	p := redispacer.New(client, redispacer.Options{})
-	ctx, cancel := context.WithCancel(context.Background())
+// hungServer returns the address of a server that accepts connections and never answers.
+func hungServer(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		l.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return l.Addr().String()
+}
+
+// After a failure, the Pacer asks Redis again once the pause has ended, and a Redis that is
+// back paces again; a caller's own context that ends starts no pause, nor does an error
+// Redis answers.
+func TestUnavailableRecovers(t *testing.T) {
+	t.Parallel()
+	addr := redistest.Start(t)
+	var down atomic.Bool
+	client := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1,
+		Dialer: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			if down.Load() {
+				return nil, errors.New("down")
+			}
+			var d net.Dialer
+			return d.DialContext(ctx, network, addr)
+		}})
+	t.Cleanup(func() { client.Close() })
+	p := redispacer.New(client, redispacer.Options{Prefix: newPrefix()})
+	var clock atomic.Int64
+	clock.Store(time.Now().UnixNano())
+	redispacer.SetClock(p, func() time.Time { return time.Unix(0, clock.Load()) })
+	ctx := context.Background()
+
+	// The caller's context: canceled before, or during, the call. No pause.
+	canceled, cancel := context.WithCancel(ctx)
 	cancel()
+	_, err := p.Until(canceled, "k")
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.ErrorIs(t, p.Hold(canceled, "k", time.Now().Add(time.Hour)), context.Canceled)
+	require.NoError(t, p.Hold(ctx, "k", time.Now().Add(time.Hour)), "no pause after the caller's context")
+
+	// Redis goes down: one failure, then the pause.
+	down.Store(true)
+	client.Do(ctx, "client", "kill", "type", "normal", "skipme", "no") // drop the pool's connections: a new dial for the next call
 	_, err = p.Until(ctx, "k")
-	assert.True(t, errors.Is(err, context.Canceled), "%v", err)
-	assert.ErrorIs(t, p.Hold(ctx, "k", time.Now().Add(time.Hour)), context.Canceled)
+	require.Error(t, err)
+	assert.NotErrorIs(t, err, redispacer.ErrUnavailable)
+	_, err = p.Until(ctx, "k")
+	assert.ErrorIs(t, err, redispacer.ErrUnavailable)
+
+	// Back up: still paused until the pause ends, then paced as before.
+	down.Store(false)
+	clock.Add(int64(redispacer.Pause - time.Millisecond))
+	_, err = p.Until(ctx, "k")
+	assert.ErrorIs(t, err, redispacer.ErrUnavailable)
+	clock.Add(int64(time.Millisecond))
+	u, err := p.Until(ctx, "k")
+	require.NoError(t, err)
+	assert.WithinDuration(t, time.Now().Add(time.Hour), u, pacertest.Slack)
 }
