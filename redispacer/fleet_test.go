@@ -311,11 +311,32 @@ func (p *timedPacer) Hold(ctx context.Context, key string, t time.Time) error {
 	return p.Pacer.Hold(ctx, key, t)
 }
 
-// stampSent stamps each request with when its sending began.
+// fleetCaller returns the call of a child: a Client with the defaults but for p and its HTTP
+// client, which carries the API key and stamps each request with when its sending began.
+func fleetCaller(t *testing.T, cfg fleetChild, p remedy.Pacer) func(ctx context.Context) error {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = 2 * cfg.Callers
+	hc := &http.Client{Transport: stampSent{tr}}
+	warm(t, hc, cfg.URL, cfg.Callers)
+	c, err := remedy.NewClient(
+		remedy.WithBaseURL(cfg.URL),
+		remedy.WithHTTPClient(hc),
+		remedy.WithOperations(remedy.Operation{Name: "work", Method: http.MethodGet, Path: "/v1/work"}),
+		remedy.WithPacer(p),
+	)
+	require.NoError(t, err)
+	return func(ctx context.Context) error {
+		_, err := c.Call(ctx, "work", json.RawMessage(`{}`))
+		return err
+	}
+}
+
+// stampSent sets the API key and stamps each request with when its sending began.
 type stampSent struct{ next http.RoundTripper }
 
 func (s stampSent) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", fleetKey)
 	r.Header.Set(sentAtHeader, strconv.FormatInt(time.Now().UnixNano(), 10))
 	return s.next.RoundTrip(r)
 }
