@@ -83,7 +83,8 @@ type Pacer struct {
 // Options configure a Pacer.
 type Options struct {
 	// Prefix starts every key the Pacer writes (default DefaultPrefix). Give the same prefix
-	// to every process that is to pace together: those sharing one API key.
+	// to every process that is to pace together, those sharing one API key, and another
+	// prefix to another key (a name for it, never the key itself: Redis keys are not secret).
 	Prefix string
 	// Timeout bounds each call to Redis (default DefaultTimeout): a call of the loop waits no
 	// longer than that for its pacer before it goes unpaced.
