@@ -331,3 +331,32 @@ func TestUnavailableRecovers(t *testing.T) {
 	require.NoError(t, err)
 	assert.WithinDuration(t, time.Now().Add(time.Hour), u, pacertest.Slack)
 }
+
+// BenchmarkPacer measures what pacing adds to an attempt against a local redis-server: an
+// Until before each attempt, and a Hold after a refusal.
+func BenchmarkPacer(b *testing.B) {
+	ctx := context.Background()
+	client := newClient(b, redistest.Start(b))
+	p := redispacer.New(client, redispacer.Options{Prefix: newPrefix()})
+	if err := p.Load(ctx); err != nil {
+		b.Fatal(err)
+	}
+	const origin = "https://api.example.com"
+	b.Run("Until", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := p.Until(ctx, origin); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("Hold", func(b *testing.B) {
+		at := time.Now().Add(time.Hour)
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := p.Hold(ctx, origin, at); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
