@@ -48,43 +48,47 @@ func rateLimited(e *Envelope) bool {
 	return e.Status == http.StatusTooManyRequests || e.Status == http.StatusServiceUnavailable || e.Category == CategoryRateLimit
 }
 
-// pace waits, before an attempt of c, until the time the pacer holds for its origin. It returns
-// how long it waited; or, when the wait would end past Limits.MaxWait, the call's elapsed
-// budget or the context's deadline, the call's error, with nothing sent.
+// pace waits, before an attempt of c, until the time the pacer holds for its origin, read
+// again after each wait: a refusal another call got meanwhile may have moved it later. It
+// returns how long it waited; or, when a wait would end past Limits.MaxWait, the call's
+// elapsed budget or the context's deadline, the call's error, with nothing sent.
 func (r *run) pace(ctx context.Context, c *Call, lim Limits) (time.Duration, *CallError) {
 	p := r.loop.Pacer
 	if p == nil || c.Origin == "" {
 		return 0, nil
 	}
-	until, err := p.Until(ctx, c.Origin)
-	if err != nil {
-		r.paceFailed(ctx, c, "read", err)
-		return 0, nil
+	var waited time.Duration
+	for {
+		until, err := p.Until(ctx, c.Origin)
+		if err != nil {
+			r.paceFailed(ctx, c, "read", err)
+			return waited, nil
+		}
+		d := time.Until(until)
+		if d <= 0 {
+			return waited, nil
+		}
+		var cause error
+		var why string
+		switch {
+		case d > lim.MaxWait:
+			cause, why = ErrWaitTooLong, "the server's stated wait for "+c.Origin+" is longer than the longest wait"
+		case d > lim.MaxElapsed-time.Since(r.start):
+			cause, why = ErrElapsedBudget, "the server's stated wait for "+c.Origin+" would end after the call's elapsed budget"
+		case deadlineBefore(ctx, until):
+			cause, why = ErrDeadline, "the server's stated wait for "+c.Origin+" would end after the context's deadline"
+		}
+		if cause != nil {
+			e := r.fail(*c, cause, why+"; nothing was sent", nil, &RetryLater{After: d, At: until})
+			e.Asked = d
+			e.Detail += " (the server asked to wait " + d.String() + ")"
+			return waited, e
+		}
+		if !sleep(ctx, d) {
+			return waited, r.fail(*c, ErrDeadline, "the context ended during the wait the server stated for "+c.Origin, nil, ctx.Err())
+		}
+		waited += d
 	}
-	d := time.Until(until)
-	if d <= 0 {
-		return 0, nil
-	}
-	var cause error
-	var why string
-	switch {
-	case d > lim.MaxWait:
-		cause, why = ErrWaitTooLong, "the server's stated wait for "+c.Origin+" is longer than the longest wait"
-	case d > lim.MaxElapsed-time.Since(r.start):
-		cause, why = ErrElapsedBudget, "the server's stated wait for "+c.Origin+" would end after the call's elapsed budget"
-	case deadlineBefore(ctx, until):
-		cause, why = ErrDeadline, "the server's stated wait for "+c.Origin+" would end after the context's deadline"
-	}
-	if cause != nil {
-		e := r.fail(*c, cause, why+"; nothing was sent", nil, &RetryLater{After: d, At: until})
-		e.Asked = d
-		e.Detail += " (the server asked to wait " + d.String() + ")"
-		return 0, e
-	}
-	if !sleep(ctx, d) {
-		return d, r.fail(*c, ErrDeadline, "the context ended during the wait the server stated for "+c.Origin, nil, ctx.Err())
-	}
-	return d, nil
 }
 
 // paceFailed logs a pacer that failed: the call goes as it would without one.

@@ -270,3 +270,28 @@ func TestMemoryPacerBounded(t *testing.T) {
 	got, _ := p.Until(ctx, "kept")
 	assert.Equal(t, far.Add(time.Hour), got, "the latest hold outlives the soonest ones")
 }
+
+// A hold moved later while a call waits (another call was refused meanwhile) is waited too:
+// the pacer is read again after each wait.
+func TestPacingReadsTheHoldAgain(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		pacer := remedy.NewPacer()
+		ctx := context.Background()
+		start := time.Now()
+		require.NoError(t, pacer.Hold(ctx, paceOrigin, start.Add(time.Second)))
+		var sentAt time.Time
+		loop := remedy.Loop{Pacer: pacer, Transport: remedy.TransportFunc(func(context.Context, *remedy.Request) (*remedy.Response, error) {
+			sentAt = time.Now()
+			return ok200(nil), nil
+		})}
+		go func() {
+			time.Sleep(500 * time.Millisecond)
+			_ = pacer.Hold(ctx, paceOrigin, start.Add(3*time.Second)) // another call's refusal
+		}()
+		resp, err := loop.Do(ctx, remedy.Call{Operation: "a", Origin: paceOrigin, Idempotent: true})
+		require.NoError(t, err)
+		assert.Equal(t, 3*time.Second, sentAt.Sub(start), "sent when the later hold ended")
+		assert.Equal(t, 3*time.Second, resp.Attempts[0].Paced)
+	})
+}
