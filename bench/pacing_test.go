@@ -31,7 +31,7 @@ type pacingScale struct {
 }
 
 // The full workload is issue 38's; the quick one keeps its shape — as many callers as one
-// window admits, all starting at once, calls that take more than one window — on two windows
+// window admits, all starting at once, calls that take several windows — on four windows
 // instead of ten, so that it runs in seconds. Windows stay one second long in both: Retry-After
 // and the RateLimit fields state whole seconds, and a shorter window would make every
 // announced wait longer than the window itself.
@@ -339,6 +339,9 @@ func BenchmarkPacing(b *testing.B) {
 					f = runPacing(b, scale, v.rateLimitFields, c)
 				}
 				checkPacing(b, f, false)
+				b.ReportMetric(float64(scale.Callers), "callers")
+				b.ReportMetric(float64(scale.Limit), "limit")
+				b.ReportMetric(scale.Window.Seconds(), "window-s")
 				b.ReportMetric(float64(f.Calls), "calls")
 				b.ReportMetric(float64(f.Completed), "completed")
 				b.ReportMetric(float64(f.Requests), "requests")
