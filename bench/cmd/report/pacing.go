@@ -98,7 +98,7 @@ func writePacing(b *strings.Builder, m Meta, runs []PacingRun) {
 	p("*Sent after a known reset* counts the requests the client sent after it had read a `429` whose `Retry-After` announced a reset still ahead: ")
 	p("a request already sent when the refusal was read is not counted, whatever the server saw first. ")
 	p("The floor is the calls over the rate, as the issue counts it (%d calls at %d per %s: %s); ", first.Calls, first.Limit, formatWindow(first.Window), formatSeconds(first.Floor))
-	p("with fixed windows the last call can be served as its window opens, one window sooner, so a ratio a little below 1 is possible. ")
+	p("with fixed windows the last call can be served as its window opens, one window sooner, so a ratio a little below 1 is possible; a run in which calls failed has no ratio, since it ended when the client gave up. ")
 	p("Each row is one run (not rounds): the figures are counts, and a time the server's windows set more than the machine.\n\n")
 	if m.Quick {
 		p("> **Quick run**: the workload scaled down to %d callers × %d calls at %d requests per window — the same shape (as many callers as a window admits, all at once, several windows of calls) on %d windows instead of ten. `go run ./cmd/report` runs the issue's: 50 callers × 10 calls at 50 per window.\n\n",
@@ -106,8 +106,13 @@ func writePacing(b *strings.Builder, m Meta, runs []PacingRun) {
 	}
 	p("| server | client | calls completed | refused (429) | requests | sent after a known reset | total time | ÷ floor |\n|---|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range runs {
-		p("| %s | %s | %d of %d | %d | %d | %d | %s | %.2f× |\n", pacingServers[r.Server], pacingName(r.Contender),
-			r.Completed, r.Calls, r.Refused, r.Requests, r.AfterReset, formatSeconds(r.Total), r.Total.Seconds()/r.Floor.Seconds())
+		// A run in which calls failed ended when the client gave up: its time is no pace.
+		ratio := "—"
+		if r.Completed == r.Calls && r.Floor > 0 {
+			ratio = fmt.Sprintf("%.2f×", r.Total.Seconds()/r.Floor.Seconds())
+		}
+		p("| %s | %s | %d of %d | %d | %d | %d | %s | %s |\n", pacingServers[r.Server], pacingName(r.Contender),
+			r.Completed, r.Calls, r.Refused, r.Requests, r.AfterReset, formatSeconds(r.Total), ratio)
 	}
 	var checks []string
 	for _, r := range runs {

@@ -39,8 +39,8 @@ func TestPacingSection(t *testing.T) {
 		"`RateLimit-Policy: \"per-key\";q=50;w=1`",
 		"(500 calls at 50 per 1-second: 10.00 s)",
 		"| `Retry-After` only | remedy (pacing on) | 500 of 500 | 50 | 550 | 0 | 10.40 s | 1.04× |",
-		"| `Retry-After` only | remedy, `WithPacer(nil)` | 129 of 500 | 387 | 516 | 371 | 2.00 s | 0.20× |",
-		"| `Retry-After` and the `RateLimit` fields | failsafe-go | 480 of 500 | 90 | 590 | 40 | 9.10 s | 0.91× |",
+		"| `Retry-After` only | remedy, `WithPacer(nil)` | 129 of 500 | 387 | 516 | 371 | 2.00 s | — |",
+		"| `Retry-After` and the `RateLimit` fields | failsafe-go | 480 of 500 | 90 | 590 | 40 | 9.10 s | — |",
 		"In this run: against `Retry-After` only, reached; against `Retry-After` and the `RateLimit` fields, " +
 			"**not reached**: 1 requests sent after a known reset, 1.25× the floor, 9 refused.",
 	} {
