@@ -103,6 +103,7 @@ type Client struct {
 	base      *url.URL
 	baseStr   string // base without a trailing slash or query, to which paths are appended
 	baseQuery string // the base URL's query, kept on every request ("api-version=2024-06-01")
+	origin    string // the base URL's scheme and host, the key its calls are paced under
 	maxResult int64
 
 	// keys is the default support for operations whose Keys is KeysUnknown, and for raw
@@ -200,6 +201,20 @@ func WithRetryBudget(b *RetryBudget) Option {
 	return func(c *clientConfig) error { c.loop.Budget = b; return nil }
 }
 
+// WithPacer paces the client's calls with p (see Pacer): a MemoryPacer of the client's own by
+// default; one shared with other clients (remedy.NewPacer()) or with other processes (package
+// redispacer) paces them together. nil, like Unpaced, turns pacing off: every call is sent at
+// once, whatever a server said to another.
+func WithPacer(p Pacer) Option {
+	return func(c *clientConfig) error {
+		if p == nil {
+			p = Unpaced
+		}
+		c.loop.Pacer = p
+		return nil
+	}
+}
+
 // WithLogger logs every attempt at debug level.
 func WithLogger(l *slog.Logger) Option {
 	return func(c *clientConfig) error { c.loop.Logger = l; return nil }
@@ -247,7 +262,7 @@ func WithMaxResult(n int64) Option {
 }
 
 func configure(opts []Option) (*clientConfig, error) {
-	cfg := &clientConfig{loop: Loop{Budget: DefaultRetryBudget()}, maxResult: DefaultMaxResult}
+	cfg := &clientConfig{loop: Loop{Budget: DefaultRetryBudget(), Pacer: NewPacer()}, maxResult: DefaultMaxResult}
 	for _, o := range opts {
 		if err := o(cfg); err != nil {
 			return nil, fmt.Errorf("remedy: %w", err)
@@ -272,6 +287,7 @@ func NewClient(opts ...Option) (*Client, error) {
 		c.baseQuery = u.RawQuery
 		u.RawQuery, u.Fragment, u.RawFragment = "", "", ""
 		c.baseStr = strings.TrimSuffix(u.String(), "/")
+		c.origin = originOf(u)
 	}
 	seen := make(map[string]bool, len(cfg.ops))
 	for _, op := range cfg.ops {
@@ -380,6 +396,7 @@ func (c *Client) Call(ctx context.Context, name string, args any, opts ...CallOp
 	call.Keys = c.keysFor(op)
 	call.NoPoll = call.NoPoll || op.NoPoll
 	call.Schema = op.Parameters
+	call.Origin = c.origin
 	return c.loop.Do(ctx, call)
 }
 
@@ -661,6 +678,15 @@ func guardRedirects(hc *http.Client) *http.Client {
 		return nil
 	}
 	return &cp
+}
+
+// originOf is u's scheme and host, lower-cased ("https://api.example.com:8443"): the key a
+// server's calls are paced under. "" for a URL without a host.
+func originOf(u *url.URL) string {
+	if u == nil || u.Host == "" {
+		return ""
+	}
+	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Host)
 }
 
 func sameOrigin(a, b *url.URL) bool {

@@ -58,6 +58,9 @@ type AttemptStart struct {
 	// Poll says the attempt polls the status of an operation the server accepted (see
 	// Attempt.Poll); Total does not count it.
 	Poll bool
+	// Paced is how long the attempt waited, before it was sent, for the time its server had
+	// said a request can succeed (Loop.Pacer); 0 when it did not wait.
+	Paced time.Duration
 }
 
 // CallEnd describes a call that returned.

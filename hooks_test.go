@@ -114,7 +114,7 @@ func TestHooksOrderAndContexts(t *testing.T) {
 		assert.Equal(t, 250*time.Millisecond, time.Since(start), "the only wait is the server's")
 		assert.Equal(t, 250*time.Millisecond, outer.Elapsed)
 		assert.True(t, outer.HasBudget)
-		assert.Equal(t, 3.0, outer.BudgetTokens, "a retry and a next operation spent two of five tokens")
+		assert.Equal(t, 4.0, outer.BudgetTokens, "a next operation spent one of five tokens; a 503 that states its wait spends none")
 	})
 }
 

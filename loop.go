@@ -151,6 +151,8 @@ type Decision struct {
 //     but handed to the Rewriter, which may repair it from the message (else ErrNotRetryable).
 //     A failure the server replayed from its idempotency record (Envelope.Replayed) is not
 //     sent again: with the same key it is replayed again (ErrNotRetryable).
+//     A refusal that states its wait (a 429, a 503 or a rate_limit failure with RetryAfter)
+//     is the server pacing its clients, not an outage: the retry budget does not bound it.
 //  11. Otherwise: stop (ErrNotRetryable).
 //
 // Every step that sends again is bounded, in this order: Limits.MaxAttempts, counted over the
@@ -225,6 +227,12 @@ func Decide(env *Envelope, err error, s *State) Decision {
 	case env.Retryable:
 		if env.RetrySource == RetryFromStatus && !s.SafeToRepeat && !unprocessedStatus(env.Status) {
 			return stop(ErrOutcomeUnknown, "only the status says retryable, the request may have executed, and it is not safe to send twice")
+		}
+		if env.RetryAfter > 0 && rateLimited(env) {
+			// The server paces its clients; its wait is obeyed, and spends no retry budget.
+			s2 := *s
+			s2.BudgetLeft = true
+			return retry(env.RetryAfter, &s2, lim, "rate limited: retry after the server's stated wait")
 		}
 		return retry(env.RetryAfter, s, lim, "retryable")
 	}
@@ -440,6 +448,10 @@ type Attempt struct {
 	// attempt only), when they broke the call's Schema and the Rewriter repaired them without
 	// changing what the call means, each with the rule that made it.
 	Checked []Change
+	// Paced is how long the attempt waited, before it was sent, for the time its server had
+	// said a request can succeed (Loop.Pacer): a wait another call learned, or this call's own
+	// retry's remainder. 0 when it did not wait.
+	Paced   time.Duration
 	Elapsed time.Duration // the attempt's round trip
 }
 
@@ -613,6 +625,11 @@ func (r *run) send(ctx context.Context, t Transport, c Call, depth int) (*Respon
 			// Only a next operation gets here: it spent what was left of the call's attempts.
 			return nil, r.fail(c, ErrAttemptsExhausted, "no attempts left: the call's next operations spent them", last, nil)
 		}
+		paced, perr := r.pace(ctx, &c, lim)
+		if perr != nil {
+			perr.Envelope = last
+			return nil, perr
+		}
 		r.req = Request{Operation: c.Operation, Args: args, ConfirmationToken: token, Attempt: n, Depth: depth, run: r}
 		req := &r.req
 		switch {
@@ -636,6 +653,7 @@ func (r *run) send(ctx context.Context, t Transport, c Call, depth int) (*Respon
 			actx = h(ctx, &AttemptStart{
 				Operation: c.Operation, Number: n, Total: r.tries() + 1, Depth: depth,
 				IdempotencyKey: req.IdempotencyKey != "", Confirmed: req.ConfirmationToken != "", Rewritten: rewritten,
+				Paced: paced,
 			})
 		}
 		resp, err := t.RoundTrip(actx, req)
@@ -661,6 +679,7 @@ func (r *run) send(ctx context.Context, t Transport, c Call, depth int) (*Respon
 		if env != nil && (env.Severity != SeverityInfo && env.Severity != SeverityWarning) {
 			last = env
 		}
+		r.paceHold(ctx, &c, resp, after)
 		honoured = honoured || req.KeysHonoured || (resp != nil && resp.Replayed) || (env != nil && keyHeld(env))
 		s := State{
 			// Attempts count over the whole call: next operations spend the same budget.
@@ -721,7 +740,7 @@ func (r *run) send(ctx context.Context, t Transport, c Call, depth int) (*Respon
 		a := r.record(Attempt{
 			Operation: c.Operation, Number: n, Depth: depth, Method: req.Method, Target: req.Target,
 			IdempotencyKey: req.IdempotencyKey, Confirmed: req.ConfirmationToken != "",
-			Envelope: env, Err: err, Decision: d, Elapsed: elapsed, Changes: changes, Checked: checked,
+			Envelope: env, Err: err, Decision: d, Elapsed: elapsed, Changes: changes, Paced: paced, Checked: checked,
 		}, resp)
 		checked = nil // the first attempt's alone
 		r.report(actx, a)
@@ -747,7 +766,9 @@ func (r *run) send(ctx context.Context, t Transport, c Call, depth int) (*Respon
 			}
 			return nil, e
 		case ActRetry:
-			if !l.Budget.spend() {
+			// A refusal that says when to come back is the server pacing its clients, not an
+			// outage: it does not spend the budget that bounds retry storms.
+			if !(d.Asked > 0 && env != nil && rateLimited(env)) && !l.Budget.spend() {
 				return nil, r.fail(c, ErrRetryBudget, "the client-wide retry budget is empty", last, err)
 			}
 			if !sleep(ctx, d.Wait) {
@@ -764,7 +785,7 @@ func (r *run) send(ctx context.Context, t Transport, c Call, depth int) (*Respon
 			if !l.Budget.spend() {
 				return nil, r.fail(c, ErrRetryBudget, "the client-wide retry budget is empty", last, nil)
 			}
-			if err := r.next(ctx, env, depth); err != nil {
+			if err := r.next(ctx, env, c.Origin, depth); err != nil {
 				return nil, r.fail(c, ErrNextOperation, "next operation "+strconv.Quote(env.NextOperation)+": "+nextWhy(err), last, err)
 			}
 		}
@@ -847,7 +868,7 @@ func lossyRules(changes []Change) string {
 }
 
 // next runs a failure's next_operation through the loop, one level deeper.
-func (r *run) next(ctx context.Context, env *Envelope, depth int) error {
+func (r *run) next(ctx context.Context, env *Envelope, origin string, depth int) error {
 	l := r.loop
 	ok, idem := false, false
 	if l.Registered != nil {
@@ -856,7 +877,7 @@ func (r *run) next(ctx context.Context, env *Envelope, depth int) error {
 	if !ok {
 		return errUnregistered
 	}
-	_, err := r.call(ctx, l.Transport, Call{Operation: env.NextOperation, Args: env.NextOperationArgs, Idempotent: idem}, depth+1)
+	_, err := r.call(ctx, l.Transport, Call{Operation: env.NextOperation, Args: env.NextOperationArgs, Idempotent: idem, Origin: origin}, depth+1)
 	return err
 }
 

@@ -110,8 +110,10 @@ func modelTextScenarios() []modelTextScenario {
 				reply(w, 409, challenge)
 			}},
 		{name: "retry_budget", tool: "get_invoice", args: `{"id":"in_1"}`, want: remedy.ErrRetryBudget, sent: 2,
-			opts:    []remedy.Option{remedy.WithRetryBudget(remedy.NewRetryBudget(1, 0))},
-			respond: fixed(503, unavailable)},
+			opts: []remedy.Option{remedy.WithRetryBudget(remedy.NewRetryBudget(1, 0))},
+			// An outage that states no wait: a stated one is the server pacing, which the
+			// budget does not bound.
+			respond: fixed(503, `{"error":{"statusCode":503,"code":"unavailable","message":"the database is restarting","retryable":true}}`)},
 		{name: "next_operation_unregistered", tool: "create_invoice", args: `{"customer_id":"cus_1","amount":5}`, want: remedy.ErrNextOperation, sent: 1,
 			respond: fixed(412, `{"error":{"statusCode":412,"code":"precondition_failed","message":"verify the account first","next_operation":"link_bank"}}`)},
 		{name: "next_operation_failed", tool: "create_invoice", args: `{"customer_id":"cus_1","amount":5}`, want: remedy.ErrNextOperation, sent: 2,

@@ -2,6 +2,7 @@ package remedy
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 )
@@ -66,21 +67,42 @@ func (p *MemoryPacer) Hold(_ context.Context, key string, t time.Time) error {
 	return nil
 }
 
-// evict forgets the holds that have passed, or, when none has, the one that ends soonest.
+// evict forgets the holds that have passed, and, when that is not enough, the eighth of the
+// holds that end soonest: in a batch, so that a full pacer sorts once per many new keys.
 func (p *MemoryPacer) evict() {
 	now := time.Now()
-	var soonest string
-	var first time.Time
 	for k, t := range p.until {
 		if !t.After(now) {
 			delete(p.until, k)
-			continue
-		}
-		if soonest == "" || t.Before(first) {
-			soonest, first = k, t
 		}
 	}
-	if len(p.until) >= memoryPacerKeys {
-		delete(p.until, soonest)
+	if len(p.until) < memoryPacerKeys {
+		return
+	}
+	type hold struct {
+		key string
+		t   time.Time
+	}
+	holds := make([]hold, 0, len(p.until))
+	for k, t := range p.until {
+		holds = append(holds, hold{k, t})
+	}
+	slices.SortFunc(holds, func(a, b hold) int { return a.t.Compare(b.t) })
+	for _, h := range holds[:len(holds)/8] {
+		delete(p.until, h.key)
 	}
 }
+
+// Unpaced is the Pacer that holds nothing: WithPacer(Unpaced), or a Loop's Pacer for package
+// mcp's client, turns pacing off where a default would pace. It is a constant, so that no part
+// of a program can change what another part's choice means.
+const Unpaced unpaced = 0
+
+// unpaced is Unpaced's type.
+type unpaced uint8
+
+// Until holds nothing.
+func (unpaced) Until(context.Context, string) (time.Time, error) { return time.Time{}, nil }
+
+// Hold keeps nothing.
+func (unpaced) Hold(context.Context, string, time.Time) error { return nil }

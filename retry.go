@@ -258,19 +258,8 @@ func (p *parser) until(t time.Time) wait {
 
 // rateLimitReset reads the reset headers rate-limited APIs send instead of Retry-After.
 func (p *parser) rateLimitReset() wait {
-	for _, name := range [...]string{"RateLimit-Reset", "X-RateLimit-Reset", "X-Rate-Limit-Reset"} {
-		v := strings.TrimSpace(p.header.Get(name))
-		if v == "" {
-			continue
-		}
-		f := parseFloat(v)
-		if f > 1e9 { // an epoch timestamp (GitHub), not a delta
-			sec, frac := math.Modf(f)
-			return p.until(time.Unix(int64(sec), int64(frac*1e9)))
-		}
-		if w := waitFromFloat(f, float64(time.Second)); w.ok {
-			return w
-		}
+	if w := p.resetHeader(); w.ok {
+		return w
 	}
 	// OpenAI: durations such as "6m0s", "1s", "20ms"; the exhausted limit is the one to wait for.
 	var best wait
@@ -310,6 +299,26 @@ func (p *parser) rateLimitReset() wait {
 		}
 		if t, err := time.Parse(time.RFC3339, strings.TrimSpace(v)); err == nil {
 			return p.until(t)
+		}
+	}
+	return wait{}
+}
+
+// resetHeader reads RateLimit-Reset, X-RateLimit-Reset or X-Rate-Limit-Reset: seconds until
+// the reset, or an epoch timestamp (GitHub).
+func (p *parser) resetHeader() wait {
+	for _, name := range [...]string{"RateLimit-Reset", "X-RateLimit-Reset", "X-Rate-Limit-Reset"} {
+		v := strings.TrimSpace(p.header.Get(name))
+		if v == "" {
+			continue
+		}
+		f := parseFloat(v)
+		if f > 1e9 { // an epoch timestamp (GitHub), not a delta
+			sec, frac := math.Modf(f)
+			return p.until(time.Unix(int64(sec), int64(frac*1e9)))
+		}
+		if w := waitFromFloat(f, float64(time.Second)); w.ok {
+			return w
 		}
 	}
 	return wait{}

@@ -36,6 +36,7 @@ func newRawTransport(hc *http.Client, req *http.Request, maxBody int64, keepFail
 	t.idempotent = (&Operation{Method: req.Method}).idempotent()
 	call := Call{
 		Operation:      req.URL.Path,
+		Origin:         originOf(req.URL),
 		Idempotent:     t.idempotent,
 		IdempotencyKey: req.Header.Get(HeaderIdempotencyKey),
 		// The caller's own token goes with the first attempt, as WithConfirmationToken's.

@@ -14,12 +14,18 @@ import (
 type Client struct {
 	loop remedy.Loop
 	t    *Transport
+	// origin is the key the server's calls are paced under (remedy.Call.Origin): "mcp:" and
+	// the name the server gave in its initialize answer, so that clients sharing a pacer pace
+	// their calls to one server together. "" (a server that gave no name) is not paced.
+	origin string
 }
 
 // NewClient lists the session's tools and returns a client that runs them through loop: its
 // Rewriter, ConfirmPolicy, Limits, Budget and hooks as given, its Transport set to a
-// Transport over the session, and its Registered, when nil, to the tools the server listed
-// (a failure's next_operation runs one of them, and nothing else).
+// Transport over the session, its Registered, when nil, to the tools the server listed
+// (a failure's next_operation runs one of them, and nothing else), and its Pacer, when nil, to
+// a remedy.MemoryPacer of its own: a rate-limited tool call's stated wait holds the client's
+// other calls to the server (remedy.Unpaced turns pacing off).
 func NewClient(ctx context.Context, session *sdk.ClientSession, loop remedy.Loop) (*Client, error) {
 	t := NewTransport(session)
 	if _, err := t.Load(ctx); err != nil {
@@ -29,7 +35,14 @@ func NewClient(ctx context.Context, session *sdk.ClientSession, loop remedy.Loop
 	if loop.Registered == nil {
 		loop.Registered = t.Registered
 	}
-	return &Client{loop: loop, t: t}, nil
+	if loop.Pacer == nil {
+		loop.Pacer = remedy.NewPacer()
+	}
+	c := &Client{loop: loop, t: t}
+	if init := session.InitializeResult(); init != nil && init.ServerInfo != nil && init.ServerInfo.Name != "" {
+		c.origin = "mcp:" + init.ServerInfo.Name
+	}
+	return c, nil
 }
 
 // Transport is the client's transport.
@@ -47,6 +60,7 @@ func (c *Client) Call(ctx context.Context, tool string, args any, opts ...remedy
 	}
 	_, call.Idempotent = c.t.Registered(tool)
 	call.Schema = c.t.argsSchema(tool)
+	call.Origin = c.origin
 	return c.loop.Do(ctx, call)
 }
 

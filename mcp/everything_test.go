@@ -250,13 +250,24 @@ func testEverything(t *testing.T, run everythingRun) {
 
 	c.Run(t, "invalid arguments repaired", func(t *testing.T) {
 		// A number sent as text: zod 4's message states the type, and the default rewriter
-		// converts "2" to 2 without changing what the call means.
-		resp, err := client.Call(ctx, "get-sum", map[string]any{"a": "2", "b": 3})
+		// converts "2" to 2 without changing what the call means. (The check before sending
+		// off, so that the server's refusal is what is repaired.)
+		unchecked, err := mcp.NewClient(ctx, cs, remedy.Loop{Rewriter: remedy.DefaultRewriter, Check: remedy.CheckOff})
+		require.NoError(t, err)
+		resp, err := unchecked.Call(ctx, "get-sum", map[string]any{"a": "2", "b": 3})
 		require.NoError(t, err)
 		assert.Equal(t, "The sum of 2 and 3 is 5.", string(resp.Body))
 		require.Len(t, resp.Attempts, 2)
 		require.Len(t, resp.Attempts[0].Changes, 1)
 		assert.Equal(t, "/a", resp.Attempts[0].Changes[0].Path)
+
+		// By default the tool's input schema from tools/list repairs it before sending.
+		resp, err = client.Call(ctx, "get-sum", map[string]any{"a": "2", "b": 3})
+		require.NoError(t, err)
+		assert.Equal(t, "The sum of 2 and 3 is 5.", string(resp.Body))
+		require.Len(t, resp.Attempts, 1)
+		require.Len(t, resp.Attempts[0].Checked, 1)
+		assert.Equal(t, "/a", resp.Attempts[0].Checked[0].Path)
 	})
 
 	c.Run(t, "annotations", func(t *testing.T) {

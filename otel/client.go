@@ -92,6 +92,13 @@ func (h *clientHooks) attemptStart(ctx context.Context, a *remedy.AttemptStart) 
 	if a.Rewritten {
 		attrs = append(attrs, attribute.Bool(AttrRewritten, true))
 	}
+	if a.Paced > 0 {
+		// The wait before this attempt for the time its server had stated (to this call or
+		// another): on the attempt's span, and among the waits, as what it is.
+		attrs = append(attrs, attribute.Float64(AttrPaced, a.Paced.Seconds()))
+		h.waits.Record(ctx, a.Paced.Seconds(), metric.WithAttributes(attribute.String(AttrOperation, a.Operation),
+			attribute.String(AttrWaitSource, "paced")))
+	}
 	ctx, _ = h.tracer.Start(ctx, a.Operation, trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithTimestamp(now), trace.WithAttributes(attrs...))
 	return context.WithValue(ctx, beganKey{}, now)

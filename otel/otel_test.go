@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -172,7 +173,7 @@ func TestClientRetryTrace(t *testing.T) {
 	assert.EqualValues(t, 1, m.waits(remedyotel.AttrWaitSource, "server"))
 	tokens, ok := m.gauge("remedy.client.retry_budget.tokens")
 	require.True(t, ok)
-	assert.InDelta(t, 9.1, tokens, 1e-9, "the default budget: 10, a retry spent, a success refunds 0.1")
+	assert.InDelta(t, 10, tokens, 1e-9, "the default budget, full: a 503 that states its wait spends no token")
 	assert.EqualValues(t, 1, m.sum("remedy.server.refusals", remedyotel.AttrCode, "unavailable", "http.response.status_code", "503"))
 }
 
@@ -368,4 +369,33 @@ func (m metrics) gauge(name string) (float64, bool) {
 		return 0, false
 	}
 	return pts[0].Value, true
+}
+
+// An attempt that waited for the time its server had stated (remedy.Pacer) says so on its
+// span, and the wait is counted among the waits as paced.
+func TestPacedAttempt(t *testing.T) {
+	spans := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	pacer := remedy.NewPacer()
+	const origin = "https://api.example.com"
+	require.NoError(t, pacer.Hold(context.Background(), origin, time.Now().Add(50*time.Millisecond)))
+	loop := remedy.Loop{Pacer: pacer, Hooks: remedyotel.ClientHooks(remedyotel.WithTracerProvider(tp), remedyotel.WithMeterProvider(mp)),
+		Transport: remedy.TransportFunc(func(context.Context, *remedy.Request) (*remedy.Response, error) {
+			return &remedy.Response{Status: 200, Body: []byte(`{}`)}, nil
+		})}
+	resp, err := loop.Do(context.Background(), remedy.Call{Operation: "read", Origin: origin, Idempotent: true})
+	require.NoError(t, err)
+	paced := resp.Attempts[0].Paced
+	require.Positive(t, paced)
+	var found bool
+	for _, s := range spans.Ended() {
+		if v, ok := attr(s, remedyotel.AttrPaced); ok {
+			found = true
+			assert.Equal(t, paced.Seconds(), v.AsFloat64())
+		}
+	}
+	assert.True(t, found, "the attempt's span says how long it was paced")
+	assert.EqualValues(t, 1, collect(t, reader).waits(remedyotel.AttrWaitSource, "paced"))
 }

@@ -134,11 +134,16 @@ func TestCLIREST(t *testing.T) {
 
 	c.Run(t, "remedy call repairs", func(t *testing.T) {
 		before := a.counts(t)
+		// By default the schema from the OpenAPI document repairs the call before it is sent.
 		r := remedyCLI(t, "call", a.url, opCreateOrder, `{"customer_id":"cus_ada","currency":"EUR","amount":"1200"}`)
 		require.Equal(t, 0, r.code, "%s", r)
 		r.contains(t, opCreateOrder+" on "+a.url+" (5 operations in "+a.url+"/openapi.json)",
-			"422 invalid_body", "-> rewrite", "=> 201, after 2 attempts", `"currency": "eur"`)
-		assert.Equal(t, map[string]int{"create_order": 1}, delta(before, a.counts(t)))
+			`checked: change /currency "EUR" → "eur" by enum_match`, "=> 201, after 1 attempt", `"currency": "eur"`)
+		// With the check off, AgentBack's refusal is what is repaired.
+		r = remedyCLI(t, "call", "--check=off", a.url, opCreateOrder, `{"customer_id":"cus_ada","currency":"EUR","amount":"1200"}`)
+		require.Equal(t, 0, r.code, "%s", r)
+		r.contains(t, "422 invalid_body", "-> rewrite", "=> 201, after 2 attempts", `"currency": "eur"`)
+		assert.Equal(t, map[string]int{"create_order": 2}, delta(before, a.counts(t)))
 	})
 
 	c.Run(t, "remedy call --json refuses a lossy repair", func(t *testing.T) {
@@ -252,10 +257,16 @@ func TestCLIMCP(t *testing.T) {
 
 	c.Run(t, "remedy call --mcp repairs", func(t *testing.T) {
 		before := a.counts(t)
+		// By default the tool's input schema repairs the call before it is sent.
 		r := remedyCLI(t, "call", "--mcp", a.url+"/mcp", "create_order", `{"customer_id":"cus_ada","currency":"EUR","amount":"1200"}`)
 		require.Equal(t, 0, r.code, "%s", r)
-		r.contains(t, "create_order on "+a.url+"/mcp (MCP)", "tools/call create_order", "invalid_input", "-> rewrite", `"currency": "eur"`)
-		assert.Equal(t, map[string]int{"create_order": 1}, delta(before, a.counts(t)))
+		r.contains(t, "create_order on "+a.url+"/mcp (MCP)", "tools/call create_order",
+			`checked: change /currency "EUR" → "eur" by enum_match`, "=> 200, after 1 attempt", `"currency": "eur"`)
+		// With the check off, AgentBack's refusal is what is repaired.
+		r = remedyCLI(t, "call", "--mcp", "--check=off", a.url+"/mcp", "create_order", `{"customer_id":"cus_ada","currency":"EUR","amount":"1200"}`)
+		require.Equal(t, 0, r.code, "%s", r)
+		r.contains(t, "tools/call create_order", "invalid_input", "-> rewrite", `"currency": "eur"`)
+		assert.Equal(t, map[string]int{"create_order": 2}, delta(before, a.counts(t)))
 	})
 
 	c.Run(t, "remedy call --mcp --confirm", func(t *testing.T) {

@@ -71,7 +71,9 @@ func TestClientMCP(t *testing.T) {
 
 	c.Run(t, "validation repair", func(t *testing.T) {
 		before := a.counts(t)
-		resp, err := client(t, remedy.Loop{}).Call(ctx, "create_order", json.RawMessage(`{"customer_id":"cus_ada","currency":"EUR","amount":"1200"}`))
+		// The check before sending off: AgentBack's refusal is what is repaired (with it on, the
+		// tool's input schema repairs the call before it is sent: TestCLIMCP shows it).
+		resp, err := client(t, remedy.Loop{Check: remedy.CheckOff}).Call(ctx, "create_order", json.RawMessage(`{"customer_id":"cus_ada","currency":"EUR","amount":"1200"}`))
 		require.NoError(t, err)
 		var order map[string]any
 		require.NoError(t, json.Unmarshal(resp.Body, &order), "the structuredContent: %s", resp.Body)

@@ -1,0 +1,272 @@
+package remedy_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/remedy-go/remedy"
+)
+
+const paceOrigin = "https://api.example.com"
+
+// limited answers 429 with the given headers; a Response as a Client's transport makes it.
+func limited(t *testing.T, header http.Header) *remedy.Response {
+	t.Helper()
+	body := []byte(`{"error":{"code":"rate_limited","message":"slow down"}}`)
+	env, ok := remedy.Parse(http.StatusTooManyRequests, header, body)
+	require.True(t, ok)
+	return &remedy.Response{Status: http.StatusTooManyRequests, Header: header, Body: body, Envelope: env}
+}
+
+func ok200(header http.Header) *remedy.Response {
+	return &remedy.Response{Status: http.StatusOK, Header: header, Body: []byte(`{}`)}
+}
+
+// sent records when each attempt reached the transport (on synctest's clock).
+type sent struct {
+	mu    sync.Mutex
+	times map[string][]time.Time
+}
+
+func (s *sent) add(op string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.times == nil {
+		s.times = map[string][]time.Time{}
+	}
+	s.times[op] = append(s.times[op], time.Now())
+}
+
+func (s *sent) of(op string) []time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]time.Time(nil), s.times[op]...)
+}
+
+// A 429 that states its wait holds every call to the origin: a call that starts after the
+// refusal is not sent before the time the server stated, and records how long it waited.
+func TestPacingHoldsOtherCalls(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		var log sent
+		refusedAt := make(chan time.Time, 1)
+		var first atomic.Bool
+		tr := remedy.TransportFunc(func(ctx context.Context, req *remedy.Request) (*remedy.Response, error) {
+			log.add(req.Operation)
+			if req.Operation == "a" && first.CompareAndSwap(false, true) {
+				refusedAt <- time.Now()
+				return limited(t, http.Header{"Retry-After": {"2"}}), nil
+			}
+			return ok200(nil), nil
+		})
+		loop := remedy.Loop{Transport: tr, Pacer: remedy.NewPacer(), Budget: remedy.NewRetryBudget(1, 0)}
+		var wg sync.WaitGroup
+		var respA *remedy.Response
+		wg.Go(func() {
+			var err error
+			respA, err = loop.Do(context.Background(), remedy.Call{Operation: "a", Origin: paceOrigin, Idempotent: true})
+			assert.NoError(t, err)
+		})
+		at := <-refusedAt
+		synctest.Wait() // a's refusal is recorded; a is waiting its retry
+		time.Sleep(500 * time.Millisecond)
+		respB, err := loop.Do(context.Background(), remedy.Call{Operation: "b", Origin: paceOrigin, Idempotent: true})
+		require.NoError(t, err)
+		wg.Wait()
+
+		hold := at.Add(2 * time.Second)
+		b := log.of("b")
+		require.Len(t, b, 1)
+		assert.False(t, b[0].Before(hold), "b was sent at %v, before the stated %v", b[0].Sub(at), hold.Sub(at))
+		assert.Equal(t, 1500*time.Millisecond, respB.Attempts[0].Paced, "b waited what was left of the stated wait")
+		require.Len(t, respA.Attempts, 2)
+		assert.Zero(t, respA.Attempts[1].Paced, "a's own retry waited the wait itself, not again")
+		assert.Equal(t, 1.0, loop.Budget.Tokens(), "a refusal that states its wait spends no retry budget")
+
+		// Another origin is not held.
+		respC, err := loop.Do(context.Background(), remedy.Call{Operation: "c", Origin: "https://other.example.com", Idempotent: true})
+		require.NoError(t, err)
+		assert.Zero(t, respC.Attempts[0].Paced)
+	})
+}
+
+// A held wait the call cannot spend stops it at once, with nothing sent: longer than MaxWait,
+// past the elapsed budget, past the context's deadline. The error says when to come back.
+func TestPacingStopsBeforeSending(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		limits remedy.Limits
+		ctx    func() (context.Context, context.CancelFunc)
+		cause  error
+	}{
+		{"longer than MaxWait", remedy.Limits{MaxWait: 10 * time.Second}, nil, remedy.ErrWaitTooLong},
+		{"past the elapsed budget", remedy.Limits{MaxWait: time.Minute, MaxElapsed: 20 * time.Second}, nil, remedy.ErrElapsedBudget},
+		{"past the deadline", remedy.Limits{MaxWait: time.Minute}, func() (context.Context, context.CancelFunc) {
+			return context.WithTimeout(context.Background(), 5*time.Second)
+		}, remedy.ErrDeadline},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				pacer := remedy.NewPacer()
+				until := time.Now().Add(30 * time.Second)
+				require.NoError(t, pacer.Hold(context.Background(), paceOrigin, until))
+				var n atomic.Int32
+				loop := remedy.Loop{Pacer: pacer, Limits: tc.limits, Transport: remedy.TransportFunc(func(context.Context, *remedy.Request) (*remedy.Response, error) {
+					n.Add(1)
+					return ok200(nil), nil
+				})}
+				ctx := context.Background()
+				if tc.ctx != nil {
+					var cancel context.CancelFunc
+					ctx, cancel = tc.ctx()
+					defer cancel()
+				}
+				start := time.Now()
+				_, err := loop.Do(ctx, remedy.Call{Operation: "a", Origin: paceOrigin})
+				require.ErrorIs(t, err, tc.cause)
+				var later *remedy.RetryLater
+				require.ErrorAs(t, err, &later)
+				assert.Equal(t, until, later.At)
+				assert.Equal(t, 30*time.Second, later.After)
+				var ce *remedy.CallError
+				require.ErrorAs(t, err, &ce)
+				assert.Empty(t, ce.Attempts)
+				assert.Zero(t, n.Load(), "nothing was sent")
+				assert.Zero(t, time.Since(start), "stopped at once")
+			})
+		})
+	}
+}
+
+// Pacing only ever delays to a time a server stated: a call without an origin, a loop without
+// a pacer, and Unpaced are not held; a pacer that fails paces nothing.
+func TestPacingNeverWorseThanNone(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		held := remedy.NewPacer()
+		require.NoError(t, held.Hold(context.Background(), paceOrigin, time.Now().Add(time.Hour)))
+		tr := remedy.TransportFunc(func(context.Context, *remedy.Request) (*remedy.Response, error) { return ok200(nil), nil })
+		for _, tc := range []struct {
+			name  string
+			pacer remedy.Pacer
+			call  remedy.Call
+		}{
+			{"no origin", held, remedy.Call{Operation: "a"}},
+			{"no pacer", nil, remedy.Call{Operation: "a", Origin: paceOrigin}},
+			{"Unpaced", remedy.Unpaced, remedy.Call{Operation: "a", Origin: paceOrigin}},
+			{"a failing pacer", failingPacer{}, remedy.Call{Operation: "a", Origin: paceOrigin}},
+		} {
+			start := time.Now()
+			resp, err := (&remedy.Loop{Transport: tr, Pacer: tc.pacer}).Do(context.Background(), tc.call)
+			require.NoError(t, err, tc.name)
+			assert.Zero(t, resp.Attempts[0].Paced, tc.name)
+			assert.Zero(t, time.Since(start), tc.name)
+		}
+	})
+}
+
+type failingPacer struct{}
+
+func (failingPacer) Until(context.Context, string) (time.Time, error) {
+	return time.Now().Add(time.Hour), errors.New("the store is down")
+}
+func (failingPacer) Hold(context.Context, string, time.Time) error {
+	return errors.New("the store is down")
+}
+
+// RateLimit fields that say nothing remains hold the origin until their reset, on any answer
+// (a success's too); fields with something left, or unreadable ones, hold nothing.
+func TestPacingReadsRateLimitFields(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		header http.Header
+		want   time.Duration
+	}{
+		{"IETF RateLimit, current draft", http.Header{"Ratelimit": {`"default";r=0;t=30`}}, 30 * time.Second},
+		{"IETF RateLimit, two policies, one exhausted", http.Header{"Ratelimit": {`"burst";r=5;t=1, "day";r=0;t=3600`}}, time.Hour},
+		{"IETF RateLimit, older dictionary", http.Header{"Ratelimit": {`limit=10, remaining=0, reset=12`}}, 12 * time.Second},
+		{"RateLimit-Remaining and -Reset", http.Header{"Ratelimit-Remaining": {"0"}, "Ratelimit-Reset": {"7"}}, 7 * time.Second},
+		{"X-RateLimit, delta", http.Header{"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"9"}}, 9 * time.Second},
+		{"X-RateLimit, an epoch (GitHub)", http.Header{"Date": {"Sat, 28 Nov 2026 01:00:00 GMT"}, "X-Ratelimit-Remaining": {"0"},
+			"X-Ratelimit-Reset": {"1795827660"}}, time.Minute},
+		{"OpenAI tokens exhausted", http.Header{"X-Ratelimit-Remaining-Requests": {"10"}, "X-Ratelimit-Reset-Requests": {"1s"},
+			"X-Ratelimit-Remaining-Tokens": {"0"}, "X-Ratelimit-Reset-Tokens": {"6m0s"}}, 6 * time.Minute},
+		{"Anthropic requests exhausted", http.Header{"Date": {"Sat, 28 Nov 2026 01:00:00 GMT"},
+			"Anthropic-Ratelimit-Requests-Remaining": {"0"}, "Anthropic-Ratelimit-Requests-Reset": {"2026-11-28T01:00:20Z"}}, 20 * time.Second},
+		{"something remains", http.Header{"Ratelimit": {`"default";r=3;t=30`}, "X-Ratelimit-Remaining": {"3"}, "X-Ratelimit-Reset": {"9"}}, 0},
+		{"a reset that is not a number", http.Header{"Ratelimit-Remaining": {"0"}, "Ratelimit-Reset": {"soon"}}, 0},
+		{"a negative reset", http.Header{"Ratelimit": {`"default";r=0;t=-5`}}, 0},
+		{"a reset of years is capped", http.Header{"Ratelimit": {`"default";r=0;t=999999999999`}}, 24 * time.Hour},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				pacer := remedy.NewPacer()
+				loop := remedy.Loop{Pacer: pacer, Transport: remedy.TransportFunc(func(context.Context, *remedy.Request) (*remedy.Response, error) {
+					return ok200(tc.header), nil
+				})}
+				start := time.Now()
+				_, err := loop.Do(context.Background(), remedy.Call{Operation: "a", Origin: paceOrigin, Idempotent: true})
+				require.NoError(t, err)
+				until, err := pacer.Until(context.Background(), paceOrigin)
+				require.NoError(t, err)
+				if tc.want == 0 {
+					assert.True(t, until.IsZero(), "held until %v", until.Sub(start))
+					return
+				}
+				assert.Equal(t, tc.want, until.Sub(start))
+			})
+		})
+	}
+}
+
+// A server's earlier word never shortens a wait it stated.
+func TestMemoryPacerKeepsTheLatest(t *testing.T) {
+	t.Parallel()
+	p := remedy.NewPacer()
+	ctx := context.Background()
+	t0 := time.Date(2026, 11, 28, 1, 0, 0, 0, time.UTC)
+	require.NoError(t, p.Hold(ctx, "k", t0.Add(time.Minute)))
+	require.NoError(t, p.Hold(ctx, "k", t0.Add(time.Second)))
+	got, err := p.Until(ctx, "k")
+	require.NoError(t, err)
+	assert.Equal(t, t0.Add(time.Minute), got)
+	got, err = p.Until(ctx, "other")
+	require.NoError(t, err)
+	assert.True(t, got.IsZero())
+
+	// Concurrent holds keep the maximum.
+	var wg sync.WaitGroup
+	for i := range 64 {
+		wg.Go(func() { _ = p.Hold(ctx, "c", t0.Add(time.Duration(i)*time.Second)) })
+	}
+	wg.Wait()
+	got, _ = p.Until(ctx, "c")
+	assert.Equal(t, t0.Add(63*time.Second), got)
+}
+
+// A MemoryPacer stays bounded whatever the keys a program holds: the passed holds go first,
+// then the one that ends soonest; a hold that is kept is never shortened.
+func TestMemoryPacerBounded(t *testing.T) {
+	t.Parallel()
+	p := remedy.NewPacer()
+	ctx := context.Background()
+	far := time.Now().Add(time.Hour)
+	require.NoError(t, p.Hold(ctx, "kept", far.Add(time.Hour)))
+	for i := range 10000 {
+		require.NoError(t, p.Hold(ctx, "k"+strconv.Itoa(i), far.Add(time.Duration(i)*time.Millisecond)))
+	}
+	got, _ := p.Until(ctx, "kept")
+	assert.Equal(t, far.Add(time.Hour), got, "the latest hold outlives the soonest ones")
+}
