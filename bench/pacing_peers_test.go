@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/failsafe-go/failsafe-go"
 	"github.com/failsafe-go/failsafe-go/failsafehttp"
@@ -16,12 +17,18 @@ import (
 )
 
 // remedyPacingContenders are remedy's default client, as NewClient makes it but for the
-// shared http.Client and the base URL.
+// shared http.Client and the base URL: with its pacer (the default) and without
+// (WithPacer(nil), today's behaviour before issue 38).
 func remedyPacingContenders() []pacingContender {
-	return []pacingContender{
-		{"remedy", func(tb testing.TB, hc *http.Client, base string) func(context.Context, int) error {
-			rc, err := remedy.NewClient(remedy.WithHTTPClient(hc), remedy.WithBaseURL(base),
-				remedy.WithOperations(remedy.Operation{Name: "create_order", Path: "/v1/orders"}))
+	contender := func(name string, paced bool, opts ...remedy.Option) pacingContender {
+		return pacingContender{name, func(tb testing.TB, hc *http.Client, base string, start time.Time) func(context.Context, int) error {
+			opts := append([]remedy.Option{remedy.WithHTTPClient(hc), remedy.WithBaseURL(base),
+				remedy.WithOperations(remedy.Operation{Name: "create_order", Path: "/v1/orders"})}, opts...)
+			if paced {
+				// The client's own MemoryPacer, as NewClient makes it, noting when it finds the origin clear.
+				opts = append(opts, remedy.WithPacer(tracePacer{Pacer: remedy.NewPacer(), start: start}))
+			}
+			rc, err := remedy.NewClient(opts...)
 			if err != nil {
 				tb.Fatal(err)
 			}
@@ -29,8 +36,9 @@ func remedyPacingContenders() []pacingContender {
 				_, err := rc.Call(ctx, "create_order", orderArgs)
 				return err
 			}
-		}},
+		}}
 	}
+	return []pacingContender{contender("remedy", true), contender("remedy-nopacer", false, remedy.WithPacer(nil))}
 }
 
 // peerPacingContenders are go-retryablehttp's default client (which waits a 429's
@@ -39,7 +47,7 @@ func remedyPacingContenders() []pacingContender {
 // failsafe-go leaves that to the user. Neither shares what one request learnt with the others.
 func peerPacingContenders() []pacingContender {
 	return []pacingContender{
-		{"retryablehttp", func(_ testing.TB, hc *http.Client, base string) func(context.Context, int) error {
+		{"retryablehttp", func(_ testing.TB, hc *http.Client, base string, _ time.Time) func(context.Context, int) error {
 			c := retryablehttp.NewClient()
 			c.HTTPClient = hc
 			c.Logger = nil
@@ -52,7 +60,7 @@ func peerPacingContenders() []pacingContender {
 				return readOrder(c.Do(req))
 			}
 		}},
-		{"failsafe", func(_ testing.TB, hc *http.Client, base string) func(context.Context, int) error {
+		{"failsafe", func(_ testing.TB, hc *http.Client, base string, _ time.Time) func(context.Context, int) error {
 			policy := failsafehttp.NewRetryPolicyBuilder().
 				OnRetryScheduled(func(e failsafe.ExecutionScheduledEvent[*http.Response]) {
 					if resp := e.LastResult(); resp != nil {

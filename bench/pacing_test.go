@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/remedy-go/remedy"
 )
 
 // pacingFlag picks the workload BenchmarkPacing runs: quick (the default, a few seconds per
@@ -139,6 +141,7 @@ func (s *limitServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // sent is what the client side saw of one request, in time since the server's start.
 type sent struct {
 	at       time.Duration // when the client handed it to the transport
+	decided  time.Duration // when the client last found the origin clear before it (see attemptTrace), or at
 	returned time.Duration // for a refusal: when the transport handed its answer to the client
 	known    time.Duration // for a refusal: when the client had read and closed its answer
 }
@@ -161,6 +164,14 @@ func (t *watchTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	req.Header.Set("Authorization", "Bearer "+benchAPIKey)
 	req.Header.Set(seqHeader, strconv.FormatInt(seq, 10))
 	rec := &sent{at: time.Since(t.start)}
+	rec.decided = rec.at
+	if tr, ok := req.Context().Value(attemptTraceKey{}).(*attemptTrace); ok {
+		tr.mu.Lock()
+		if tr.clear {
+			rec.decided, tr.clear = tr.clearAt, false
+		}
+		tr.mu.Unlock()
+	}
 	t.mu.Lock()
 	t.sent[seq] = rec
 	t.mu.Unlock()
@@ -179,6 +190,38 @@ func (t *watchTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		t.mu.Unlock()
 	}}
 	return resp, nil
+}
+
+// attemptTrace notes, for one call, when its client last asked its pacer and found the origin
+// clear: a request sent after that was decided before it, and if a refusal was read in
+// between, the request was in flight — on its way to the wire — when the client learnt of it.
+// A client that read a hold and slept on it without asking again decided nothing after its
+// sleep: its request counts as decided when it was sent. A client with no pacer decides when
+// it sends.
+type attemptTrace struct {
+	mu      sync.Mutex
+	clear   bool
+	clearAt time.Duration
+}
+
+type attemptTraceKey struct{}
+
+// tracePacer is a pacer that notes, in the call's attemptTrace, when it found the origin clear.
+type tracePacer struct {
+	remedy.Pacer
+	start time.Time
+}
+
+func (p tracePacer) Until(ctx context.Context, key string) (time.Time, error) {
+	until, err := p.Pacer.Until(ctx, key)
+	if tr, ok := ctx.Value(attemptTraceKey{}).(*attemptTrace); ok {
+		now := time.Now()
+		tr.mu.Lock()
+		tr.clear = err == nil && !until.After(now)
+		tr.clearAt = now.Sub(p.start)
+		tr.mu.Unlock()
+	}
+	return until, err
 }
 
 type noteClose struct {
@@ -207,8 +250,9 @@ type pacingFigures struct {
 // pacingContender makes calls through an http.Client whose transport is the watch.
 type pacingContender struct {
 	name string
-	// setup returns the call to make, given the shared client and the operation's URL.
-	setup func(tb testing.TB, hc *http.Client, base string) func(ctx context.Context, n int) error
+	// setup returns the call to make, given the shared client, the operation's URL and the
+	// start of the server's clock (for a tracePacer).
+	setup func(tb testing.TB, hc *http.Client, base string, start time.Time) func(ctx context.Context, n int) error
 }
 
 // runPacing runs the workload once against a fresh server: every caller starts at once and
@@ -220,7 +264,7 @@ func runPacing(tb testing.TB, scale pacingScale, rateLimitFields bool, c pacingC
 	defer srv.Close()
 	watch := &watchTransport{next: srv.Client().Transport, start: ls.start, sent: map[int64]*sent{}}
 	hc := &http.Client{Transport: watch}
-	call := c.setup(tb, hc, srv.URL)
+	call := c.setup(tb, hc, srv.URL, ls.start)
 
 	var completed atomic.Int64
 	var errMu sync.Mutex
@@ -231,6 +275,7 @@ func runPacing(tb testing.TB, scale pacingScale, rateLimitFields bool, c pacingC
 	for caller := range scale.Callers {
 		wg.Go(func() {
 			for i := range scale.Calls {
+				ctx := context.WithValue(ctx, attemptTraceKey{}, &attemptTrace{})
 				if err := call(ctx, caller*scale.Calls+i); err != nil {
 					errMu.Lock()
 					if len(errs) < 3 {
@@ -280,7 +325,7 @@ func runPacing(tb testing.TB, scale pacingScale, rateLimitFields bool, c pacingC
 	slices.SortFunc(refusals, func(a, b announced) int { return int(a.known - b.known) })
 	for _, cl := range watch.sent {
 		for _, r := range refusals {
-			if r.known >= cl.at {
+			if r.known >= cl.decided {
 				break
 			}
 			if cl.at < r.reset {
