@@ -394,6 +394,9 @@ func BenchmarkPacing(b *testing.B) {
 					f = runPacing(b, scale, v.rateLimitFields, c)
 				}
 				checkPacing(b, f, false)
+				if len(f.Errors) > 0 {
+					b.Logf("%d of %d calls failed; the first: %q", f.Calls-f.Completed, f.Calls, f.Errors)
+				}
 				b.ReportMetric(float64(scale.Callers), "callers")
 				b.ReportMetric(float64(scale.Limit), "limit")
 				b.ReportMetric(scale.Window.Seconds(), "window-s")
