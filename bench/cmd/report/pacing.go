@@ -91,12 +91,12 @@ func writePacing(b *strings.Builder, m Meta, runs []PacingRun) {
 	p("The second server also states its limit on every answer, in the IETF draft's structured fields (`RateLimit-Policy: \"per-key\";q=%d;w=%d`, `RateLimit: \"per-key\";r=<remaining>;t=<seconds>`) ",
 		first.Limit, int(first.Window/time.Second))
 	p("and in the older `RateLimit-Limit`, `-Remaining` and `-Reset`. Neither states a wait in milliseconds. ")
-	p("Each client has its defaults, but for an `http.Client` shared by all (it adds the key): remedy's `NewClient` (pacing on: one `MemoryPacer` per client), ")
-	p("remedy with `WithPacer(nil)` (today's behaviour: each call learns the limit for itself, and its retries draw on the client-wide retry budget), ")
+	p("Each client has its defaults, but for an `http.Client` shared by all (it adds the key): remedy's `NewClient` (pacing on: the client's own `MemoryPacer`), ")
+	p("remedy with `WithPacer(nil)` (pacing off: each call learns the limit for itself; a stated wait still spends no retry budget), ")
 	p("go-retryablehttp's `NewClient()` (four retries, each waiting the `Retry-After` of its own refusal), ")
 	p("failsafe-go's `failsafehttp.NewRetryPolicyBuilder()` (two retries, waiting the `Retry-After` of its own refusal).\n\n")
-	p("*Sent after a known reset* counts the requests the client sent after it had read a `429` whose `Retry-After` announced a reset still ahead: ")
-	p("a request already sent when the refusal was read is not counted, whatever the server saw first. ")
+	p("*Sent after a known reset* counts the requests the client sent after it had read a `429` whose `Retry-After` announced a reset still ahead. ")
+	p("A request already on its way when the refusal was read is not counted, whatever the server saw first: one the client had sent, or, with remedy's pacer, one whose call had last found its origin clear before the refusal was read (the pacer is wrapped to note when; a call that slept on a hold and sent without asking again counts). ")
 	p("The floor is the calls over the rate, as the issue counts it (%d calls at %d per %s: %s); ", first.Calls, first.Limit, formatWindow(first.Window), formatSeconds(first.Floor))
 	p("with fixed windows the last call can be served as its window opens, one window sooner, so a ratio a little below 1 is possible; a run in which calls failed has no ratio, since it ended when the client gave up. ")
 	p("Each row is one run (not rounds): the figures are counts, and a time the server's windows set more than the machine.\n\n")
@@ -121,10 +121,10 @@ func writePacing(b *strings.Builder, m Meta, runs []PacingRun) {
 		}
 		var missed []string
 		if r.Completed != r.Calls {
-			missed = append(missed, fmt.Sprintf("%d calls failed", r.Calls-r.Completed))
+			missed = append(missed, plural(r.Calls-r.Completed, "call")+" failed")
 		}
 		if r.AfterReset != 0 {
-			missed = append(missed, fmt.Sprintf("%d requests sent after a known reset", r.AfterReset))
+			missed = append(missed, plural(r.AfterReset, "request")+" sent after a known reset")
 		}
 		if r.Total > r.Floor*12/10 {
 			missed = append(missed, fmt.Sprintf("%.2f× the floor", r.Total.Seconds()/r.Floor.Seconds()))
@@ -145,6 +145,13 @@ func writePacing(b *strings.Builder, m Meta, runs []PacingRun) {
 		return
 	}
 	p(". In this run: %s.\n", strings.Join(checks, "; "))
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 func pacingName(c string) string {

@@ -42,7 +42,7 @@ func TestPacingSection(t *testing.T) {
 		"| `Retry-After` only | remedy, `WithPacer(nil)` | 129 of 500 | 387 | 516 | 371 | 2.00 s | — |",
 		"| `Retry-After` and the `RateLimit` fields | failsafe-go | 480 of 500 | 90 | 590 | 40 | 9.10 s | — |",
 		"In this run: against `Retry-After` only, reached; against `Retry-After` and the `RateLimit` fields, " +
-			"**not reached**: 1 requests sent after a known reset, 1.25× the floor, 9 refused.",
+			"**not reached**: 1 request sent after a known reset, 1.25× the floor, 9 refused.",
 	} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("BENCHMARKS.md lacks %q:\n%s", want, md.String())
