@@ -106,11 +106,9 @@ func exhausted(h http.Header) wait {
 		return wait{}
 	}
 	best := rateLimitField(h.Values("Ratelimit"))
-	p := parser{header: h}
-	p.h.date = h.Get("Date")
 	for _, name := range [...]string{"Ratelimit-Remaining", "X-Ratelimit-Remaining", "X-Rate-Limit-Remaining"} {
 		if v := h.Get(name); v != "" && strings.TrimSpace(v) == "0" {
-			best = later(best, p.resetHeader())
+			best = later(best, resetOf(h))
 			break
 		}
 	}
@@ -135,10 +133,24 @@ func exhausted(h http.Header) wait {
 			continue
 		}
 		if t, err := time.Parse(time.RFC3339, strings.TrimSpace(h.Get(kind[1]))); err == nil {
-			best = later(best, p.until(t))
+			best = later(best, untilOf(h, t))
 		}
 	}
 	return best
+}
+
+// resetOf reads h's reset header as the parser does (resetHeader), measured from its Date.
+func resetOf(h http.Header) wait {
+	p := parser{header: h}
+	p.h.date = h.Get("Date")
+	return p.resetHeader()
+}
+
+// untilOf is the wait until t, measured from h's Date as the parser measures it (until).
+func untilOf(h http.Header, t time.Time) wait {
+	p := parser{header: h}
+	p.h.date = h.Get("Date")
+	return p.until(t)
 }
 
 // later is the longer of two waits.

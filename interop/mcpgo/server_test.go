@@ -95,6 +95,9 @@ func testRemedyClient(t *testing.T, p mcpgoPeer) {
 	t.Cleanup(func() { cs.Close() })
 	client, err := rmcp.NewClient(ctx, cs, remedy.Loop{
 		Rewriter: remedy.DefaultRewriter,
+		// The check before sending off: what is tested is what the client makes of mcp-go's
+		// refusals (the check itself: "schema validation repaired").
+		Check: remedy.CheckOff,
 		// A lost answer's retry waits this, not the default backoff: the test needs no more.
 		Backoff: func() backoff.BackOff { return backoff.NewConstantBackOff(time.Millisecond) },
 	})
@@ -166,12 +169,29 @@ func testRemedyClient(t *testing.T, p mcpgoPeer) {
 		assert.Equal(t, "eur", inv.Currency, "the enum value, matched")
 		assert.Equal(t, 1200, inv.Amount, "the number, from its text")
 		assert.Equal(t, before+1, runs(t, "create_invoice"), "the refused call never reached the handler")
+
+		// By default the tool's input schema repairs the call before it is sent: one request.
+		checked, err := rmcp.NewClient(ctx, cs, remedy.Loop{Rewriter: remedy.DefaultRewriter})
+		require.NoError(t, err)
+		resp, err = checked.Call(ctx, "create_invoice", map[string]any{"customer_id": "cus_ada", "currency": "EUR", "amount": "1200"})
+		require.NoError(t, err)
+		require.Len(t, resp.Attempts, 1)
+		assert.Len(t, resp.Attempts[0].Checked, 2)
+		assert.Equal(t, before+2, runs(t, "create_invoice"))
 	})
 
 	c.Run(t, "schema validation that cannot be repaired stops", func(t *testing.T) {
+		// mcp-go's message states no bound; the tool's input schema does: the clamp is
+		// proposed, not made.
 		_, err := client.Call(ctx, "create_invoice", map[string]any{"customer_id": "cus_ada", "currency": "eur", "amount": 0})
-		env := stopped(t, err, remedy.ErrRewriteGaveUp, 1)
+		env := stopped(t, err, remedy.ErrRewriteRefused, 1)
 		assert.Equal(t, []string{"/amount"}, paths(env), "%s", env.Message)
+		var clamp *remedy.CallError
+		require.ErrorAs(t, err, &clamp)
+		require.NotNil(t, clamp.Proposal)
+		require.Len(t, clamp.Proposal.Changes, 1)
+		assert.Equal(t, "clamp", clamp.Proposal.Changes[0].Rule)
+		assert.JSONEq(t, "1", string(clamp.Proposal.Changes[0].New), "the schema's minimum")
 
 		// An unknown member: dropping it changes the call, so it is proposed, not done.
 		_, err = client.Call(ctx, "create_invoice", map[string]any{"customer_id": "cus_ada", "currency": "eur", "amount": 5, "note": "hi"})
