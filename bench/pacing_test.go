@@ -341,7 +341,7 @@ func runPacing(tb testing.TB, scale pacingScale, rateLimitFields bool, c pacingC
 // workload needs: the shared http.Client (for the key and the watch) and a fresh
 // Idempotency-Key per call.
 func pacingContenders() []pacingContender {
-	return append(remedyPacingContenders(), peerPacingContenders()...)
+	return append(append(remedyPacingContenders(), redisPacingContender()), peerPacingContenders()...)
 }
 
 // checkPacing holds a run to what can be checked without a clock: the counts agree with each
