@@ -279,7 +279,11 @@ func runPacing(tb testing.TB, scale pacingScale, rateLimitFields bool, c pacingC
 				if err := call(ctx, caller*scale.Calls+i); err != nil {
 					errMu.Lock()
 					if len(errs) < 3 {
-						errs = append(errs, err.Error())
+						msg := err.Error()
+						if len(msg) > 160 { // failsafe-go's prints the whole response
+							msg = msg[:160] + "…"
+						}
+						errs = append(errs, msg)
 					}
 					errMu.Unlock()
 					continue
