@@ -51,6 +51,7 @@ func run(args []string, log io.Writer) error {
 	raw := fs.String("raw", "", "also save the benchmarks' raw output to this file")
 	profile := fs.Bool("profile", true, "profile each hot path once after the rounds (not with -in)")
 	profiletime := fs.String("profiletime", "2s", "-benchtime of each profile (-quick: 500ms)")
+	pacing := fs.Bool("pacing", true, "run the pacing workload once after the rounds: the issue's 500 calls, or with -quick a scaled-down one (not with -in)")
 	readme := fs.String("readme", "", "the README whose part between "+readmeStart+" and "+readmeEnd+
 		" is rewritten (default: README.md at the repository root when -out is not set; \"-\": none)")
 	if err := fs.Parse(args); err != nil {
@@ -101,6 +102,17 @@ func run(args []string, log io.Writer) error {
 		if text, err = runBenchmarks(benchDir, bin, *rounds, *benchtime, *bench, log); err != nil {
 			return err
 		}
+		if *pacing {
+			scale := "full"
+			if *quick {
+				scale = "quick"
+			}
+			out, err := runPacingWorkload(bin, benchDir, scale, log)
+			if err != nil {
+				return err
+			}
+			text = append(text, out...)
+		}
 		if *profile {
 			profiles = profileHotPaths(bin, benchDir, tmp, *profiletime, log)
 		}
@@ -115,6 +127,8 @@ func run(args []string, log io.Writer) error {
 	if err != nil {
 		return err
 	}
+	var pacingRuns []PacingRun
+	parsed.Results, pacingRuns = splitPacing(parsed.Results)
 	if len(parsed.Results) == 0 {
 		return errors.New("no benchmark results in the output")
 	}
@@ -163,7 +177,7 @@ func run(args []string, log io.Writer) error {
 	}
 
 	var md bytes.Buffer
-	if err := WriteMarkdown(&md, meta, tables, parsed.Skips, profiles); err != nil {
+	if err := WriteMarkdown(&md, meta, tables, parsed.Skips, pacingRuns, profiles); err != nil {
 		return err
 	}
 	var ratios []Ratio
@@ -216,7 +230,8 @@ func runBenchmarks(dir, bin string, rounds int, benchtime, bench string, log io.
 	for i := 1; i <= rounds; i++ {
 		fmt.Fprintf(log, "round %d of %d\n", i, rounds)
 		// -test.v prints the reason a benchmark skipped.
-		cmd := exec.Command(bin, "-test.v", "-test.run", "^$", "-test.bench", bench, "-test.benchmem",
+		// The pacing workload runs once, after the rounds (runPacingWorkload).
+		cmd := exec.Command(bin, "-test.v", "-test.run", "^$", "-test.bench", bench, "-test.skip", "^"+pacingBench+"$", "-test.benchmem",
 			"-test.benchtime", benchtime, "-test.count", "1", "-test.timeout", "0")
 		cmd.Dir = dir // the corpus is read from ../testdata
 		var buf bytes.Buffer

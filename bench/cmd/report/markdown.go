@@ -29,7 +29,7 @@ type Meta struct {
 }
 
 // WriteMarkdown writes BENCHMARKS.md.
-func WriteMarkdown(w io.Writer, m Meta, tables []*Table, skips []Skip, profiles []Profile) error {
+func WriteMarkdown(w io.Writer, m Meta, tables []*Table, skips []Skip, pacing []PacingRun, profiles []Profile) error {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 
@@ -125,6 +125,9 @@ func WriteMarkdown(w io.Writer, m Meta, tables []*Table, skips []Skip, profiles 
 		if g.Bench == "BenchmarkAgentEnvelope" {
 			writePerByte(&b, t)
 		}
+	}
+	if len(pacing) > 0 {
+		writePacing(&b, m, pacing)
 	}
 	if len(profiles) > 0 {
 		writeProfiles(&b, m, profiles)

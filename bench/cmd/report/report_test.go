@@ -299,7 +299,7 @@ func TestMarkdown(t *testing.T) {
 	}
 	var md strings.Builder
 	if err := WriteMarkdown(&md, Meta{Command: "go run ./cmd/report", Rounds: 2, Chart: "benchmarks.svg", ProfileTime: "2s"},
-		tables, out.Skips, profiles); err != nil {
+		tables, out.Skips, nil, profiles); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
@@ -383,7 +383,7 @@ func TestOlderOutput(t *testing.T) {
 		t.Errorf("client by wall time alone: %+v", o)
 	}
 	var md strings.Builder
-	if err := WriteMarkdown(&md, Meta{Rounds: 2}, tables, out.Skips, nil); err != nil {
+	if err := WriteMarkdown(&md, Meta{Rounds: 2}, tables, out.Skips, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if want := "| agent | 2.90 µs ±3 % | — | 1 119 | 4 | 450 ns ±11 % | 20 ns ±0 % | 8.30 µs ±4 % | 2.00 µs ±0 % | 6.50× ±8 % |"; !strings.Contains(md.String(), want) {
