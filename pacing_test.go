@@ -295,3 +295,40 @@ func TestPacingReadsTheHoldAgain(t *testing.T) {
 		assert.Equal(t, 3*time.Second, resp.Attempts[0].Paced)
 	})
 }
+
+// GitHub's primary and secondary rate limits, as recorded from its API: the primary one (403,
+// X-RateLimit-Remaining: 0, an epoch reset) and the secondary one (429, Retry-After) each hold
+// the origin until the time they state, measured from the answer's Date.
+func TestPacingGitHubLimits(t *testing.T) {
+	t.Parallel()
+	want := map[string]time.Duration{
+		"primary-rate-limit-exceeded":      23*time.Minute + 57*time.Second,
+		"secondary-rate-limit-retry-after": time.Minute,
+	}
+	found := 0
+	for _, s := range loadCorpus(t) {
+		d, ok := want[s.name]
+		if s.dialect != "github" || !ok {
+			continue
+		}
+		found++
+		t.Run(s.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				env, failed := remedy.Parse(s.status, s.header, s.body)
+				require.True(t, failed)
+				pacer := remedy.NewPacer()
+				loop := remedy.Loop{Pacer: pacer, Limits: remedy.Limits{MaxWait: time.Second},
+					Transport: remedy.TransportFunc(func(context.Context, *remedy.Request) (*remedy.Response, error) {
+						return &remedy.Response{Status: s.status, Header: s.header, Body: s.body, Envelope: env}, nil
+					})}
+				start := time.Now()
+				_, err := loop.Do(context.Background(), remedy.Call{Operation: "list_issues", Origin: "https://api.github.com", Idempotent: true})
+				require.ErrorIs(t, err, remedy.ErrWaitTooLong)
+				until, err := pacer.Until(context.Background(), "https://api.github.com")
+				require.NoError(t, err)
+				assert.Equal(t, d, until.Sub(start))
+			})
+		})
+	}
+	assert.Equal(t, len(want), found, "the recordings are in the corpus")
+}
