@@ -625,7 +625,7 @@ func (r *run) send(ctx context.Context, t Transport, c Call, depth int) (*Respon
 			// Only a next operation gets here: it spent what was left of the call's attempts.
 			return nil, r.fail(c, ErrAttemptsExhausted, "no attempts left: the call's next operations spent them", last, nil)
 		}
-		paced, perr := r.pace(ctx, &c, lim)
+		paced, took, perr := r.pace(ctx, &c, lim)
 		if perr != nil {
 			perr.Envelope = last
 			return nil, perr
@@ -679,7 +679,9 @@ func (r *run) send(ctx context.Context, t Transport, c Call, depth int) (*Respon
 		if env != nil && (env.Severity != SeverityInfo && env.Severity != SeverityWarning) {
 			last = env
 		}
-		r.paceHold(ctx, &c, resp, after)
+		if took {
+			r.paceLearn(ctx, &c, resp, after)
+		}
 		honoured = honoured || req.KeysHonoured || (resp != nil && resp.Replayed) || (env != nil && keyHeld(env))
 		s := State{
 			// Attempts count over the whole call: next operations spend the same budget.

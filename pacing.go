@@ -2,40 +2,51 @@ package remedy
 
 import (
 	"context"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 )
 
-// Pacing: a server's stated wait holds every call to its origin, through the Loop's Pacer.
-// After each attempt the loop holds the origin until the time the server said a request can
-// succeed (paceHold); before each attempt it waits for that time (pace), within the call's
-// budgets, or stops at once with RetryLater, sending nothing.
+// Pacing: what a server says of its rate limit paces every call to its origin, through the
+// Loop's Pacer. Before each attempt the loop asks the pacer leave to send (pace), and waits for
+// the time it names, within the call's budgets, or stops at once with RetryLater, sending
+// nothing; after each attempt it tells the pacer what the answer said (paceLearn).
 
-// paceHold tells the pacer what the answer to an attempt said of the server's rate limit: a
+// paceLearn tells the pacer what the answer to an attempt said of the server's rate limit: a
 // refusal that states its wait (a 429 or 503 with Retry-After, Retry-After-Ms, a body's
-// retry_after_ms, a RetryInfo; a rate-limit failure with a reset), or an answer of any kind
-// whose RateLimit fields say nothing remains until a reset. at is when the answer came.
-func (r *run) paceHold(ctx context.Context, c *Call, resp *Response, at time.Time) {
-	p := r.loop.Pacer
-	if p == nil || c.Origin == "" || resp == nil {
-		return
+// retry_after_ms, a RetryInfo; a rate-limit failure with a reset), RateLimit fields of any
+// answer that say nothing remains until a reset, and how many requests they say remain. at
+// is when the answer came; resp is nil when there was none.
+func (r *run) paceLearn(ctx context.Context, c *Call, resp *Response, at time.Time) {
+	var l Limit
+	if resp != nil {
+		l = limitOf(resp, at)
 	}
+	if err := r.loop.Pacer.Learn(ctx, c.Origin, l); err != nil {
+		r.paceFailed(ctx, c, "learn", err)
+	}
+}
+
+// limitOf is what an answer, come at at, said of its server's rate limit.
+func limitOf(resp *Response, at time.Time) Limit {
 	var d time.Duration
 	if env := resp.Envelope; env != nil && env.RetryAfter > 0 && rateLimited(env) {
 		d = env.RetryAfter
 	}
-	if w := exhausted(resp.Header); w.ok && w.d > d {
+	fields := rateFields(resp.Header)
+	if w := exhausted(fields); w.ok && w.d > d {
 		d = w.d
 	}
-	if d <= 0 {
-		return
+	var l Limit
+	if d > 0 {
+		l.Until = at.Add(min(d, maxPaceHold))
 	}
-	until := at.Add(min(d, maxPaceHold))
-	if err := p.Hold(ctx, c.Origin, until); err != nil {
-		r.paceFailed(ctx, c, "hold", err)
+	if n, w := budget(fields); n > 0 {
+		l.Remaining, l.Reset = int(min(n, math.MaxInt32)), at.Add(w.d)
 	}
+	return l
 }
 
 // maxPaceHold bounds what one answer can hold an origin for: a Retry-After of years parks no
@@ -48,25 +59,32 @@ func rateLimited(e *Envelope) bool {
 	return e.Status == http.StatusTooManyRequests || e.Status == http.StatusServiceUnavailable || e.Category == CategoryRateLimit
 }
 
-// pace waits, before an attempt of c, until the time the pacer holds for its origin, read
-// again after each wait: a refusal another call got meanwhile may have moved it later. It
-// returns how long it waited; or, when a wait would end past Limits.MaxWait, the call's
+// pace asks the pacer, before an attempt of c, leave to send it, and waits for the time the
+// pacer names until it gives leave: a refusal another call got meanwhile may have moved it
+// later. It returns how long it waited, and whether the pacer counted the attempt (then
+// paceLearn must follow it); or, when a wait would end past Limits.MaxWait, the call's
 // elapsed budget or the context's deadline, the call's error, with nothing sent.
-func (r *run) pace(ctx context.Context, c *Call, lim Limits) (time.Duration, *CallError) {
+func (r *run) pace(ctx context.Context, c *Call, lim Limits) (time.Duration, bool, *CallError) {
 	p := r.loop.Pacer
 	if p == nil || c.Origin == "" {
-		return 0, nil
+		return 0, false, nil
 	}
 	var waited time.Duration
-	for {
-		until, err := p.Until(ctx, c.Origin)
+	for asked := 1; ; asked++ {
+		until, err := p.Take(ctx, c.Origin)
 		if err != nil {
-			r.paceFailed(ctx, c, "read", err)
-			return waited, nil
+			r.paceFailed(ctx, c, "take", err)
+			return waited, false, nil
 		}
 		d := time.Until(until)
+		if until.IsZero() {
+			return waited, true, nil
+		}
 		if d <= 0 {
-			return waited, nil
+			if asked < 3 {
+				continue // the time named came while the pacer answered: ask again
+			}
+			return waited, false, nil // a pacer that names only times passed holds nothing
 		}
 		var cause error
 		var why string
@@ -82,10 +100,10 @@ func (r *run) pace(ctx context.Context, c *Call, lim Limits) (time.Duration, *Ca
 			e := r.fail(*c, cause, why+"; nothing was sent", nil, &RetryLater{After: d, At: until})
 			e.Asked = d
 			e.Detail += " (the server asked to wait " + d.String() + ")"
-			return waited, e
+			return waited, false, e
 		}
 		if !sleep(ctx, d) {
-			return waited, r.fail(*c, ErrDeadline, "the context ended during the wait the server stated for "+c.Origin, nil, ctx.Err())
+			return waited, false, r.fail(*c, ErrDeadline, "the context ended during the wait the server stated for "+c.Origin, nil, ctx.Err())
 		}
 		waited += d
 	}
@@ -98,49 +116,99 @@ func (r *run) paceFailed(ctx context.Context, c *Call, what string, err error) {
 	}
 }
 
-// exhausted reads the RateLimit fields of any answer, a success's too: when they say nothing
-// remains of a limit, the wait until its reset. The IETF fields, current
-// (RateLimit: "policy";r=0;t=30) and older (RateLimit: limit=10, remaining=0, reset=30, and
-// RateLimit-Remaining with RateLimit-Reset); X-RateLimit-Remaining: 0 with X-RateLimit-Reset
-// (seconds, or an epoch as GitHub sends it); OpenAI's x-ratelimit-remaining-requests and
-// -tokens with their resets ("6m0s"); Anthropic's anthropic-ratelimit-*-remaining with theirs
-// (RFC 3339). Of several exhausted limits, the latest reset.
-func exhausted(h http.Header) wait {
+// rateField is one limit an answer's RateLimit fields state: how many units remain of it
+// until its reset, and whether the units are requests (or tokens, bytes: a count a request
+// does not spend one of).
+type rateField struct {
+	remaining int64
+	reset     wait
+	requests  bool
+}
+
+// rateFields reads the RateLimit fields of any answer, a success's too: the IETF fields,
+// current (RateLimit: "policy";r=10;t=30, with RateLimit-Policy's qu naming a unit other than
+// requests) and older (RateLimit: limit=10, remaining=0, reset=30, and RateLimit-Remaining
+// with RateLimit-Reset); X-RateLimit-Remaining with X-RateLimit-Reset (seconds, or an epoch
+// as GitHub sends it); OpenAI's x-ratelimit-remaining-requests and -tokens with their resets
+// ("6m0s"); Anthropic's anthropic-ratelimit-*-remaining with theirs (RFC 3339). A field
+// without a reset it can be read with is left out.
+func rateFields(h http.Header) []rateField {
 	if len(h) == 0 {
-		return wait{}
+		return nil
 	}
-	best := rateLimitField(h.Values("Ratelimit"))
+	fields := rateLimitField(h.Values("Ratelimit"), policyUnits(h.Values("Ratelimit-Policy")))
 	for _, name := range [...]string{"Ratelimit-Remaining", "X-Ratelimit-Remaining", "X-Rate-Limit-Remaining"} {
-		if v := h.Get(name); v != "" && strings.TrimSpace(v) == "0" {
-			best = later(best, resetOf(h))
+		if n, ok := count(h.Get(name)); ok {
+			if w := resetOf(h); w.ok {
+				fields = append(fields, rateField{remaining: n, reset: w, requests: true})
+			}
 			break
 		}
 	}
-	for _, kind := range [...][2]string{
+	for i, kind := range [...][2]string{
 		{"X-Ratelimit-Remaining-Requests", "X-Ratelimit-Reset-Requests"},
 		{"X-Ratelimit-Remaining-Tokens", "X-Ratelimit-Reset-Tokens"},
 	} {
-		if strings.TrimSpace(h.Get(kind[0])) != "0" {
+		n, ok := count(h.Get(kind[0]))
+		if !ok {
 			continue
 		}
 		if d, err := time.ParseDuration(strings.TrimSpace(h.Get(kind[1]))); err == nil && d >= 0 {
-			best = later(best, wait{d: d, ok: true})
+			fields = append(fields, rateField{remaining: n, reset: wait{d: min(d, maxPaceHold), ok: true}, requests: i == 0})
 		}
 	}
-	for _, kind := range [...][2]string{
+	for i, kind := range [...][2]string{
 		{"Anthropic-Ratelimit-Requests-Remaining", "Anthropic-Ratelimit-Requests-Reset"},
 		{"Anthropic-Ratelimit-Tokens-Remaining", "Anthropic-Ratelimit-Tokens-Reset"},
 		{"Anthropic-Ratelimit-Input-Tokens-Remaining", "Anthropic-Ratelimit-Input-Tokens-Reset"},
 		{"Anthropic-Ratelimit-Output-Tokens-Remaining", "Anthropic-Ratelimit-Output-Tokens-Reset"},
 	} {
-		if strings.TrimSpace(h.Get(kind[0])) != "0" {
+		n, ok := count(h.Get(kind[0]))
+		if !ok {
 			continue
 		}
 		if t, err := time.Parse(time.RFC3339, strings.TrimSpace(h.Get(kind[1]))); err == nil {
-			best = later(best, untilOf(h, t))
+			fields = append(fields, rateField{remaining: n, reset: untilOf(h, t), requests: i == 0})
+		}
+	}
+	return fields
+}
+
+// exhausted is the wait until the latest reset of the limits an answer says nothing remains
+// of.
+func exhausted(fields []rateField) wait {
+	var best wait
+	for _, f := range fields {
+		if f.remaining == 0 {
+			best = later(best, f.reset)
 		}
 	}
 	return best
+}
+
+// budget is the fewest requests an answer says remain of a limit that counts requests, and
+// that limit's reset (of two with as few, the later): what may still be sent until then.
+func budget(fields []rateField) (int64, wait) {
+	n, best := int64(-1), wait{}
+	for _, f := range fields {
+		if !f.requests || f.reset.d <= 0 {
+			continue
+		}
+		if n < 0 || f.remaining < n || f.remaining == n && f.reset.d > best.d {
+			n, best = f.remaining, f.reset
+		}
+	}
+	return n, best
+}
+
+// count reads a count of what remains: a non-negative integer.
+func count(s string) (int64, bool) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, err == nil && n >= 0
 }
 
 // resetOf reads h's reset header as the parser does (resetHeader), measured from its Date.
@@ -167,10 +235,10 @@ func later(a, b wait) wait {
 
 // rateLimitField reads the IETF RateLimit field: the current draft's list of policies,
 // `"name";r=<remaining>;t=<seconds to reset>`, and the older dictionary, `limit=10,
-// remaining=0, reset=30`. The wait is the latest reset among the policies with nothing
-// remaining.
-func rateLimitField(values []string) wait {
-	var best wait
+// remaining=0, reset=30`. units names the policies RateLimit-Policy counts in a unit other
+// than requests.
+func rateLimitField(values []string, units map[string]bool) []rateField {
+	var fields []rateField
 	for _, v := range values {
 		var dict struct {
 			remaining, reset string
@@ -199,15 +267,39 @@ func rateLimitField(values []string) wait {
 					t = val
 				}
 			}
-			if r == "0" {
-				best = later(best, deltaSeconds(t))
+			n, ok := count(r)
+			w := deltaSeconds(t)
+			if ok && w.ok {
+				fields = append(fields, rateField{remaining: n, reset: w, requests: !units[strings.TrimSpace(params[0])]})
 			}
 		}
-		if dict.remaining == "0" {
-			best = later(best, deltaSeconds(dict.reset))
+		n, ok := count(dict.remaining)
+		if w := deltaSeconds(dict.reset); ok && w.ok {
+			fields = append(fields, rateField{remaining: n, reset: w, requests: true})
 		}
 	}
-	return best
+	return fields
+}
+
+// policyUnits reads RateLimit-Policy (`"name";q=100;w=60;qu="content-bytes"`): the names of
+// the policies whose quota unit is not requests.
+func policyUnits(values []string) map[string]bool {
+	var units map[string]bool
+	for _, v := range values {
+		for item := range strings.SplitSeq(v, ",") {
+			params := strings.Split(strings.TrimSpace(item), ";")
+			for _, param := range params[1:] {
+				k, val, _ := strings.Cut(strings.TrimSpace(param), "=")
+				if k == "qu" && strings.Trim(val, `"`) != "requests" {
+					if units == nil {
+						units = map[string]bool{}
+					}
+					units[strings.TrimSpace(params[0])] = true
+				}
+			}
+		}
+	}
+	return units
 }
 
 // deltaSeconds reads a non-negative integer number of seconds.

@@ -120,7 +120,7 @@ func TestPacingStopsBeforeSending(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				pacer := remedy.NewPacer()
 				until := time.Now().Add(30 * time.Second)
-				require.NoError(t, pacer.Hold(context.Background(), paceOrigin, until))
+				require.NoError(t, pacer.Learn(context.Background(), paceOrigin, remedy.Limit{Until: until}))
 				var n atomic.Int32
 				loop := remedy.Loop{Pacer: pacer, Limits: tc.limits, Transport: remedy.TransportFunc(func(context.Context, *remedy.Request) (*remedy.Response, error) {
 					n.Add(1)
@@ -155,7 +155,7 @@ func TestPacingNeverWorseThanNone(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		held := remedy.NewPacer()
-		require.NoError(t, held.Hold(context.Background(), paceOrigin, time.Now().Add(time.Hour)))
+		require.NoError(t, held.Learn(context.Background(), paceOrigin, remedy.Limit{Until: time.Now().Add(time.Hour)}))
 		tr := remedy.TransportFunc(func(context.Context, *remedy.Request) (*remedy.Response, error) { return ok200(nil), nil })
 		for _, tc := range []struct {
 			name  string
@@ -178,10 +178,10 @@ func TestPacingNeverWorseThanNone(t *testing.T) {
 
 type failingPacer struct{}
 
-func (failingPacer) Until(context.Context, string) (time.Time, error) {
+func (failingPacer) Take(context.Context, string) (time.Time, error) {
 	return time.Now().Add(time.Hour), errors.New("the store is down")
 }
-func (failingPacer) Hold(context.Context, string, time.Time) error {
+func (failingPacer) Learn(context.Context, string, remedy.Limit) error {
 	return errors.New("the store is down")
 }
 
@@ -219,7 +219,7 @@ func TestPacingReadsRateLimitFields(t *testing.T) {
 				start := time.Now()
 				_, err := loop.Do(context.Background(), remedy.Call{Operation: "a", Origin: paceOrigin, Idempotent: true})
 				require.NoError(t, err)
-				until, err := pacer.Until(context.Background(), paceOrigin)
+				until, err := pacer.Take(context.Background(), paceOrigin)
 				require.NoError(t, err)
 				if tc.want == 0 {
 					assert.True(t, until.IsZero(), "held until %v", until.Sub(start))
@@ -231,31 +231,6 @@ func TestPacingReadsRateLimitFields(t *testing.T) {
 	}
 }
 
-// A server's earlier word never shortens a wait it stated.
-func TestMemoryPacerKeepsTheLatest(t *testing.T) {
-	t.Parallel()
-	p := remedy.NewPacer()
-	ctx := context.Background()
-	t0 := time.Date(2026, 11, 28, 1, 0, 0, 0, time.UTC)
-	require.NoError(t, p.Hold(ctx, "k", t0.Add(time.Minute)))
-	require.NoError(t, p.Hold(ctx, "k", t0.Add(time.Second)))
-	got, err := p.Until(ctx, "k")
-	require.NoError(t, err)
-	assert.Equal(t, t0.Add(time.Minute), got)
-	got, err = p.Until(ctx, "other")
-	require.NoError(t, err)
-	assert.True(t, got.IsZero())
-
-	// Concurrent holds keep the maximum.
-	var wg sync.WaitGroup
-	for i := range 64 {
-		wg.Go(func() { _ = p.Hold(ctx, "c", t0.Add(time.Duration(i)*time.Second)) })
-	}
-	wg.Wait()
-	got, _ = p.Until(ctx, "c")
-	assert.Equal(t, t0.Add(63*time.Second), got)
-}
-
 // A MemoryPacer stays bounded whatever the keys a program holds: the passed holds go first,
 // then the one that ends soonest; a hold that is kept is never shortened.
 func TestMemoryPacerBounded(t *testing.T) {
@@ -263,11 +238,11 @@ func TestMemoryPacerBounded(t *testing.T) {
 	p := remedy.NewPacer()
 	ctx := context.Background()
 	far := time.Now().Add(time.Hour)
-	require.NoError(t, p.Hold(ctx, "kept", far.Add(time.Hour)))
+	require.NoError(t, p.Learn(ctx, "kept", remedy.Limit{Until: far.Add(time.Hour)}))
 	for i := range 10000 {
-		require.NoError(t, p.Hold(ctx, "k"+strconv.Itoa(i), far.Add(time.Duration(i)*time.Millisecond)))
+		require.NoError(t, p.Learn(ctx, "k"+strconv.Itoa(i), remedy.Limit{Until: far.Add(time.Duration(i) * time.Millisecond)}))
 	}
-	got, _ := p.Until(ctx, "kept")
+	got, _ := p.Take(ctx, "kept")
 	assert.Equal(t, far.Add(time.Hour), got, "the latest hold outlives the soonest ones")
 }
 
@@ -279,7 +254,7 @@ func TestPacingReadsTheHoldAgain(t *testing.T) {
 		pacer := remedy.NewPacer()
 		ctx := context.Background()
 		start := time.Now()
-		require.NoError(t, pacer.Hold(ctx, paceOrigin, start.Add(time.Second)))
+		require.NoError(t, pacer.Learn(ctx, paceOrigin, remedy.Limit{Until: start.Add(time.Second)}))
 		var sentAt time.Time
 		loop := remedy.Loop{Pacer: pacer, Transport: remedy.TransportFunc(func(context.Context, *remedy.Request) (*remedy.Response, error) {
 			sentAt = time.Now()
@@ -287,7 +262,7 @@ func TestPacingReadsTheHoldAgain(t *testing.T) {
 		})}
 		go func() {
 			time.Sleep(500 * time.Millisecond)
-			_ = pacer.Hold(ctx, paceOrigin, start.Add(3*time.Second)) // another call's refusal
+			_ = pacer.Learn(ctx, paceOrigin, remedy.Limit{Until: start.Add(3 * time.Second)}) // another call's refusal
 		}()
 		resp, err := loop.Do(ctx, remedy.Call{Operation: "a", Origin: paceOrigin, Idempotent: true})
 		require.NoError(t, err)
@@ -324,11 +299,143 @@ func TestPacingGitHubLimits(t *testing.T) {
 				start := time.Now()
 				_, err := loop.Do(context.Background(), remedy.Call{Operation: "list_issues", Origin: "https://api.github.com", Idempotent: true})
 				require.ErrorIs(t, err, remedy.ErrWaitTooLong)
-				until, err := pacer.Until(context.Background(), "https://api.github.com")
+				until, err := pacer.Take(context.Background(), "https://api.github.com")
 				require.NoError(t, err)
 				assert.Equal(t, d, until.Sub(start))
 			})
 		})
 	}
 	assert.Equal(t, len(want), found, "the recordings are in the corpus")
+}
+
+// windowServer is a transport that admits limit requests per one-second window, counted when a
+// request arrives, answers each after a latency, and states on every answer the IETF RateLimit
+// field (the requests left of the window, and the whole seconds to its end, rounded up).
+type windowServer struct {
+	limit   int
+	latency time.Duration
+	start   time.Time
+
+	mu              sync.Mutex
+	window, used    int
+	admitted, fails int
+}
+
+func (s *windowServer) RoundTrip(context.Context, *remedy.Request) (*remedy.Response, error) {
+	s.mu.Lock()
+	now := time.Since(s.start)
+	if w := int(now / time.Second); w != s.window {
+		s.window, s.used = w, 0
+	}
+	ok := s.used < s.limit
+	if ok {
+		s.used++
+		s.admitted++
+	} else {
+		s.fails++
+	}
+	left := s.limit - s.used
+	reset := (time.Duration(s.window+1)*time.Second - now + time.Second - 1) / time.Second
+	s.mu.Unlock()
+	time.Sleep(s.latency)
+	h := http.Header{"Ratelimit": {`"per-key";r=` + strconv.Itoa(left) + ";t=" + strconv.Itoa(int(reset))}}
+	if !ok {
+		h.Set("Retry-After", strconv.Itoa(int(reset)))
+		body := []byte(`{"error":{"code":"rate_limited","message":"slow down"}}`)
+		env, _ := remedy.Parse(http.StatusTooManyRequests, h, body)
+		return &remedy.Response{Status: http.StatusTooManyRequests, Header: h, Body: body, Envelope: env}, nil
+	}
+	return ok200(h), nil
+}
+
+// What the server says remains is a budget the calls share: once an answer says how many
+// requests remain until the reset (less those still in flight, which it had not counted), no
+// more than that are sent before it, and the rest wait for the reset instead of being refused.
+func TestPacingSpendsWhatRemains(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		const callers, calls, limit = 20, 5, 20
+		srv := &windowServer{limit: limit, latency: 30 * time.Millisecond, start: time.Now()}
+		loop := remedy.Loop{Pacer: remedy.NewPacer(), Transport: srv, Limits: remedy.Limits{MaxAttempts: 2}}
+		var wg sync.WaitGroup
+		var failed atomic.Int32
+		for range callers {
+			wg.Go(func() {
+				for range calls {
+					if _, err := loop.Do(context.Background(), remedy.Call{Operation: "a", Origin: paceOrigin, Idempotent: true}); err != nil {
+						failed.Add(1)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		assert.Zero(t, failed.Load(), "calls failed")
+		assert.Equal(t, callers*calls, srv.admitted)
+		assert.Zero(t, srv.fails, "requests refused")
+		// The floor is 5 windows; each wait ends at the latest reset an answer stated, up to one
+		// latency after the window's end.
+		assert.LessOrEqual(t, time.Since(srv.start), calls*time.Second+calls*2*srv.latency)
+	})
+}
+
+// The requests the RateLimit fields say remain, on any answer, are what the calls sharing the
+// pacer may send until the reset: of several limits, the one with fewest left; a limit counted
+// in tokens or bytes is no count of requests.
+func TestPacingReadsRemaining(t *testing.T) {
+	t.Parallel()
+	date := http.Header{"Date": {"Sat, 28 Nov 2026 01:00:00 GMT"}}
+	with := func(h http.Header) http.Header {
+		h = h.Clone()
+		h["Date"] = date["Date"]
+		return h
+	}
+	for _, tc := range []struct {
+		name   string
+		header http.Header
+		left   int           // requests that go before the reset; -1: no count
+		reset  time.Duration // when the count ends
+	}{
+		{"IETF RateLimit, current draft", http.Header{"Ratelimit": {`"default";r=3;t=30`}}, 3, 30 * time.Second},
+		{"IETF RateLimit, the policy with fewest left", http.Header{"Ratelimit": {`"burst";r=2;t=1, "day";r=900;t=3600`}}, 2, time.Second},
+		{"IETF RateLimit, a policy in tokens", http.Header{"Ratelimit": {`"tokens";r=1;t=60, "requests";r=4;t=60`},
+			"Ratelimit-Policy": {`"tokens";q=1000;w=60;qu="tokens", "requests";q=10;w=60`}}, 4, time.Minute},
+		{"IETF RateLimit, older dictionary", http.Header{"Ratelimit": {`limit=10, remaining=2, reset=12`}}, 2, 12 * time.Second},
+		{"RateLimit-Remaining and -Reset", http.Header{"Ratelimit-Remaining": {"3"}, "Ratelimit-Reset": {"7"}}, 3, 7 * time.Second},
+		{"X-RateLimit, an epoch (GitHub)", with(http.Header{"X-Ratelimit-Remaining": {"2"}, "X-Ratelimit-Reset": {"1795827660"}}), 2, time.Minute},
+		{"OpenAI requests; tokens are no count of requests", http.Header{"X-Ratelimit-Remaining-Requests": {"3"}, "X-Ratelimit-Reset-Requests": {"1s"},
+			"X-Ratelimit-Remaining-Tokens": {"1"}, "X-Ratelimit-Reset-Tokens": {"6m0s"}}, 3, time.Second},
+		{"Anthropic requests", with(http.Header{"Anthropic-Ratelimit-Requests-Remaining": {"2"}, "Anthropic-Ratelimit-Requests-Reset": {"2026-11-28T01:00:20Z"}}), 2, 20 * time.Second},
+		{"a count that is not a number", http.Header{"Ratelimit-Remaining": {"many"}, "Ratelimit-Reset": {"7"}}, -1, 0},
+		{"a negative count", http.Header{"Ratelimit": {`"default";r=-3;t=30`}}, -1, 0},
+		{"a count without a reset", http.Header{"X-Ratelimit-Remaining": {"3"}}, -1, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				pacer := remedy.NewPacer()
+				loop := remedy.Loop{Pacer: pacer, Transport: remedy.TransportFunc(func(context.Context, *remedy.Request) (*remedy.Response, error) {
+					return ok200(tc.header), nil
+				})}
+				start := time.Now()
+				_, err := loop.Do(context.Background(), remedy.Call{Operation: "a", Origin: paceOrigin, Idempotent: true})
+				require.NoError(t, err)
+				went := 0
+				var until time.Time
+				for range 10 {
+					u, err := pacer.Take(context.Background(), paceOrigin)
+					require.NoError(t, err)
+					if !u.IsZero() {
+						until = u
+						break
+					}
+					went++
+				}
+				if tc.left < 0 {
+					assert.Equal(t, 10, went, "no count holds nothing")
+					return
+				}
+				assert.Equal(t, tc.left, went, "requests that went")
+				assert.Equal(t, tc.reset, until.Sub(start), "held until the reset")
+			})
+		})
+	}
 }

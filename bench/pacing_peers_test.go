@@ -26,7 +26,7 @@ func remedyPacingContenders() []pacingContender {
 				remedy.WithOperations(remedy.Operation{Name: "create_order", Path: "/v1/orders"})}, opts...)
 			if paced {
 				// The client's own MemoryPacer, as NewClient makes it, noting when it finds the origin clear.
-				opts = append(opts, remedy.WithPacer(tracePacer{Pacer: remedy.NewPacer(), start: start}))
+				opts = append(opts, remedy.WithPacer(tracePacer{Pacer: remedy.NewPacer(), start: start, watch: hc.Transport.(*watchTransport)}))
 			}
 			rc, err := remedy.NewClient(opts...)
 			if err != nil {

@@ -143,7 +143,7 @@ type sent struct {
 	at       time.Duration // when the client handed it to the transport
 	decided  time.Duration // when the client last found the origin clear before it (see attemptTrace), or at
 	returned time.Duration // for a refusal: when the transport handed its answer to the client
-	known    time.Duration // for a refusal: when the client had read and closed its answer
+	known    time.Duration // for a refusal: when the client had read and closed its answer, and its pacer held what it said
 }
 
 // watchTransport is the client side of the workload, under every contender: it adds the API
@@ -170,6 +170,7 @@ func (t *watchTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if tr.clear {
 			rec.decided, tr.clear = tr.clearAt, false
 		}
+		tr.last = rec
 		tr.mu.Unlock()
 	}
 	t.mu.Lock()
@@ -198,27 +199,56 @@ func (t *watchTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // A client that read a hold and slept on it without asking again decided nothing after its
 // sleep: its request counts as decided when it was sent. A client with no pacer decides when
 // it sends.
+//
+// A refusal is known to a client with a pacer once the pacer holds what it said, not before:
+// its Learn has returned. For a pacer in memory that is at once; for one in Redis, the other
+// client (as another process would) can learn of the refusal from Redis alone, a round trip
+// after its answer was read.
 type attemptTrace struct {
 	mu      sync.Mutex
 	clear   bool
 	clearAt time.Duration
+	last    *sent // the request the call sent last
 }
 
 type attemptTraceKey struct{}
 
-// tracePacer is a pacer that notes, in the call's attemptTrace, when it found the origin clear.
+// tracePacer is a pacer that notes, in the call's attemptTrace, when it found the origin
+// clear, and in the watch when it held what a refusal said.
 type tracePacer struct {
 	remedy.Pacer
 	start time.Time
+	watch *watchTransport
 }
 
-func (p tracePacer) Until(ctx context.Context, key string) (time.Time, error) {
-	until, err := p.Pacer.Until(ctx, key)
-	if tr, ok := ctx.Value(attemptTraceKey{}).(*attemptTrace); ok {
-		now := time.Now()
+func (p tracePacer) Learn(ctx context.Context, key string, l remedy.Limit) error {
+	err := p.Pacer.Learn(ctx, key, l)
+	if tr, ok := ctx.Value(attemptTraceKey{}).(*attemptTrace); ok && !l.Until.IsZero() {
+		now := time.Since(p.start)
 		tr.mu.Lock()
-		tr.clear = err == nil && !until.After(now)
-		tr.clearAt = now.Sub(p.start)
+		rec := tr.last
+		tr.mu.Unlock()
+		if rec != nil {
+			p.watch.mu.Lock()
+			if rec.returned != 0 && rec.known < now {
+				rec.known = now
+			}
+			p.watch.mu.Unlock()
+		}
+	}
+	return err
+}
+
+// Take notes the time it was asked: what the pacer answers, it decided after that (in Redis,
+// somewhere in the round trip), and a refusal it could not yet hold then does not count
+// against it.
+func (p tracePacer) Take(ctx context.Context, key string) (time.Time, error) {
+	asked := time.Since(p.start)
+	until, err := p.Pacer.Take(ctx, key)
+	if tr, ok := ctx.Value(attemptTraceKey{}).(*attemptTrace); ok {
+		tr.mu.Lock()
+		tr.clear = err == nil && until.IsZero()
+		tr.clearAt = asked
 		tr.mu.Unlock()
 	}
 	return until, err
@@ -303,8 +333,9 @@ func runPacing(tb testing.TB, scale pacingScale, rateLimitFields bool, c pacingC
 	defer ls.mu.Unlock()
 	defer watch.mu.Unlock()
 	f.Requests, f.Sent = len(ls.seen), len(watch.sent)
-	// A refusal is known to the client from the moment it had read and closed it: a request
-	// sent before that was in flight, whatever the server saw first. A refusal the client
+	// A refusal is known to the client from the moment it had read and closed it (and, with a
+	// pacer, held what it said: see attemptTrace): a request sent before that was in flight,
+	// whatever the server saw first. A refusal the client
 	// never closed (failsafe-go's last, when http.Client drops a response that comes with an
 	// error) is known from when the transport returned it.
 	type announced struct{ known, reset time.Duration }

@@ -380,7 +380,7 @@ func TestPacedAttempt(t *testing.T) {
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	pacer := remedy.NewPacer()
 	const origin = "https://api.example.com"
-	require.NoError(t, pacer.Hold(context.Background(), origin, time.Now().Add(50*time.Millisecond)))
+	require.NoError(t, pacer.Learn(context.Background(), origin, remedy.Limit{Until: time.Now().Add(50 * time.Millisecond)}))
 	loop := remedy.Loop{Pacer: pacer, Hooks: remedyotel.ClientHooks(remedyotel.WithTracerProvider(tp), remedyotel.WithMeterProvider(mp)),
 		Transport: remedy.TransportFunc(func(context.Context, *remedy.Request) (*remedy.Response, error) {
 			return &remedy.Response{Status: 200, Body: []byte(`{}`)}, nil

@@ -68,7 +68,7 @@ type fleetChild struct {
 type fleetResult struct {
 	Completed, Failed int
 	Errors            []string      // the first few
-	MaxPacer          time.Duration // the longest Until or Hold
+	MaxPacer          time.Duration // the longest Take or Learn
 }
 
 // arrival is one request as the server saw it.
@@ -301,14 +301,14 @@ func (p *timedPacer) took(start time.Time) {
 	}
 }
 
-func (p *timedPacer) Until(ctx context.Context, key string) (time.Time, error) {
+func (p *timedPacer) Take(ctx context.Context, key string) (time.Time, error) {
 	defer p.took(time.Now())
-	return p.Pacer.Until(ctx, key)
+	return p.Pacer.Take(ctx, key)
 }
 
-func (p *timedPacer) Hold(ctx context.Context, key string, t time.Time) error {
+func (p *timedPacer) Learn(ctx context.Context, key string, l remedy.Limit) error {
 	defer p.took(time.Now())
-	return p.Pacer.Hold(ctx, key, t)
+	return p.Pacer.Learn(ctx, key, l)
 }
 
 // fleetCaller returns the call of a child: a Client with the defaults but for p and its HTTP

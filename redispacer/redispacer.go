@@ -5,10 +5,13 @@ package redispacer
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -45,25 +48,33 @@ const pause = time.Second
 // until then.
 var ErrUnavailable = errors.New("redispacer: Redis did not answer; not asked again for a second")
 
-// ErrMalformed is wrapped by the error of Until when the value under the key is not a time
-// this package wrote (something else wrote under the prefix). The key reads as not held, and
-// the next Hold replaces the value.
-var ErrMalformed = errors.New("redispacer: the value held is not a number")
+// ErrMalformed is wrapped by the error of Take when the value under the key is not one this
+// package wrote (something else wrote under the prefix). The request goes unpaced, and the
+// next Learn that holds anything replaces the value.
+var ErrMalformed = errors.New("redispacer: the value under the key is not a pacer's")
 
-// Pacer is a remedy.Pacer whose holds are in Redis, shared by every process that uses the same
-// Redis and prefix. It is safe for concurrent use.
+// Pacer is a remedy.Pacer whose holds and counts are in Redis, shared by every process that
+// uses the same Redis and prefix. It is safe for concurrent use.
 //
-// Each key held is one Redis string, Prefix+key (or Prefix+"#"+the SHA-256 of key in hex, when
-// key is longer than 256 bytes or holds a byte outside printable ASCII, '#', '{' or '}': any
-// string is a safe key, and two keys never share a Redis key). It holds the end of the hold,
-// in Unix milliseconds of Redis's clock, and expires at that moment (PEXPIREAT), so that
-// nothing accumulates. Each method is one round trip, a single-key Lua script, so that a
-// Pacer works on Redis Cluster and a hold is raised atomically, only ever to a later time.
+// Each key is one Redis hash, Prefix+key (or Prefix+"#"+the SHA-256 of key in hex, when key is
+// longer than 256 bytes or holds a byte outside printable ASCII, '#', '{' or '}': any string
+// is a safe key, and two keys never share a Redis key). Its fields are the end of the hold
+// (h), the reset of the count of requests the server said remain (r), in Unix milliseconds
+// of Redis's clock, and that count less the requests taken since (n). It expires when the
+// later of the two ends (PEXPIREAT), so that nothing accumulates. Each method is at most one
+// round trip, a single-key Lua script, so that a Pacer works on Redis Cluster, a hold is
+// raised atomically, only ever to a later time, and requests asking at once never take more
+// than the count.
 //
-// Times cross the wire as durations from now: Hold sends how far ahead its time is, by the
-// local clock, and Redis adds that to its own; Until gets back how long is left and adds it to
-// the local clock. The clocks of the fleet need not agree, and the round trip only ever makes
-// a hold end later, never earlier.
+// The requests in flight — let go by Take, their answers not yet learned — are counted in the
+// process: an answer's count of what remains is lowered by this process's requests still in
+// flight (the server had not counted them). Another process's are counted when they are
+// taken, from the count in Redis.
+//
+// Times cross the wire as durations from now: Learn sends how far ahead its times are, by
+// the local clock, and Redis adds that to its own; Take gets back how long is left and adds
+// it to the local clock. The clocks of the fleet need not agree, and the round trip only ever
+// makes a hold end later, never earlier.
 //
 // A Redis that does not answer makes each method fail (the loop then paces nothing: the call
 // goes as it would without a pacer), within Options.Timeout or the caller's context, whichever
@@ -78,6 +89,10 @@ type Pacer struct {
 	now     func() time.Time // the clock of the pause after a failure
 	// resume is when the pause after Redis last failed to answer ends, in Unix ns.
 	resume atomic.Int64
+
+	name     string // this Pacer's, among the fleet's in Redis
+	mu       sync.Mutex
+	inflight map[string]int // by caller's key: requests taken, their answers not learned
 }
 
 // Options configure a Pacer.
@@ -96,7 +111,7 @@ var _ remedy.Pacer = (*Pacer)(nil)
 // New returns a Pacer that keeps its holds in client, which may be a single-node, failover or
 // cluster client. The Pacer does not close client.
 func New(client redis.UniversalClient, opts Options) *Pacer {
-	p := &Pacer{client: client, prefix: opts.Prefix, timeout: opts.Timeout, now: time.Now}
+	p := &Pacer{client: client, prefix: opts.Prefix, timeout: opts.Timeout, now: time.Now, inflight: map[string]int{}, name: rand.Text()}
 	if p.prefix == "" {
 		p.prefix = DefaultPrefix
 	}
@@ -109,7 +124,7 @@ func New(client redis.UniversalClient, opts Options) *Pacer {
 // Load loads the Pacer's scripts into Redis (SCRIPT LOAD), so that the first call of each
 // method need not fall back from EVALSHA to EVAL. It is optional.
 func (p *Pacer) Load(ctx context.Context) error {
-	for _, script := range []*redis.Script{holdScript, untilScript} {
+	for _, script := range []*redis.Script{learnScript, takeScript} {
 		if err := script.Load(ctx, p.client).Err(); err != nil {
 			return fmt.Errorf("redispacer: load scripts: %w", err)
 		}
@@ -122,80 +137,189 @@ const luaNow = `local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 `
 
-// holdScript raises KEYS[1] to ARGV[1] ms from now (at most ARGV[2] ms), expiring then, unless
-// it holds a later time already; a value that is not a number is replaced. It returns 1 when
-// it raised the hold.
-var holdScript = redis.NewScript(luaNow + `
-local ahead = math.min(tonumber(ARGV[1]), tonumber(ARGV[2]))
-if ahead <= 0 then
-	return 0
-end
-local at = now + ahead
-local held = tonumber(redis.call('GET', KEYS[1]) or '')
-if held and held == held and held >= at then
-	return 0
-end
-local v = string.format('%d', at)
-redis.call('SET', KEYS[1], v)
-redis.call('PEXPIREAT', KEYS[1], v)
-return 1
-`)
+// live is how long a process's count of requests in flight counts for the fleet after the
+// process last asked Redis anything: a process that ended with requests in flight lowers the
+// fleet's counts no longer than that.
+const live = time.Minute
 
-// untilScript returns how many ms are left of the hold of KEYS[1], at most ARGV[1]: -1 when
-// none is held (or it has ended), -2 when the value is not a number.
-var untilScript = redis.NewScript(`
-local v = redis.call('GET', KEYS[1])
-if not v then
-	return -1
+// inflightFields is the part of the scripts that keeps this process's count of requests in
+// flight, ARGV[2] the process's name and ARGV[3] its count, in the fields f:<name> and
+// s:<name> (when it last asked); ends is when the key is to expire, at least as late as it
+// was to.
+const inflightFields = `
+local function inflight(now)
+	local f = tonumber(ARGV[3])
+	if f > 0 then
+		redis.call('HSET', KEYS[1], 'f:' .. ARGV[2], string.format('%d', f), 's:' .. ARGV[2], string.format('%d', now))
+	else
+		redis.call('HDEL', KEYS[1], 'f:' .. ARGV[2], 's:' .. ARGV[2])
+	end
+	return f
 end
-local at = tonumber(v)
-if not at or at ~= at then
+local function expire(now, ends)
+	local ttl = redis.call('PTTL', KEYS[1])
+	if ttl > 0 then
+		ends = math.max(ends, now + ttl)
+	end
+	if ends > now and redis.call('EXISTS', KEYS[1]) == 1 then
+		redis.call('PEXPIREAT', KEYS[1], string.format('%d', ends))
+	end
+end
+`
+
+// takeScript lets one request go under KEYS[1] (0), counting it against what remains, or
+// returns how many ms are left (at most ARGV[1]) of its hold or of the count's reset when
+// nothing remains; -2 when the value is not a pacer's. ARGV[3] is the process's count of
+// requests in flight if the request goes; ARGV[4], if it does not.
+var takeScript = redis.NewScript(luaNow + inflightFields + `
+local kind = redis.call('TYPE', KEYS[1])['ok']
+if kind ~= 'none' and kind ~= 'hash' then
 	return -2
 end
-` + luaNow + `
-local left = at - now
-if left <= 0 then
-	return -1
+local v = redis.call('HMGET', KEYS[1], 'h', 'r', 'n')
+local h, r, n = tonumber(v[1]) or 0, tonumber(v[2]) or 0, tonumber(v[3])
+local cap = tonumber(ARGV[1])
+local wait = 0
+if h > now then
+	wait = math.min(h - now, cap)
+elseif r > now then
+	if not n or n <= 0 then
+		wait = math.min(r - now, cap)
+	else
+		redis.call('HINCRBY', KEYS[1], 'n', -1)
+	end
 end
-return math.ceil(math.min(left, tonumber(ARGV[1])))
+if wait > 0 then
+	ARGV[3] = ARGV[4]
+end
+local ends = math.max(h, r)
+if inflight(now) > 0 then
+	ends = math.max(ends, now + ` + liveMs + `)
+end
+expire(now, ends)
+return wait
 `)
 
-// Until returns the time held for key, or the zero time when none is held. The time is never
-// earlier than the one held, and at most MaxAhead from now.
-func (p *Pacer) Until(ctx context.Context, key string) (time.Time, error) {
+// learnScript raises the hold of KEYS[1] to ARGV[4] ms from now, and counts the ARGV[6]
+// requests the server said remain until ARGV[5] ms from now, less the fleet's requests in
+// flight (0: no hold, no count; each at most ARGV[1] ms): a count whose reset is ahead is only
+// ever lowered, and its reset moved later. A value that is not a pacer's is replaced; a
+// process that has not asked for a minute no longer counts.
+var learnScript = redis.NewScript(luaNow + inflightFields + `
+if redis.call('TYPE', KEYS[1])['ok'] ~= 'hash' then
+	redis.call('DEL', KEYS[1])
+end
+local cap = tonumber(ARGV[1])
+local hold, reset, remaining = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local ends = 0
+if inflight(now) > 0 then
+	ends = now + ` + liveMs + `
+end
+local v = redis.call('HMGET', KEYS[1], 'h', 'r', 'n')
+local h, r, n = tonumber(v[1]) or 0, tonumber(v[2]) or 0, tonumber(v[3]) or 0
+if hold > 0 then
+	local at = now + math.min(hold, cap)
+	if at > h then
+		h = at
+		redis.call('HSET', KEYS[1], 'h', string.format('%d', h))
+	end
+end
+if reset > 0 then
+	local flying = 0
+	local fields = redis.call('HGETALL', KEYS[1])
+	for i = 1, #fields, 2 do
+		local name = fields[i]
+		if string.sub(name, 1, 2) == 'f:' then
+			local who = string.sub(name, 3)
+			local seen = tonumber(redis.call('HGET', KEYS[1], 's:' .. who))
+			if seen and seen > now - ` + liveMs + ` then
+				flying = flying + (tonumber(fields[i + 1]) or 0)
+			else
+				redis.call('HDEL', KEYS[1], name, 's:' .. who)
+			end
+		end
+	end
+	local left = math.max(remaining - flying, 0)
+	local at = now + math.min(reset, cap)
+	if r <= now then
+		r, n = at, left
+	else
+		n = math.min(n, left)
+		r = math.max(r, at)
+	end
+	redis.call('HSET', KEYS[1], 'r', string.format('%d', r), 'n', string.format('%d', n))
+end
+expire(now, math.max(ends, h, r))
+return 0
+`)
+
+// liveMs is live in ms, as the scripts read it.
+var liveMs = strconv.FormatInt(live.Milliseconds(), 10)
+
+// Take lets a request go under key (the zero time), counted against what the server said
+// remains and as in flight, or returns the time to ask again: the end of a hold, or the reset
+// of a count with nothing left. The time is never earlier than the one held, and at most
+// MaxAhead from now.
+func (p *Pacer) Take(ctx context.Context, key string) (time.Time, error) {
+	flying := p.fly(key, 1) // as if it goes: the request asking at once counts it
 	var left int64
 	err := p.run(ctx, func(ctx context.Context) (err error) {
-		left, err = untilScript.Run(ctx, p.client, []string{p.key(key)}, MaxAhead.Milliseconds()).Int64()
+		left, err = takeScript.Run(ctx, p.client, []string{p.key(key)}, MaxAhead.Milliseconds(), p.name, flying, flying-1).Int64()
 		return err
 	})
+	if err != nil || left != 0 {
+		p.fly(key, -1)
+	}
 	switch {
 	case err != nil:
-		return time.Time{}, fmt.Errorf("redispacer: until: %w", err)
+		return time.Time{}, fmt.Errorf("redispacer: take: %w", err)
 	case left == -2:
-		return time.Time{}, fmt.Errorf("redispacer: until %q: %w", key, ErrMalformed)
-	case left < 0:
-		return time.Time{}, nil
+		return time.Time{}, fmt.Errorf("redispacer: take %q: %w", key, ErrMalformed)
+	case left > 0:
+		return time.Now().Add(time.Duration(left) * time.Millisecond), nil
 	}
-	return time.Now().Add(time.Duration(left) * time.Millisecond), nil
+	return time.Time{}, nil
 }
 
-// Hold raises the hold of key to t, or to MaxAhead from now when t is later than that; a time
-// no later than the one held, or already passed, changes nothing.
-func (p *Pacer) Hold(ctx context.Context, key string, t time.Time) error {
-	ahead := time.Until(t)
-	if ahead <= 0 {
-		return nil // nothing to hold: not even a round trip
-	}
+// Learn ends a request's time in flight, and records what its answer said: a hold (at most
+// MaxAhead from now) and a count of requests until a reset, less the fleet's requests still in
+// flight. An answer that said nothing costs no round trip: the count of this process's
+// requests in flight that Redis holds is written anew by its next Take or Learn (until then,
+// or for a minute, it is too high, which only ever delays a request).
+func (p *Pacer) Learn(ctx context.Context, key string, l remedy.Limit) error {
+	flying := p.fly(key, -1)
 	// Up to the next ms, and one more for Redis's clock, which TIME gives to the ms rounded
-	// down: the hold never ends before t.
-	ms := min(ahead, MaxAhead).Milliseconds() + 2
+	// down: a hold never ends before the time learned.
+	var hold, reset int64
+	if ahead := time.Until(l.Until); ahead > 0 {
+		hold = min(ahead, MaxAhead).Milliseconds() + 2
+	}
+	if ahead := time.Until(l.Reset); ahead > 0 {
+		reset = min(ahead, MaxAhead).Milliseconds() + 2
+	}
+	if hold == 0 && reset == 0 {
+		return nil
+	}
 	err := p.run(ctx, func(ctx context.Context) error {
-		return holdScript.Run(ctx, p.client, []string{p.key(key)}, ms, MaxAhead.Milliseconds()).Err()
+		return learnScript.Run(ctx, p.client, []string{p.key(key)}, MaxAhead.Milliseconds(), p.name, flying, hold, reset, max(l.Remaining, 0)).Err()
 	})
 	if err != nil {
-		return fmt.Errorf("redispacer: hold: %w", err)
+		return fmt.Errorf("redispacer: learn: %w", err)
 	}
 	return nil
+}
+
+// fly adds d to this process's count of requests in flight under key, and returns it.
+func (p *Pacer) fly(key string, d int) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := max(p.inflight[key]+d, 0)
+	if n == 0 {
+		delete(p.inflight, key)
+	} else {
+		p.inflight[key] = n
+	}
+	return n
 }
 
 // run runs op within the Pacer's timeout, unless Redis failed to answer less than a second

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -60,7 +61,7 @@ func TestClusterPacer(t *testing.T) {
 	prefix := newPrefix()
 	p := redispacer.New(client, redispacer.Options{Prefix: prefix})
 	for range 64 {
-		require.NoError(t, p.Hold(ctx, "https://"+rand.Text()+".example.com", time.Now().Add(time.Hour)))
+		require.NoError(t, p.Learn(ctx, "https://"+rand.Text()+".example.com", remedy.Limit{Until: time.Now().Add(time.Hour)}))
 	}
 	masters := 0
 	for _, addr := range c.Masters() {
@@ -83,19 +84,32 @@ func TestKeys(t *testing.T) {
 	p := redispacer.New(client, redispacer.Options{Prefix: prefix})
 
 	const origin = "https://api.example.com"
-	require.NoError(t, p.Hold(ctx, origin, time.Now().Add(time.Hour)))
+	require.NoError(t, p.Learn(ctx, origin, remedy.Limit{Until: time.Now().Add(time.Hour)}))
 	ttl, err := client.PTTL(ctx, prefix+origin).Result()
 	require.NoError(t, err)
 	assert.InDelta(t, time.Hour.Seconds(), ttl.Seconds(), pacertest.Slack.Seconds(), "the key expires when the hold ends")
-	v, err := client.Get(ctx, prefix+origin).Int64()
+	v, err := client.HGet(ctx, prefix+origin, "h").Int64()
 	require.NoError(t, err)
 	assert.InDelta(t, time.Now().Add(time.Hour).UnixMilli(), v, float64(pacertest.Slack.Milliseconds()), "the end of the hold, in Unix ms")
-	u, err := p.Until(ctx, origin)
+	u, err := p.Take(ctx, origin)
 	require.NoError(t, err)
-	assert.InDelta(t, v, u.UnixMilli(), float64(pacertest.Slack.Milliseconds()), "Until reads the value")
+	assert.InDelta(t, v, u.UnixMilli(), float64(pacertest.Slack.Milliseconds()), "Take reads the value")
+
+	// A count: its reset and what is left, expiring at the reset.
+	require.NoError(t, p.Learn(ctx, "counted", remedy.Limit{Remaining: 5, Reset: time.Now().Add(time.Minute)}))
+	fields, err := client.HGetAll(ctx, prefix+"counted").Result()
+	require.NoError(t, err)
+	assert.Equal(t, "5", fields["n"])
+	r, err := strconv.ParseInt(fields["r"], 10, 64)
+	require.NoError(t, err)
+	assert.InDelta(t, time.Now().Add(time.Minute).UnixMilli(), r, float64(pacertest.Slack.Milliseconds()), "the reset, in Unix ms")
+	ttl, err = client.PTTL(ctx, prefix+"counted").Result()
+	require.NoError(t, err)
+	assert.InDelta(t, time.Minute.Seconds(), ttl.Seconds(), pacertest.Slack.Seconds(), "the key expires at the reset")
+	require.NoError(t, client.Del(ctx, prefix+"counted").Err())
 
 	for _, key := range []string{"a\x00b", "{tag}", "#x", "a b", strings.Repeat("x", 300), "é"} {
-		require.NoError(t, p.Hold(ctx, key, time.Now().Add(time.Hour)))
+		require.NoError(t, p.Learn(ctx, key, remedy.Limit{Until: time.Now().Add(time.Hour)}))
 	}
 	keys, err := client.Keys(ctx, prefix+"*").Result()
 	require.NoError(t, err)
@@ -111,13 +125,13 @@ func TestKeys(t *testing.T) {
 	}
 
 	// A hold that has passed writes nothing.
-	require.NoError(t, p.Hold(ctx, "passed", time.Now().Add(-time.Second)))
+	require.NoError(t, p.Learn(ctx, "passed", remedy.Limit{Until: time.Now().Add(-time.Second)}))
 	n, err := client.Exists(ctx, prefix+"passed").Result()
 	require.NoError(t, err)
 	assert.Zero(t, n)
 }
 
-// A server's absurd wait is held for MaxAhead at most, in what Until says and in the key's
+// A server's absurd wait is held for MaxAhead at most, in what Take says and in the key's
 // life; so is a value far ahead written under the prefix by something else.
 func TestMaxAhead(t *testing.T) {
 	t.Parallel()
@@ -127,36 +141,37 @@ func TestMaxAhead(t *testing.T) {
 	p := redispacer.New(client, redispacer.Options{Prefix: prefix})
 	capped := func(key string) {
 		t.Helper()
-		u, err := p.Until(ctx, key)
+		u, err := p.Take(ctx, key)
 		require.NoError(t, err)
-		assert.WithinDuration(t, time.Now().Add(redispacer.MaxAhead), u, pacertest.Slack, "Until of %q", key)
+		assert.WithinDuration(t, time.Now().Add(redispacer.MaxAhead), u, pacertest.Slack, "Take of %q", key)
 	}
 
 	for _, ahead := range []time.Duration{redispacer.MaxAhead + time.Minute, 10 * 365 * 24 * time.Hour, time.Duration(1<<63 - 1)} {
 		key := "held-" + ahead.String()
-		require.NoError(t, p.Hold(ctx, key, time.Now().Add(ahead)))
+		require.NoError(t, p.Learn(ctx, key, remedy.Limit{Until: time.Now().Add(ahead)}))
 		capped(key)
 		ttl, err := client.PTTL(ctx, prefix+key).Result()
 		require.NoError(t, err)
 		assert.LessOrEqual(t, ttl, redispacer.MaxAhead, "the key of %q lives at most MaxAhead", key)
 	}
-	require.NoError(t, p.Hold(ctx, "far", time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)))
+	require.NoError(t, p.Learn(ctx, "far", remedy.Limit{Until: time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)}))
 	capped("far")
 
 	// Values written by something else, without a TTL.
 	for i, v := range []string{"99999999999999999999", "1e400", "inf", "9e15"} {
 		key := fmt.Sprintf("written%d", i)
-		require.NoError(t, client.Set(ctx, prefix+key, v, 0).Err())
-		u, err := p.Until(ctx, key)
+		require.NoError(t, client.HSet(ctx, prefix+key, "h", v).Err())
+		u, err := p.Take(ctx, key)
 		if err != nil {
 			assert.ErrorIs(t, err, redispacer.ErrMalformed, "%q", v)
 			continue
 		}
-		assert.WithinDuration(t, time.Now().Add(redispacer.MaxAhead), u, pacertest.Slack, "Until of the value %q", v)
+		assert.WithinDuration(t, time.Now().Add(redispacer.MaxAhead), u, pacertest.Slack, "Take of the value %q", v)
 	}
 }
 
-// A value under the key that is not a number reads as none, with an error; a Hold replaces it.
+// A value under the key that is not a pacer's hash reads as none, with an error; a Learn
+// replaces it. A hash whose fields are not numbers holds nothing.
 func TestMalformed(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -164,35 +179,41 @@ func TestMalformed(t *testing.T) {
 	prefix := newPrefix()
 	p := redispacer.New(client, redispacer.Options{Prefix: prefix})
 
-	for i, v := range []string{"", "soon", "nan", "-nan", "0x", "12abc", "\xff"} {
-		key := fmt.Sprintf("bad%d", i)
-		require.NoError(t, client.Set(ctx, prefix+key, v, 0).Err())
-		u, err := p.Until(ctx, key)
-		assert.ErrorIs(t, err, redispacer.ErrMalformed, "the value %q", v)
-		assert.True(t, u.IsZero(), "the value %q reads as none: %v", v, u)
+	write := map[string]func(key string) error{
+		"a string": func(key string) error { return client.Set(ctx, key, "1000", 0).Err() },
+		"a list":   func(key string) error { return client.RPush(ctx, key, "x").Err() },
+		"a set":    func(key string) error { return client.SAdd(ctx, key, "x").Err() },
+	}
+	for name, w := range write {
+		key := "bad-" + strings.ReplaceAll(name, " ", "-")
+		require.NoError(t, w(prefix+key))
+		u, err := p.Take(ctx, key)
+		assert.ErrorIs(t, err, redispacer.ErrMalformed, "%s under the key", name)
+		assert.True(t, u.IsZero(), "%s reads as none: %v", name, u)
 
 		at := time.Now().Add(time.Hour)
-		require.NoError(t, p.Hold(ctx, key, at), "a hold over the value %q", v)
-		u, err = p.Until(ctx, key)
+		require.NoError(t, p.Learn(ctx, key, remedy.Limit{Until: at}), "a hold over %s", name)
+		u, err = p.Take(ctx, key)
 		require.NoError(t, err)
-		assert.WithinDuration(t, at, u, pacertest.Slack, "the hold that replaced %q", v)
+		assert.WithinDuration(t, at, u, pacertest.Slack, "the hold that replaced %s", name)
 		assert.False(t, u.Before(at))
 	}
 
-	// A passed time reads as none, without an error.
-	require.NoError(t, client.Set(ctx, prefix+"old", "1000", 0).Err())
-	u, err := p.Until(ctx, "old")
+	for i, v := range []string{"", "soon", "nan", "-nan", "0x", "12abc", "\xff"} {
+		key := fmt.Sprintf("fields%d", i)
+		require.NoError(t, client.HSet(ctx, prefix+key, "h", v, "r", v, "n", v).Err())
+		for range 3 {
+			u, err := p.Take(ctx, key)
+			require.NoError(t, err, "the fields %q", v)
+			assert.True(t, u.IsZero(), "the fields %q hold nothing: %v", v, u)
+		}
+	}
+
+	// A passed time holds nothing.
+	require.NoError(t, client.HSet(ctx, prefix+"old", "h", "1000", "r", "1000", "n", "0").Err())
+	u, err := p.Take(ctx, "old")
 	require.NoError(t, err)
 	assert.True(t, u.IsZero())
-
-	// A key of another type: Redis's error, wrapped.
-	require.NoError(t, client.HSet(ctx, prefix+"hash", "f", "v").Err())
-	_, err = p.Until(ctx, "hash")
-	assert.ErrorContains(t, err, "redispacer: until:")
-	assert.ErrorContains(t, err, "WRONGTYPE")
-	err = p.Hold(ctx, "hash", time.Now().Add(time.Hour))
-	assert.ErrorContains(t, err, "redispacer: hold:")
-	assert.ErrorContains(t, err, "WRONGTYPE")
 }
 
 // A Redis that is down, or that accepts connections and answers nothing: each method fails
@@ -225,8 +246,10 @@ func TestUnavailable(t *testing.T) {
 			client := redis.NewClient(&tc.opts)
 			defer client.Close()
 			for name, op := range map[string]func(p *redispacer.Pacer) error{
-				"Until": func(p *redispacer.Pacer) error { _, err := p.Until(context.Background(), "k"); return err },
-				"Hold":  func(p *redispacer.Pacer) error { return p.Hold(context.Background(), "k", time.Now().Add(time.Hour)) },
+				"Take": func(p *redispacer.Pacer) error { _, err := p.Take(context.Background(), "k"); return err },
+				"Learn": func(p *redispacer.Pacer) error {
+					return p.Learn(context.Background(), "k", remedy.Limit{Until: time.Now().Add(time.Hour)})
+				},
 			} {
 				p := redispacer.New(client, redispacer.Options{Timeout: timeout})
 				start := time.Now()
@@ -243,10 +266,10 @@ func TestUnavailable(t *testing.T) {
 
 				dialed := dials.Load()
 				for range 10 {
-					_, err := p.Until(context.Background(), "k")
-					assert.ErrorIs(t, err, redispacer.ErrUnavailable, "%s: Until in the pause", name)
-					err = p.Hold(context.Background(), "k", time.Now().Add(time.Hour))
-					assert.ErrorIs(t, err, redispacer.ErrUnavailable, "%s: Hold in the pause", name)
+					_, err := p.Take(context.Background(), "k")
+					assert.ErrorIs(t, err, redispacer.ErrUnavailable, "%s: Take in the pause", name)
+					err = p.Learn(context.Background(), "k", remedy.Limit{Until: time.Now().Add(time.Hour)})
+					assert.ErrorIs(t, err, redispacer.ErrUnavailable, "%s: Learn in the pause", name)
 				}
 				assert.Equal(t, dialed, dials.Load(), "%s: dials in the pause", name)
 			}
@@ -307,33 +330,33 @@ func TestUnavailableRecovers(t *testing.T) {
 	// The caller's context: canceled before, or during, the call. No pause.
 	canceled, cancel := context.WithCancel(ctx)
 	cancel()
-	_, err := p.Until(canceled, "k")
+	_, err := p.Take(canceled, "k")
 	assert.ErrorIs(t, err, context.Canceled)
-	assert.ErrorIs(t, p.Hold(canceled, "k", time.Now().Add(time.Hour)), context.Canceled)
-	require.NoError(t, p.Hold(ctx, "k", time.Now().Add(time.Hour)), "no pause after the caller's context")
+	assert.ErrorIs(t, p.Learn(canceled, "k", remedy.Limit{Until: time.Now().Add(time.Hour)}), context.Canceled)
+	require.NoError(t, p.Learn(ctx, "k", remedy.Limit{Until: time.Now().Add(time.Hour)}), "no pause after the caller's context")
 
 	// Redis goes down: one failure, then the pause.
 	down.Store(true)
 	client.Do(ctx, "client", "kill", "type", "normal", "skipme", "no") // drop the pool's connections: a new dial for the next call
-	_, err = p.Until(ctx, "k")
+	_, err = p.Take(ctx, "k")
 	require.Error(t, err)
 	assert.NotErrorIs(t, err, redispacer.ErrUnavailable)
-	_, err = p.Until(ctx, "k")
+	_, err = p.Take(ctx, "k")
 	assert.ErrorIs(t, err, redispacer.ErrUnavailable)
 
 	// Back up: still paused until the pause ends, then paced as before.
 	down.Store(false)
 	clock.Add(int64(redispacer.Pause - time.Millisecond))
-	_, err = p.Until(ctx, "k")
+	_, err = p.Take(ctx, "k")
 	assert.ErrorIs(t, err, redispacer.ErrUnavailable)
 	clock.Add(int64(time.Millisecond))
-	u, err := p.Until(ctx, "k")
+	u, err := p.Take(ctx, "k")
 	require.NoError(t, err)
 	assert.WithinDuration(t, time.Now().Add(time.Hour), u, pacertest.Slack)
 }
 
-// BenchmarkPacer measures what pacing adds to an attempt against a local redis-server: an
-// Until before each attempt, and a Hold after a refusal.
+// BenchmarkPacer measures what pacing adds to an attempt against a local redis-server: a Take
+// before each attempt, and a Learn after an answer that states a limit.
 func BenchmarkPacer(b *testing.B) {
 	ctx := context.Background()
 	client := newClient(b, redistest.Start(b))
@@ -342,21 +365,71 @@ func BenchmarkPacer(b *testing.B) {
 		b.Fatal(err)
 	}
 	const origin = "https://api.example.com"
-	b.Run("Until", func(b *testing.B) {
+	b.Run("Take", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := p.Until(ctx, origin); err != nil {
+			if _, err := p.Take(ctx, origin); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
-	b.Run("Hold", func(b *testing.B) {
-		at := time.Now().Add(time.Hour)
+	b.Run("Learn", func(b *testing.B) {
+		l := remedy.Limit{Remaining: 1 << 30, Reset: time.Now().Add(time.Hour)}
 		b.ReportAllocs()
 		for b.Loop() {
-			if err := p.Hold(ctx, origin, at); err != nil {
+			if err := p.Learn(ctx, origin, l); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
+}
+
+// The count of what remains is the fleet's: what one process learned, every process takes
+// from, and together they take no more than it; an answer's count is lowered by the fleet's
+// requests still in flight, every process's, but not by those of a process that has not asked
+// for a minute (it ended).
+func TestCountShared(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	addr := redistest.Start(t)
+	client := newClient(t, addr)
+	prefix := newPrefix()
+	a := redispacer.New(client, redispacer.Options{Prefix: prefix})
+	b := redispacer.New(newClient(t, addr), redispacer.Options{Prefix: prefix})
+	const key = "https://api.example.com"
+	reset := time.Now().Add(time.Hour)
+	take := func(p *redispacer.Pacer) bool {
+		t.Helper()
+		u, err := p.Take(ctx, key)
+		require.NoError(t, err)
+		return u.IsZero()
+	}
+
+	// A process that ended long ago with requests in flight.
+	old := strconv.FormatInt(time.Now().Add(-2*time.Minute).UnixMilli(), 10)
+	require.NoError(t, client.HSet(ctx, prefix+key, "f:ghost", "40", "s:ghost", old).Err())
+	// a and b have two requests each in flight when the first answer says 6 remain: 3 may go,
+	// fleet-wide.
+	for _, p := range []*redispacer.Pacer{a, a, b, b} {
+		require.True(t, take(p))
+	}
+	require.NoError(t, a.Learn(ctx, key, remedy.Limit{Remaining: 6, Reset: reset}))
+	went := 0
+	for i := range 10 {
+		if take([]*redispacer.Pacer{a, b}[i%2]) {
+			went++
+		}
+	}
+	assert.Equal(t, 3, went, "requests the fleet sent of the 6 that remained, 3 in flight")
+	u, err := b.Take(ctx, key)
+	require.NoError(t, err)
+	assert.WithinDuration(t, reset, u, pacertest.Slack, "held until the reset")
+	assert.False(t, u.Before(reset))
+	ghost, err := client.HExists(ctx, prefix+key, "f:ghost").Result()
+	require.NoError(t, err)
+	assert.False(t, ghost, "the ended process's count is forgotten")
+
+	// b's answers say more remain than the count: nothing is raised.
+	require.NoError(t, b.Learn(ctx, key, remedy.Limit{Remaining: 50, Reset: reset}))
+	assert.False(t, take(a), "a count is only ever lowered before its reset")
 }

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,6 +33,11 @@ func Run(t *testing.T, newPacer func(t *testing.T) remedy.Pacer) {
 		{"Concurrent", concurrent},
 		{"KeysIndependent", keysIndependent},
 		{"Passed", passed},
+		{"Budget", budget},
+		{"BudgetInFlight", budgetInFlight},
+		{"BudgetOnlyLowers", budgetOnlyLowers},
+		{"BudgetConcurrent", budgetConcurrent},
+		{"BudgetPassed", budgetPassed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -40,22 +46,29 @@ func Run(t *testing.T, newPacer func(t *testing.T) remedy.Pacer) {
 	}
 }
 
-// until reads key's time, failing the test on an error.
+// until asks leave to send under key, failing the test on an error: the time held, or the
+// zero time when the request may go (then it is counted as in flight).
 func until(t *testing.T, p remedy.Pacer, key string) time.Time {
 	t.Helper()
-	u, err := p.Until(context.Background(), key)
+	u, err := p.Take(context.Background(), key)
 	if err != nil {
-		t.Fatalf("Until(%q): %v", key, err)
+		t.Fatalf("Take(%q): %v", key, err)
 	}
 	return u
 }
 
-// hold holds key until at, failing the test on an error.
+// learn tells the pacer of an answer under key, failing the test on an error.
+func learn(t *testing.T, p remedy.Pacer, key string, l remedy.Limit) {
+	t.Helper()
+	if err := p.Learn(context.Background(), key, l); err != nil {
+		t.Fatalf("Learn(%q, %+v): %v", key, l, err)
+	}
+}
+
+// hold holds key until at: an answer that said so.
 func hold(t *testing.T, p remedy.Pacer, key string, at time.Time) {
 	t.Helper()
-	if err := p.Hold(context.Background(), key, at); err != nil {
-		t.Fatalf("Hold(%q, %v): %v", key, at, err)
-	}
+	learn(t, p, key, remedy.Limit{Until: at})
 }
 
 // held checks that key reads as held until want: not earlier, and at most Slack later.
@@ -64,16 +77,16 @@ func held(t *testing.T, p remedy.Pacer, key string, want time.Time, what string)
 	got := until(t, p, key)
 	switch {
 	case got.Before(want):
-		t.Errorf("%s: Until(%q) = %v, %v before the time held, %v", what, key, got, want.Sub(got), want)
+		t.Errorf("%s: Take(%q) = %v, %v before the time held, %v", what, key, got, want.Sub(got), want)
 	case got.After(want.Add(Slack)):
-		t.Errorf("%s: Until(%q) = %v, %v after the time held, %v", what, key, got, got.Sub(want), want)
+		t.Errorf("%s: Take(%q) = %v, %v after the time held, %v", what, key, got, got.Sub(want), want)
 	}
 }
 
 func unknown(t *testing.T, p remedy.Pacer) {
 	for _, key := range []string{"https://api.example.com", "", "never held"} {
 		if got := until(t, p, key); !got.IsZero() {
-			t.Errorf("Until(%q) of a key never held = %v, want the zero time", key, got)
+			t.Errorf("Take(%q) of a key never held = %v, want the zero time", key, got)
 		}
 	}
 }
@@ -114,10 +127,10 @@ func concurrent(t *testing.T, p remedy.Pacer) {
 	for g := range goroutines {
 		wg.Go(func() {
 			for _, at := range times[g*holds : (g+1)*holds] {
-				if err := p.Hold(context.Background(), key, at); err != nil {
+				if err := p.Learn(context.Background(), key, remedy.Limit{Until: at}); err != nil {
 					errs <- err
 				}
-				if _, err := p.Until(context.Background(), key); err != nil {
+				if _, err := p.Take(context.Background(), key); err != nil {
 					errs <- err
 				}
 			}
@@ -151,7 +164,7 @@ func keysIndependent(t *testing.T, p remedy.Pacer) {
 	}
 	for _, key := range []string{"a\x00d", long + "c", "https://api.example.org"} {
 		if got := until(t, p, key); !got.IsZero() {
-			t.Errorf("Until(%q) of a key never held, beside others = %v, want the zero time", key, got)
+			t.Errorf("Take(%q) of a key never held, beside others = %v, want the zero time", key, got)
 		}
 	}
 }
@@ -162,10 +175,108 @@ func passed(t *testing.T, p remedy.Pacer) {
 	now := time.Now()
 	hold(t, p, key, now.Add(-time.Minute))
 	if got := until(t, p, key); got.After(time.Now()) {
-		t.Errorf("Until after a hold that has passed = %v, in the future", got)
+		t.Errorf("Take after a hold that has passed = %v, in the future", got)
 	}
 	hold(t, p, key, now.Add(-time.Second)) // a later one, passed too
 	if got := until(t, p, key); got.After(time.Now()) {
-		t.Errorf("Until after two holds that have passed = %v, in the future", got)
+		t.Errorf("Take after two holds that have passed = %v, in the future", got)
+	}
+}
+
+// takes asks leave n times under key and reports how many requests went.
+func takes(t *testing.T, p remedy.Pacer, key string, n int) int {
+	t.Helper()
+	went := 0
+	for range n {
+		if until(t, p, key).IsZero() {
+			went++
+		}
+	}
+	return went
+}
+
+// budget: an answer that says 3 requests remain until a reset lets 3 go, and holds the next
+// until the reset; the answers to them say nothing, and change nothing.
+func budget(t *testing.T, p remedy.Pacer) {
+	const key = "https://api.example.com"
+	reset := time.Now().Add(time.Hour)
+	if !until(t, p, key).IsZero() {
+		t.Fatal("the first request of a key never held did not go")
+	}
+	learn(t, p, key, remedy.Limit{Remaining: 3, Reset: reset})
+	if went := takes(t, p, key, 3); went != 3 {
+		t.Errorf("%d of 3 requests went when the server said 3 remain", went)
+	}
+	held(t, p, key, reset, "when the 3 requests that remained are taken")
+	for range 3 {
+		learn(t, p, key, remedy.Limit{})
+	}
+	held(t, p, key, reset, "after the answers to them, which said nothing")
+}
+
+// budgetInFlight: of the requests in flight when an answer says what remains, the server had
+// not yet counted the others; they are taken off what remains.
+func budgetInFlight(t *testing.T, p remedy.Pacer) {
+	const key = "https://api.example.com"
+	reset := time.Now().Add(time.Hour)
+	if went := takes(t, p, key, 5); went != 5 {
+		t.Fatalf("%d of 5 requests went to a key never held", went)
+	}
+	// The first answer says 6 remain: 4 others are still in flight, so 2 may go.
+	learn(t, p, key, remedy.Limit{Remaining: 6, Reset: reset})
+	if went := takes(t, p, key, 2); went != 2 {
+		t.Errorf("%d of 2 requests went when 6 remained with 4 in flight", went)
+	}
+	held(t, p, key, reset, "when what remained less what was in flight is taken")
+}
+
+// budgetOnlyLowers: answers come out of order; a count higher than the one held for the same
+// reset raises nothing, a lower one lowers it.
+func budgetOnlyLowers(t *testing.T, p remedy.Pacer) {
+	const key = "https://api.example.com"
+	reset := time.Now().Add(time.Hour)
+	learn(t, p, key, remedy.Limit{Remaining: 2, Reset: reset})
+	learn(t, p, key, remedy.Limit{Remaining: 10, Reset: reset.Add(time.Second)})
+	if went := takes(t, p, key, 10); went != 2 {
+		t.Errorf("%d requests went after answers saying 2, then 10 remain; want 2", went)
+	}
+	held(t, p, key, reset.Add(time.Second), "the later reset of the two")
+	learn(t, p, key, remedy.Limit{Remaining: 0, Reset: reset})
+	held(t, p, key, reset.Add(time.Second), "after a count of none")
+}
+
+// budgetConcurrent: requests asking leave at once never go past what the server said
+// remains, whatever the interleaving.
+func budgetConcurrent(t *testing.T, p remedy.Pacer) {
+	const key, goroutines, each, remaining = "https://api.example.com", 16, 8, 50
+	learn(t, p, key, remedy.Limit{Remaining: remaining, Reset: time.Now().Add(time.Hour)})
+	var went atomic.Int64
+	var wg sync.WaitGroup
+	for range goroutines {
+		wg.Go(func() {
+			for range each {
+				u, err := p.Take(context.Background(), key)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if u.IsZero() {
+					went.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if got := went.Load(); got != remaining {
+		t.Errorf("%d of %d requests asking at once went, when %d remained", got, goroutines*each, remaining)
+	}
+}
+
+// budgetPassed: a count whose reset has passed holds nothing.
+func budgetPassed(t *testing.T, p remedy.Pacer) {
+	const key = "https://api.example.com"
+	learn(t, p, key, remedy.Limit{Remaining: 1, Reset: time.Now().Add(-time.Second)})
+	if went := takes(t, p, key, 3); went != 3 {
+		t.Errorf("%d of 3 requests went after a count whose reset had passed", went)
 	}
 }
