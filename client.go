@@ -122,6 +122,9 @@ type registered struct {
 	// shown: the server showed that it honours keys for the operation (a replayed answer, a
 	// key held); one flag per registered operation, shared by the client's calls.
 	shown atomic.Bool
+	// scope is the rate limit the server last said the operation counts against, when it
+	// names one (GitHub's X-RateLimit-Resource): the operation's calls are paced under it.
+	scope atomic.Pointer[string]
 	// fixed is the request of an operation whose URL does not depend on its arguments (no
 	// path parameter), without a context, header or body: an attempt whose arguments leave
 	// nothing in the query is a copy of it, so that it costs neither building nor parsing the
@@ -397,6 +400,9 @@ func (c *Client) Call(ctx context.Context, name string, args any, opts ...CallOp
 	call.NoPoll = call.NoPoll || op.NoPoll
 	call.Schema = op.Parameters
 	call.Origin = c.origin
+	if s := op.scope.Load(); s != nil {
+		call.scope = *s
+	}
 	return c.loop.Do(ctx, call)
 }
 
@@ -530,6 +536,11 @@ func (t opTransport) RoundTrip(ctx context.Context, req *Request) (*Response, er
 	resp, err := readResponse(hresp, maxBody, c.maxResult, l.response())
 	if err == nil && req.IdempotencyKey != "" && showsKeysHonoured(resp) {
 		op.shown.Store(true)
+	}
+	if s := scopeOf(hresp.Header); s != "" {
+		if old := op.scope.Load(); old == nil || *old != s {
+			op.scope.Store(&s)
+		}
 	}
 	return resp, err
 }

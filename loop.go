@@ -384,7 +384,8 @@ type Call struct {
 	// server.
 	Origin string
 
-	checked bool // Args is known to be a JSON object already
+	checked bool   // Args is known to be a JSON object already
+	scope   string // the rate limit the call counts against, when its server named one (Client)
 }
 
 // Request is one attempt, as the transport sends it.

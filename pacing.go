@@ -24,8 +24,21 @@ func (r *run) paceLearn(ctx context.Context, c *Call, resp *Response, at time.Ti
 	if resp != nil {
 		l = limitOf(resp, at)
 	}
-	if err := r.loop.Pacer.Learn(ctx, c.Origin, l); err != nil {
+	if err := r.loop.Pacer.Learn(ctx, c.paceKey(), l); err != nil {
 		r.paceFailed(ctx, c, "learn", err)
+	}
+	// An answer that names the limit it counted against, another than the call was paced
+	// under (the operation's first call, or its limit changed), holds that limit too: the
+	// operation's next calls are paced under it. Its hold only: the requests in flight are
+	// counted under the key they were taken under.
+	if resp == nil || l.Until.IsZero() {
+		return
+	}
+	if s := scopeOf(resp.Header); s != "" && s != c.scope {
+		scoped := Call{Origin: c.Origin, scope: s}
+		if err := r.loop.Pacer.Learn(ctx, scoped.paceKey(), Limit{Until: l.Until}); err != nil {
+			r.paceFailed(ctx, c, "learn", err)
+		}
 	}
 }
 
@@ -71,7 +84,7 @@ func (r *run) pace(ctx context.Context, c *Call, lim Limits) (time.Duration, boo
 	}
 	var waited time.Duration
 	for asked := 1; ; asked++ {
-		until, err := p.Take(ctx, c.Origin)
+		until, err := p.Take(ctx, c.paceKey())
 		if err != nil {
 			r.paceFailed(ctx, c, "take", err)
 			return waited, false, nil
@@ -88,13 +101,14 @@ func (r *run) pace(ctx context.Context, c *Call, lim Limits) (time.Duration, boo
 		}
 		var cause error
 		var why string
+		name := c.paceName()
 		switch {
 		case d > lim.MaxWait:
-			cause, why = ErrWaitTooLong, "the server's stated wait for "+c.Origin+" is longer than the longest wait"
+			cause, why = ErrWaitTooLong, "the server's stated wait for "+name+" is longer than the longest wait"
 		case d > lim.MaxElapsed-time.Since(r.start):
-			cause, why = ErrElapsedBudget, "the server's stated wait for "+c.Origin+" would end after the call's elapsed budget"
+			cause, why = ErrElapsedBudget, "the server's stated wait for "+name+" would end after the call's elapsed budget"
 		case deadlineBefore(ctx, until):
-			cause, why = ErrDeadline, "the server's stated wait for "+c.Origin+" would end after the context's deadline"
+			cause, why = ErrDeadline, "the server's stated wait for "+name+" would end after the context's deadline"
 		}
 		if cause != nil {
 			e := r.fail(*c, cause, why+"; nothing was sent", nil, &RetryLater{After: d, At: until})
@@ -103,10 +117,47 @@ func (r *run) pace(ctx context.Context, c *Call, lim Limits) (time.Duration, boo
 			return waited, false, e
 		}
 		if !sleep(ctx, d) {
-			return waited, false, r.fail(*c, ErrDeadline, "the context ended during the wait the server stated for "+c.Origin, nil, ctx.Err())
+			return waited, false, r.fail(*c, ErrDeadline, "the context ended during the wait the server stated for "+c.paceName(), nil, ctx.Err())
 		}
 		waited += d
 	}
+}
+
+// paceKey is the key c is paced under: its origin, and the rate limit its server said it
+// counts against, when it named one ("https://api.github.com search").
+func (c *Call) paceKey() string {
+	if c.scope == "" {
+		return c.Origin
+	}
+	return c.Origin + " " + c.scope
+}
+
+// paceName names what c is paced under, for a person: "https://api.github.com (its search
+// limit)".
+func (c *Call) paceName() string {
+	if c.scope == "" {
+		return c.Origin
+	}
+	return c.Origin + " (its " + c.scope + " limit)"
+}
+
+// maxScope bounds the name of a rate limit read from an answer.
+const maxScope = 64
+
+// scopeOf is the rate limit an answer says its request counted against, when it names one:
+// GitHub's X-RateLimit-Resource (core, search, graphql, …), whose limits are counted apart.
+// A name that is long or not printable ASCII is none.
+func scopeOf(h http.Header) string {
+	v := h.Get("X-Ratelimit-Resource")
+	if v == "" || len(v) > maxScope {
+		return ""
+	}
+	for i := range len(v) {
+		if c := v[i]; c <= ' ' || c > '~' {
+			return ""
+		}
+	}
+	return v
 }
 
 // paceFailed logs a pacer that failed: the call goes as it would without one.

@@ -101,3 +101,80 @@ func TestClientPacesByDefault(t *testing.T) {
 		})
 	}
 }
+
+// GitHub counts its rate limits apart (core, search, graphql…) and names, on every answer, the
+// one the request counted against (X-RateLimit-Resource). Its primary limit exhausted, as
+// recorded from its API, holds the core operations only: the call that learnt it and the next
+// call of the operation are not sent again before the reset, while an operation whose answers
+// name another limit goes at once; one never answered yet is held too (it may count against
+// core). GitHub's answers are served as recorded, from a loopback server; the search answer is
+// its recorded 404 with the limit it names changed to search (no answer of GitHub's search API
+// is recorded).
+func TestClientPacesGitHubLimitsApart(t *testing.T) {
+	t.Parallel()
+	recorded := map[string]sample{}
+	for _, s := range loadCorpus(t) {
+		if s.dialect == "github" {
+			recorded[s.name] = s
+		}
+	}
+	exhausted, ok := recorded["primary-rate-limit-exceeded"]
+	require.True(t, ok)
+	found, ok := recorded["not-found-repository"]
+	require.True(t, ok)
+	search := found.header.Clone()
+	search.Set("X-Ratelimit-Resource", "search")
+	require.Equal(t, "core", exhausted.header.Get("X-Ratelimit-Resource"))
+
+	var mu sync.Mutex
+	sent := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		sent[r.URL.Path]++
+		mu.Unlock()
+		s, h := exhausted, exhausted.header
+		if r.URL.Path == "/search/issues" {
+			s, h = found, search
+		}
+		for k, v := range h {
+			if k != "Content-Length" {
+				w.Header()[k] = v
+			}
+		}
+		w.WriteHeader(s.status)
+		_, _ = w.Write(s.body)
+	}))
+	t.Cleanup(srv.Close)
+	c, err := remedy.NewClient(remedy.WithBaseURL(srv.URL), remedy.WithOperations(
+		remedy.Operation{Name: "search_issues", Method: http.MethodGet, Path: "/search/issues"},
+		remedy.Operation{Name: "list_issues", Method: http.MethodGet, Path: "/repos/o/r/issues"},
+		remedy.Operation{Name: "list_pulls", Method: http.MethodGet, Path: "/repos/o/r/pulls"},
+	))
+	require.NoError(t, err)
+	ctx := context.Background()
+	call := func(op string) error {
+		_, err := c.Call(ctx, op, nil)
+		require.Error(t, err)
+		return err
+	}
+
+	call("search_issues") // 404: the client learns search_issues counts against search
+	err = call("list_issues")
+	require.ErrorIs(t, err, remedy.ErrWaitTooLong, "the reset is minutes away")
+	err = call("list_issues")
+	require.ErrorIs(t, err, remedy.ErrWaitTooLong)
+	var ce *remedy.CallError
+	require.ErrorAs(t, err, &ce)
+	assert.Empty(t, ce.Attempts, "the second list_issues call is not sent")
+	assert.Contains(t, err.Error(), "(its core limit)")
+	err = call("list_pulls")
+	require.ErrorAs(t, err, &ce)
+	assert.Empty(t, ce.Attempts, "an operation never answered is held with the origin")
+	err = call("search_issues")
+	require.ErrorAs(t, err, &ce)
+	assert.Len(t, ce.Attempts, 1, "search_issues counts against another limit: it goes")
+
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, map[string]int{"/search/issues": 2, "/repos/o/r/issues": 1}, sent)
+}
