@@ -45,6 +45,13 @@ type Limit struct {
 	// Reset is when the count of Remaining starts again; zero when the answer stated no count
 	// of requests.
 	Reset time.Time
+	// Quota is how many requests the limit admits in each Window, when the server states
+	// both (the IETF RateLimit-Policy's q and w): once Reset has passed and no answer has yet
+	// counted the new window, Quota requests may go in it, less those still in flight, and the
+	// next wait is for the window's end. Zero: after Reset, requests go as they come until an
+	// answer counts them.
+	Quota  int
+	Window time.Duration
 }
 
 // memoryPacerKeys bounds the keys a MemoryPacer keeps: the origins a client calls, with room
@@ -69,6 +76,9 @@ type pace struct {
 	// counts nothing.
 	reset time.Time
 	left  int
+	// quota requests are admitted in each window after reset, when the server stated both.
+	quota  int
+	window time.Duration
 	// inflight are the requests Take let go whose answers Learn has not been told of.
 	inflight int
 }
@@ -119,6 +129,9 @@ func (p *MemoryPacer) Learn(_ context.Context, key string, l Limit) error {
 	}
 	k.inflight = max(k.inflight-1, 0)
 	k.learn(now, l.Until, l.Reset, l.Remaining-k.inflight)
+	if l.Quota > 0 && l.Window > 0 {
+		k.quota, k.window = l.Quota, l.Window
+	}
 	return nil
 }
 
@@ -127,6 +140,12 @@ func (p *MemoryPacer) Learn(_ context.Context, key string, l Limit) error {
 func (k *pace) take(now time.Time) (time.Time, bool) {
 	if now.Before(k.hold) {
 		return k.hold, false
+	}
+	if k.quota > 0 && k.window > 0 && !k.reset.IsZero() && !now.Before(k.reset) {
+		// The window counted has passed, and the server said how many each window admits:
+		// the new one starts with them, less what is still in flight, until its end.
+		k.reset = k.reset.Add(k.window * (now.Sub(k.reset)/k.window + 1))
+		k.left = k.quota - k.inflight
 	}
 	if now.Before(k.reset) {
 		if k.left <= 0 {

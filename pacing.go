@@ -56,8 +56,11 @@ func limitOf(resp *Response, at time.Time) Limit {
 	if d > 0 {
 		l.Until = at.Add(min(d, maxPaceHold))
 	}
-	if n, w := budget(fields); n > 0 {
-		l.Remaining, l.Reset = int(min(n, math.MaxInt32)), at.Add(w.d)
+	if b, ok := budget(fields); ok {
+		l.Remaining, l.Reset = int(min(b.remaining, math.MaxInt32)), at.Add(b.reset.d)
+		if b.quota > 0 && b.window > 0 {
+			l.Quota, l.Window = int(min(b.quota, math.MaxInt32)), b.window
+		}
 	}
 	return l
 }
@@ -174,6 +177,9 @@ type rateField struct {
 	remaining int64
 	reset     wait
 	requests  bool
+	// quota units are admitted per window, when the server states both (RateLimit-Policy).
+	quota  int64
+	window time.Duration
 }
 
 // rateFields reads the RateLimit fields of any answer, a success's too: the IETF fields,
@@ -187,7 +193,7 @@ func rateFields(h http.Header) []rateField {
 	if len(h) == 0 {
 		return nil
 	}
-	fields := rateLimitField(h.Values("Ratelimit"), policyUnits(h.Values("Ratelimit-Policy")))
+	fields := rateLimitField(h.Values("Ratelimit"), policies(h.Values("Ratelimit-Policy")))
 	for _, name := range [...]string{"Ratelimit-Remaining", "X-Ratelimit-Remaining", "X-Rate-Limit-Remaining"} {
 		if n, ok := count(h.Get(name)); ok {
 			if w := resetOf(h); w.ok {
@@ -237,19 +243,19 @@ func exhausted(fields []rateField) wait {
 	return best
 }
 
-// budget is the fewest requests an answer says remain of a limit that counts requests, and
-// that limit's reset (of two with as few, the later): what may still be sent until then.
-func budget(fields []rateField) (int64, wait) {
-	n, best := int64(-1), wait{}
+// budget is the limit counting requests that an answer says has fewest left (of two with as
+// few, the one with the later reset): what may still be sent until its reset. ok is false
+// when the answer states none.
+func budget(fields []rateField) (best rateField, ok bool) {
 	for _, f := range fields {
 		if !f.requests || f.reset.d <= 0 {
 			continue
 		}
-		if n < 0 || f.remaining < n || f.remaining == n && f.reset.d > best.d {
-			n, best = f.remaining, f.reset
+		if !ok || f.remaining < best.remaining || f.remaining == best.remaining && f.reset.d > best.reset.d {
+			best, ok = f, true
 		}
 	}
-	return n, best
+	return best, ok
 }
 
 // count reads a count of what remains: a non-negative integer.
@@ -286,9 +292,8 @@ func later(a, b wait) wait {
 
 // rateLimitField reads the IETF RateLimit field: the current draft's list of policies,
 // `"name";r=<remaining>;t=<seconds to reset>`, and the older dictionary, `limit=10,
-// remaining=0, reset=30`. units names the policies RateLimit-Policy counts in a unit other
-// than requests.
-func rateLimitField(values []string, units map[string]bool) []rateField {
+// remaining=0, reset=30`. policies are RateLimit-Policy's, by name.
+func rateLimitField(values []string, policies map[string]policy) []rateField {
 	var fields []rateField
 	for _, v := range values {
 		var dict struct {
@@ -321,7 +326,8 @@ func rateLimitField(values []string, units map[string]bool) []rateField {
 			n, ok := count(r)
 			w := deltaSeconds(t)
 			if ok && w.ok {
-				fields = append(fields, rateField{remaining: n, reset: w, requests: !units[strings.TrimSpace(params[0])]})
+				p := policies[strings.TrimSpace(params[0])]
+				fields = append(fields, rateField{remaining: n, reset: w, requests: !p.units, quota: p.quota, window: p.window})
 			}
 		}
 		n, ok := count(dict.remaining)
@@ -332,25 +338,41 @@ func rateLimitField(values []string, units map[string]bool) []rateField {
 	return fields
 }
 
-// policyUnits reads RateLimit-Policy (`"name";q=100;w=60;qu="content-bytes"`): the names of
-// the policies whose quota unit is not requests.
-func policyUnits(values []string) map[string]bool {
-	var units map[string]bool
+// policy is one policy of RateLimit-Policy: its quota per window, and whether its unit is not
+// requests.
+type policy struct {
+	quota  int64
+	window time.Duration
+	units  bool
+}
+
+// policies reads RateLimit-Policy (`"name";q=100;w=60;qu="content-bytes"`), by name.
+func policies(values []string) map[string]policy {
+	var out map[string]policy
 	for _, v := range values {
 		for item := range strings.SplitSeq(v, ",") {
 			params := strings.Split(strings.TrimSpace(item), ";")
+			var p policy
 			for _, param := range params[1:] {
 				k, val, _ := strings.Cut(strings.TrimSpace(param), "=")
-				if k == "qu" && strings.Trim(val, `"`) != "requests" {
-					if units == nil {
-						units = map[string]bool{}
+				switch k {
+				case "q":
+					p.quota, _ = count(val)
+				case "w":
+					if w := deltaSeconds(val); w.ok {
+						p.window = w.d
 					}
-					units[strings.TrimSpace(params[0])] = true
+				case "qu":
+					p.units = strings.Trim(val, `"`) != "requests"
 				}
 			}
+			if out == nil {
+				out = map[string]policy{}
+			}
+			out[strings.TrimSpace(params[0])] = p
 		}
 	}
-	return units
+	return out
 }
 
 // deltaSeconds reads a non-negative integer number of seconds.

@@ -315,6 +315,7 @@ type windowServer struct {
 	limit   int
 	latency time.Duration
 	start   time.Time
+	policy  bool // RateLimit-Policy too: the limit per window
 
 	mu              sync.Mutex
 	window, used    int
@@ -339,6 +340,9 @@ func (s *windowServer) RoundTrip(context.Context, *remedy.Request) (*remedy.Resp
 	s.mu.Unlock()
 	time.Sleep(s.latency)
 	h := http.Header{"Ratelimit": {`"per-key";r=` + strconv.Itoa(left) + ";t=" + strconv.Itoa(int(reset))}}
+	if s.policy {
+		h.Set("Ratelimit-Policy", `"per-key";q=`+strconv.Itoa(s.limit)+";w=1")
+	}
 	if !ok {
 		h.Set("Retry-After", strconv.Itoa(int(reset)))
 		body := []byte(`{"error":{"code":"rate_limited","message":"slow down"}}`)
@@ -351,31 +355,47 @@ func (s *windowServer) RoundTrip(context.Context, *remedy.Request) (*remedy.Resp
 // What the server says remains is a budget the calls share: once an answer says how many
 // requests remain until the reset (less those still in flight, which it had not counted), no
 // more than that are sent before it, and the rest wait for the reset instead of being refused.
+// When the server also says how many each window admits (RateLimit-Policy), a window no answer
+// has counted yet admits that many: more callers than the limit are refused in the first
+// window only, before the client knew anything.
 func TestPacingSpendsWhatRemains(t *testing.T) {
 	t.Parallel()
-	synctest.Test(t, func(t *testing.T) {
-		const callers, calls, limit = 20, 5, 20
-		srv := &windowServer{limit: limit, latency: 30 * time.Millisecond, start: time.Now()}
-		loop := remedy.Loop{Pacer: remedy.NewPacer(), Transport: srv, Limits: remedy.Limits{MaxAttempts: 2}}
-		var wg sync.WaitGroup
-		var failed atomic.Int32
-		for range callers {
-			wg.Go(func() {
-				for range calls {
-					if _, err := loop.Do(context.Background(), remedy.Call{Operation: "a", Origin: paceOrigin, Idempotent: true}); err != nil {
-						failed.Add(1)
-					}
+	for _, tc := range []struct {
+		name           string
+		callers, limit int
+		policy         bool
+		refused        int // at most
+	}{
+		{"as many callers as the limit", 20, 20, false, 0},
+		{"twice the limit, with its policy", 40, 20, true, 20},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				const calls = 5
+				srv := &windowServer{limit: tc.limit, latency: 30 * time.Millisecond, start: time.Now(), policy: tc.policy}
+				loop := remedy.Loop{Pacer: remedy.NewPacer(), Transport: srv}
+				var wg sync.WaitGroup
+				var failed atomic.Int32
+				for range tc.callers {
+					wg.Go(func() {
+						for range calls {
+							if _, err := loop.Do(context.Background(), remedy.Call{Operation: "a", Origin: paceOrigin, Idempotent: true}); err != nil {
+								failed.Add(1)
+							}
+						}
+					})
 				}
+				wg.Wait()
+				assert.Zero(t, failed.Load(), "calls failed")
+				assert.Equal(t, tc.callers*calls, srv.admitted)
+				assert.LessOrEqual(t, srv.fails, tc.refused, "requests refused")
+				// The floor is a window per limit's worth of calls; each wait ends at the latest
+				// reset an answer stated, up to one latency after the window's end.
+				windows := tc.callers * calls / tc.limit
+				assert.LessOrEqual(t, time.Since(srv.start), time.Duration(windows)*(time.Second+2*srv.latency))
 			})
-		}
-		wg.Wait()
-		assert.Zero(t, failed.Load(), "calls failed")
-		assert.Equal(t, callers*calls, srv.admitted)
-		assert.Zero(t, srv.fails, "requests refused")
-		// The floor is 5 windows; each wait ends at the latest reset an answer stated, up to one
-		// latency after the window's end.
-		assert.LessOrEqual(t, time.Since(srv.start), calls*time.Second+calls*2*srv.latency)
-	})
+		})
+	}
 }
 
 // The requests the RateLimit fields say remain, on any answer, are what the calls sharing the

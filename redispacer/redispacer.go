@@ -60,8 +60,11 @@ var ErrMalformed = errors.New("redispacer: the value under the key is not a pace
 // longer than 256 bytes or holds a byte outside printable ASCII, '#', '{' or '}': any string
 // is a safe key, and two keys never share a Redis key). Its fields are the end of the hold
 // (h), the reset of the count of requests the server said remain (r), in Unix milliseconds
-// of Redis's clock, and that count less the requests taken since (n). It expires when the
-// later of the two ends (PEXPIREAT), so that nothing accumulates. Each method is at most one
+// of Redis's clock, and that count less the requests taken since (n); the requests each
+// window admits (q) and the window's length in ms (w), when the server stated them; and each
+// process's requests in flight (see below). It expires when the later of the two times ends
+// (a window later when q and w are known; a minute after a process last asked, while it has
+// requests in flight), PEXPIREAT, so that nothing accumulates. Each method is at most one
 // round trip, a single-key Lua script, so that a Pacer works on Redis Cluster, a hold is
 // raised atomically, only ever to a later time, and requests asking at once never take more
 // than the count.
@@ -144,9 +147,9 @@ const live = time.Minute
 
 // inflightFields is the part of the scripts that keeps this process's count of requests in
 // flight, ARGV[2] the process's name and ARGV[3] its count, in the fields f:<name> and
-// s:<name> (when it last asked); ends is when the key is to expire, at least as late as it
-// was to.
-const inflightFields = `
+// s:<name> (when it last asked); flying is the fleet's count, every live process's (and it
+// forgets the others); expire makes the key expire at ends, or as late as it was to.
+var inflightFields = `
 local function inflight(now)
 	local f = tonumber(ARGV[3])
 	if f > 0 then
@@ -155,6 +158,23 @@ local function inflight(now)
 		redis.call('HDEL', KEYS[1], 'f:' .. ARGV[2], 's:' .. ARGV[2])
 	end
 	return f
+end
+local function flying(now)
+	local total = 0
+	local fields = redis.call('HGETALL', KEYS[1])
+	for i = 1, #fields, 2 do
+		local name = fields[i]
+		if string.sub(name, 1, 2) == 'f:' then
+			local who = string.sub(name, 3)
+			local seen = tonumber(redis.call('HGET', KEYS[1], 's:' .. who))
+			if seen and seen > now - ` + liveMs + ` then
+				total = total + (tonumber(fields[i + 1]) or 0)
+			else
+				redis.call('HDEL', KEYS[1], name, 's:' .. who)
+			end
+		end
+	end
+	return total
 end
 local function expire(now, ends)
 	local ttl = redis.call('PTTL', KEYS[1])
@@ -176,10 +196,18 @@ local kind = redis.call('TYPE', KEYS[1])['ok']
 if kind ~= 'none' and kind ~= 'hash' then
 	return -2
 end
-local v = redis.call('HMGET', KEYS[1], 'h', 'r', 'n')
+local v = redis.call('HMGET', KEYS[1], 'h', 'r', 'n', 'q', 'w')
 local h, r, n = tonumber(v[1]) or 0, tonumber(v[2]) or 0, tonumber(v[3])
+local q, w = tonumber(v[4]) or 0, tonumber(v[5]) or 0
 local cap = tonumber(ARGV[1])
 local wait = 0
+if h <= now and r > 0 and r <= now and q > 0 and w > 0 then
+	-- The window counted has passed, and the server said how many each window admits: the
+	-- new one starts with them, less the fleet's requests in flight, until its end.
+	r = r + w * (math.floor((now - r) / w) + 1)
+	n = q - flying(now)
+	redis.call('HSET', KEYS[1], 'r', string.format('%d', r), 'n', string.format('%d', n))
+end
 if h > now then
 	wait = math.min(h - now, cap)
 elseif r > now then
@@ -193,6 +221,9 @@ if wait > 0 then
 	ARGV[3] = ARGV[4]
 end
 local ends = math.max(h, r)
+if q > 0 and w > 0 then
+	ends = math.max(ends, r + w) -- what each window admits is kept a window past the count
+end
 if inflight(now) > 0 then
 	ends = math.max(ends, now + ` + liveMs + `)
 end
@@ -203,8 +234,9 @@ return wait
 // learnScript raises the hold of KEYS[1] to ARGV[4] ms from now, and counts the ARGV[6]
 // requests the server said remain until ARGV[5] ms from now, less the fleet's requests in
 // flight (0: no hold, no count; each at most ARGV[1] ms): a count whose reset is ahead is only
-// ever lowered, and its reset moved later. A value that is not a pacer's is replaced; a
-// process that has not asked for a minute no longer counts.
+// ever lowered, and its reset moved later. ARGV[7] requests per ARGV[8] ms are what each
+// window admits, when both are positive. A value that is not a pacer's is replaced; a process
+// that has not asked for a minute no longer counts.
 var learnScript = redis.NewScript(luaNow + inflightFields + `
 if redis.call('TYPE', KEYS[1])['ok'] ~= 'hash' then
 	redis.call('DEL', KEYS[1])
@@ -225,21 +257,7 @@ if hold > 0 then
 	end
 end
 if reset > 0 then
-	local flying = 0
-	local fields = redis.call('HGETALL', KEYS[1])
-	for i = 1, #fields, 2 do
-		local name = fields[i]
-		if string.sub(name, 1, 2) == 'f:' then
-			local who = string.sub(name, 3)
-			local seen = tonumber(redis.call('HGET', KEYS[1], 's:' .. who))
-			if seen and seen > now - ` + liveMs + ` then
-				flying = flying + (tonumber(fields[i + 1]) or 0)
-			else
-				redis.call('HDEL', KEYS[1], name, 's:' .. who)
-			end
-		end
-	end
-	local left = math.max(remaining - flying, 0)
+	local left = math.max(remaining - flying(now), 0)
 	local at = now + math.min(reset, cap)
 	if r <= now then
 		r, n = at, left
@@ -248,6 +266,13 @@ if reset > 0 then
 		r = math.max(r, at)
 	end
 	redis.call('HSET', KEYS[1], 'r', string.format('%d', r), 'n', string.format('%d', n))
+	if tonumber(ARGV[7]) > 0 and tonumber(ARGV[8]) > 0 then
+		redis.call('HSET', KEYS[1], 'q', ARGV[7], 'w', ARGV[8])
+	end
+end
+local q, w = tonumber(redis.call('HGET', KEYS[1], 'q') or '') or 0, tonumber(redis.call('HGET', KEYS[1], 'w') or '') or 0
+if q > 0 and w > 0 then
+	ends = math.max(ends, r + w) -- what each window admits is kept a window past the count
 end
 expire(now, math.max(ends, h, r))
 return 0
@@ -300,8 +325,14 @@ func (p *Pacer) Learn(ctx context.Context, key string, l remedy.Limit) error {
 	if hold == 0 && reset == 0 {
 		return nil
 	}
+	var window int64
+	if l.Quota > 0 && l.Window > 0 {
+		// Whole ms, rounded up: a window never ends earlier in Redis than the server said.
+		window = min(int64((l.Window+time.Millisecond-1)/time.Millisecond), MaxAhead.Milliseconds())
+	}
 	err := p.run(ctx, func(ctx context.Context) error {
-		return learnScript.Run(ctx, p.client, []string{p.key(key)}, MaxAhead.Milliseconds(), p.name, flying, hold, reset, max(l.Remaining, 0)).Err()
+		return learnScript.Run(ctx, p.client, []string{p.key(key)}, MaxAhead.Milliseconds(), p.name, flying, hold, reset,
+			max(l.Remaining, 0), max(l.Quota, 0), window).Err()
 	})
 	if err != nil {
 		return fmt.Errorf("redispacer: learn: %w", err)

@@ -38,6 +38,7 @@ func Run(t *testing.T, newPacer func(t *testing.T) remedy.Pacer) {
 		{"BudgetOnlyLowers", budgetOnlyLowers},
 		{"BudgetConcurrent", budgetConcurrent},
 		{"BudgetPassed", budgetPassed},
+		{"QuotaPerWindow", quotaPerWindow},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -279,4 +280,26 @@ func budgetPassed(t *testing.T, p remedy.Pacer) {
 	if went := takes(t, p, key, 3); went != 3 {
 		t.Errorf("%d of 3 requests went after a count whose reset had passed", went)
 	}
+}
+
+// quotaPerWindow: when the server said how many requests each window admits, a window that
+// begins after the one counted admits that many, less those in flight, until its end.
+func quotaPerWindow(t *testing.T, p remedy.Pacer) {
+	const key = "https://api.example.com"
+	if !until(t, p, key).IsZero() {
+		t.Fatal("the first request of a key never held did not go")
+	}
+	reset := time.Now().Add(100 * time.Millisecond)
+	// The answer to the request in flight: none remain until the reset, and each window of a
+	// minute admits 4.
+	learn(t, p, key, remedy.Limit{Remaining: 0, Reset: reset, Quota: 4, Window: time.Minute})
+	held(t, p, key, reset, "when none remain")
+	if !until(t, p, "other").IsZero() { // one in flight under another key counts nothing here
+		t.Fatal("a request under another key was held")
+	}
+	time.Sleep(time.Until(reset) + 50*time.Millisecond) // the window counted has passed
+	if went := takes(t, p, key, 10); went != 4 {
+		t.Errorf("%d requests went in the window after the one counted; the quota is 4", went)
+	}
+	held(t, p, key, reset.Add(time.Minute), "when the quota of the new window is taken")
 }
