@@ -538,11 +538,17 @@ func (t opTransport) RoundTrip(ctx context.Context, req *Request) (*Response, er
 		op.shown.Store(true)
 	}
 	if s := scopeOf(hresp.Header); s != "" {
-		if old := op.scope.Load(); old == nil || *old != s {
-			op.scope.Store(&s)
-		}
+		op.learnScope(s)
 	}
 	return resp, err
+}
+
+// learnScope records the rate limit the server said the operation counts against, when it
+// changed.
+func (op *registered) learnScope(s string) {
+	if old := op.scope.Load(); old == nil || *old != s {
+		op.scope.Store(&s)
+	}
 }
 
 // Header values shared by every request; net/http only reads them.
