@@ -91,18 +91,7 @@ func (p *MemoryPacer) Take(_ context.Context, key string) (time.Time, error) {
 	now := time.Now()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	k := p.keys[key]
-	if k == nil {
-		if p.keys == nil {
-			p.keys = make(map[string]*pace)
-		}
-		if len(p.keys) >= memoryPacerKeys {
-			p.evict(now)
-		}
-		k = &pace{}
-		p.keys[key] = k
-	}
-	if at, ok := k.take(now); !ok {
+	if at, ok := p.key(key, now).take(now); !ok {
 		return at, nil
 	}
 	return time.Time{}, nil
@@ -113,11 +102,22 @@ func (p *MemoryPacer) Learn(_ context.Context, key string, l Limit) error {
 	now := time.Now()
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if _, known := p.keys[key]; !known && l.Until.IsZero() && l.Reset.IsZero() {
+		return nil // nothing in flight, nothing said
+	}
+	k := p.key(key, now)
+	k.inflight = max(k.inflight-1, 0)
+	k.learn(now, l.Until, l.Reset, l.Remaining-k.inflight)
+	if l.Quota > 0 && l.Window > 0 {
+		k.quota, k.window = l.Quota, l.Window
+	}
+	return nil
+}
+
+// key is what p knows of key, made when it knows nothing yet. p.mu is held.
+func (p *MemoryPacer) key(key string, now time.Time) *pace {
 	k := p.keys[key]
 	if k == nil {
-		if l.Until.IsZero() && l.Reset.IsZero() {
-			return nil
-		}
 		if p.keys == nil {
 			p.keys = make(map[string]*pace)
 		}
@@ -127,12 +127,7 @@ func (p *MemoryPacer) Learn(_ context.Context, key string, l Limit) error {
 		k = &pace{}
 		p.keys[key] = k
 	}
-	k.inflight = max(k.inflight-1, 0)
-	k.learn(now, l.Until, l.Reset, l.Remaining-k.inflight)
-	if l.Quota > 0 && l.Window > 0 {
-		k.quota, k.window = l.Quota, l.Window
-	}
-	return nil
+	return k
 }
 
 // take lets one request go at now (counting it against what is left, and as in flight), or

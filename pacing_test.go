@@ -212,13 +212,7 @@ func TestPacingReadsRateLimitFields(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				pacer := remedy.NewPacer()
-				loop := remedy.Loop{Pacer: pacer, Transport: remedy.TransportFunc(func(context.Context, *remedy.Request) (*remedy.Response, error) {
-					return ok200(tc.header), nil
-				})}
-				start := time.Now()
-				_, err := loop.Do(context.Background(), remedy.Call{Operation: "a", Origin: paceOrigin, Idempotent: true})
-				require.NoError(t, err)
+				pacer, start := answered(t, tc.header)
 				until, err := pacer.Take(context.Background(), paceOrigin)
 				require.NoError(t, err)
 				if tc.want == 0 {
@@ -229,6 +223,20 @@ func TestPacingReadsRateLimitFields(t *testing.T) {
 			})
 		})
 	}
+}
+
+// answered makes one call whose answer (a success) carries header, through a loop with a
+// fresh pacer, and returns the pacer and when the call began.
+func answered(t *testing.T, header http.Header) (*remedy.MemoryPacer, time.Time) {
+	t.Helper()
+	pacer := remedy.NewPacer()
+	loop := remedy.Loop{Pacer: pacer, Transport: remedy.TransportFunc(func(context.Context, *remedy.Request) (*remedy.Response, error) {
+		return ok200(header), nil
+	})}
+	start := time.Now()
+	_, err := loop.Do(context.Background(), remedy.Call{Operation: "a", Origin: paceOrigin, Idempotent: true})
+	require.NoError(t, err)
+	return pacer, start
 }
 
 // A MemoryPacer stays bounded whatever the keys a program holds: the passed holds go first,
@@ -431,13 +439,7 @@ func TestPacingReadsRemaining(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				pacer := remedy.NewPacer()
-				loop := remedy.Loop{Pacer: pacer, Transport: remedy.TransportFunc(func(context.Context, *remedy.Request) (*remedy.Response, error) {
-					return ok200(tc.header), nil
-				})}
-				start := time.Now()
-				_, err := loop.Do(context.Background(), remedy.Call{Operation: "a", Origin: paceOrigin, Idempotent: true})
-				require.NoError(t, err)
+				pacer, start := answered(t, tc.header)
 				went := 0
 				var until time.Time
 				for range 10 {
