@@ -94,7 +94,7 @@ func TestLimitServer(t *testing.T) {
 // call at once with nothing sent.
 func TestPacingCounts(t *testing.T) {
 	scale := pacingScale{Callers: 1, Calls: 3, Limit: 1, Window: time.Hour}
-	plain := pacingContender{"net-http", func(_ testing.TB, hc *http.Client, base string, _ time.Time) func(context.Context, int) error {
+	plain := pacingContender{name: "net-http", setup: func(_ testing.TB, hc *http.Client, base string, _ time.Time) func(context.Context, int) error {
 		return func(ctx context.Context, n int) error {
 			req, err := http.NewRequestWithContext(ctx, "POST", base+"/v1/orders", bytes.NewReader(orderArgs))
 			if err != nil {
@@ -125,4 +125,20 @@ func TestPacingCounts(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPacingTwoProcesses runs the quick workload through remedy-redis-2proc — two processes,
+// each with a redispacer.Pacer of its own on one redis-server — against the server that states
+// its limit on every answer, and holds it to TestPacing's invariants: what one process learns
+// reaches the other's calls through Redis alone, in time for none of them to be sent after a
+// known reset. It skips when redis-server is not installed (unless REMEDY_REQUIRE_REDIS=1).
+func TestPacingTwoProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real one-second windows")
+	}
+	scale := pacingScales["quick"]
+	f := runPacing(t, scale, true, twoProcessPacingContender())
+	t.Logf("%d of %d calls, %d requests, %d refused, %d after a known reset, %v (floor %v)",
+		f.Completed, f.Calls, f.Requests, f.Refused, f.AfterReset, f.Total, f.Floor)
+	checkPacing(t, f, true)
 }

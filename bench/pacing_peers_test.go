@@ -21,7 +21,7 @@ import (
 // (WithPacer(nil), today's behaviour before issue 38).
 func remedyPacingContenders() []pacingContender {
 	contender := func(name string, paced bool, opts ...remedy.Option) pacingContender {
-		return pacingContender{name, func(tb testing.TB, hc *http.Client, base string, start time.Time) func(context.Context, int) error {
+		return pacingContender{name: name, setup: func(tb testing.TB, hc *http.Client, base string, start time.Time) func(context.Context, int) error {
 			opts := append([]remedy.Option{remedy.WithHTTPClient(hc), remedy.WithBaseURL(base),
 				remedy.WithOperations(remedy.Operation{Name: "create_order", Path: "/v1/orders"})}, opts...)
 			if paced {
@@ -47,7 +47,7 @@ func remedyPacingContenders() []pacingContender {
 // failsafe-go leaves that to the user. Neither shares what one request learnt with the others.
 func peerPacingContenders() []pacingContender {
 	return []pacingContender{
-		{"retryablehttp", func(_ testing.TB, hc *http.Client, base string, _ time.Time) func(context.Context, int) error {
+		{name: "retryablehttp", setup: func(_ testing.TB, hc *http.Client, base string, _ time.Time) func(context.Context, int) error {
 			c := retryablehttp.NewClient()
 			c.HTTPClient = hc
 			c.Logger = nil
@@ -60,7 +60,7 @@ func peerPacingContenders() []pacingContender {
 				return readOrder(c.Do(req))
 			}
 		}},
-		{"failsafe", func(_ testing.TB, hc *http.Client, base string, _ time.Time) func(context.Context, int) error {
+		{name: "failsafe", setup: func(_ testing.TB, hc *http.Client, base string, _ time.Time) func(context.Context, int) error {
 			policy := failsafehttp.NewRetryPolicyBuilder().
 				OnRetryScheduled(func(e failsafe.ExecutionScheduledEvent[*http.Response]) {
 					if resp := e.LastResult(); resp != nil {

@@ -19,7 +19,7 @@ import (
 // alone, as it would two processes'. It skips when redis-server is not installed (unless
 // REMEDY_REQUIRE_REDIS=1).
 func redisPacingContender() pacingContender {
-	return pacingContender{"remedy-redis", func(tb testing.TB, hc *http.Client, base string, start time.Time) func(context.Context, int) error {
+	return pacingContender{name: "remedy-redis", setup: func(tb testing.TB, hc *http.Client, base string, start time.Time) func(context.Context, int) error {
 		rdb := redis.NewClient(&redis.Options{Addr: redistest.Start(tb), ContextTimeoutEnabled: true})
 		tb.Cleanup(func() { rdb.Close() })
 		var clients [2]*remedy.Client

@@ -93,7 +93,7 @@ func writePacing(b *strings.Builder, m Meta, runs []PacingRun) {
 	p("and in the older `RateLimit-Limit`, `-Remaining` and `-Reset`. Neither states a wait in milliseconds. ")
 	p("Each client has its defaults, but for an `http.Client` shared by all (it adds the key): remedy's `NewClient` (pacing on: the client's own `MemoryPacer`), ")
 	p("remedy with `WithPacer(nil)` (pacing off: each call learns the limit for itself; a stated wait still spends no retry budget), ")
-	p("two remedy clients sharing one `redispacer.Pacer` on a local `redis-server`, every other call through each (what one learns holds the other, through Redis, as it would two processes), go-retryablehttp's `NewClient()` (four retries, each waiting the `Retry-After` of its own refusal), ")
+	p("two remedy clients sharing one `redispacer.Pacer` on a local `redis-server`, every other call through each (what one learns holds the other, through Redis, as it would two processes), the same in two processes (the test binary run twice, half of the callers in each), go-retryablehttp's `NewClient()` (four retries, each waiting the `Retry-After` of its own refusal), ")
 	p("failsafe-go's `failsafehttp.NewRetryPolicyBuilder()` (two retries, waiting the `Retry-After` of its own refusal).\n\n")
 	p("*Sent after a known reset* counts the requests the client sent after it had read a `429` whose `Retry-After` announced a reset still ahead. ")
 	p("A request already on its way when the refusal was read is not counted, whatever the server saw first: one the client had sent, or, with remedy's pacer, one whose call had last found its origin clear before the refusal was read (the pacer is wrapped to note when; a call that slept on a hold and sent without asking again counts). ")
@@ -162,6 +162,8 @@ func pacingName(c string) string {
 		return "remedy, `WithPacer(nil)`"
 	case "remedy-redis":
 		return "remedy, two clients sharing `redispacer`"
+	case "remedy-redis-2proc":
+		return "remedy, two processes sharing `redispacer`"
 	}
 	return (&Group{}).name(c)
 }
