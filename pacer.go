@@ -27,7 +27,12 @@ type Pacer interface {
 	Take(ctx context.Context, key string) (time.Time, error)
 	// Learn records what the answer to a request Take let go said of the server's limit (the
 	// zero Limit when there was no answer, or it said nothing), and ends the request's time in
-	// flight. Every Take that let a request go is followed by one Learn.
+	// flight. Every Take that let a request go is followed by one Learn. The loop also calls
+	// Learn, with a Limit that holds only Until, for the limit an answer named when its request
+	// was taken under another key (a Client's first call of an operation, see Call.Origin): an
+	// implementation that counts requests in flight may count one fewer under that key until
+	// its next answer, which can let one request more go than its count, never one before a
+	// hold.
 	Learn(ctx context.Context, key string, l Limit) error
 }
 
