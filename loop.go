@@ -381,7 +381,9 @@ type Call struct {
 	// Origin is the server the call goes to ("https://api.example.com"), the key under which
 	// the Loop's Pacer holds what the server said of its rate limits; "" is not paced. Client
 	// sets it from its base URL (or the request's, for Do); package mcp from the session's
-	// server.
+	// server. A Client's call is paced under its origin and the limit the operation's answers
+	// named, when they named one (GitHub's X-RateLimit-Resource: "https://api.github.com
+	// search"), so that one exhausted limit holds only the operations counted against it.
 	Origin string
 
 	checked bool   // Args is known to be a JSON object already
