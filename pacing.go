@@ -211,7 +211,7 @@ func rateFields(h http.Header) []rateField {
 			continue
 		}
 		if d, err := time.ParseDuration(strings.TrimSpace(h.Get(kind[1]))); err == nil && d >= 0 {
-			fields = append(fields, rateField{remaining: n, reset: wait{d: min(d, maxPaceHold), ok: true}, requests: i == 0})
+			fields = append(fields, rateField{remaining: n, reset: wait{d: d, ok: true}, requests: i == 0})
 		}
 	}
 	for i, kind := range [...][2]string{
@@ -227,6 +227,11 @@ func rateFields(h http.Header) []rateField {
 		if t, err := time.Parse(time.RFC3339, strings.TrimSpace(h.Get(kind[1]))); err == nil {
 			fields = append(fields, rateField{remaining: n, reset: untilOf(h, t), requests: i == 0})
 		}
+	}
+	// However far ahead a server puts a reset (an epoch or an instant years away), no count
+	// or hold outlives maxPaceHold: the loop refuses such a wait at once anyway.
+	for i := range fields {
+		fields[i].reset.d = min(fields[i].reset.d, maxPaceHold)
 	}
 	return fields
 }
