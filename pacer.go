@@ -28,8 +28,8 @@ type Pacer interface {
 	// Learn records what the answer to a request Take let go said of the server's limit (the
 	// zero Limit when there was no answer, or it said nothing), and ends the request's time in
 	// flight. Every Take that let a request go is followed by one Learn. The loop also calls
-	// Learn, with a Limit that holds only Until, for the limit an answer named when its request
-	// was taken under another key (a Client's first call of an operation, see Call.Origin): an
+	// Learn, with the same Limit, for the limit an answer named when its request was taken
+	// under another key (a Client's first call of an operation, see Call.Origin): an
 	// implementation that counts requests in flight may count one fewer under that key until
 	// its next answer, which can let one request more go than its count, never one before a
 	// hold.
@@ -159,7 +159,10 @@ func (k *pace) take(now time.Time) (time.Time, bool) {
 
 // learn raises the hold to until, and counts left requests until reset: the first count of a
 // reset still ahead starts it; a later one only ever lowers it (answers come out of order, and
-// each count was true when its answer was written), and moves its reset later.
+// each count was true when its answer was written). Its reset is the earliest the answers
+// said: each is the time the answer came plus the whole seconds the server stated, no earlier
+// than the true reset, and the first answer to come is the nearest to it (taking the latest
+// would add to each window the spread of its answers' arrivals).
 func (k *pace) learn(now, until, reset time.Time, left int) {
 	if until.After(k.hold) {
 		k.hold = until
@@ -172,7 +175,7 @@ func (k *pace) learn(now, until, reset time.Time, left int) {
 		return
 	}
 	k.left = min(k.left, left)
-	if reset.After(k.reset) {
+	if reset.Before(k.reset) {
 		k.reset = reset
 	}
 }

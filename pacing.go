@@ -28,15 +28,14 @@ func (r *run) paceLearn(ctx context.Context, c *Call, resp *Response, at time.Ti
 		r.paceFailed(ctx, c, "learn", err)
 	}
 	// An answer that names the limit it counted against, another than the call was paced
-	// under (the operation's first call, or its limit changed), holds that limit too: the
-	// operation's next calls are paced under it. Its hold only: the requests in flight are
-	// counted under the key they were taken under.
-	if resp == nil || l.Until.IsZero() {
+	// under (the operation's first call, or its limit changed), says it of that limit too: the
+	// operation's next calls are paced under it.
+	if resp == nil || l == (Limit{}) {
 		return
 	}
 	if s := scopeOf(resp.Header); s != "" && s != c.scope {
 		scoped := Call{Origin: c.Origin, scope: s}
-		if err := r.loop.Pacer.Learn(ctx, scoped.paceKey(), Limit{Until: l.Until}); err != nil {
+		if err := r.loop.Pacer.Learn(ctx, scoped.paceKey(), l); err != nil {
 			r.paceFailed(ctx, c, "learn", err)
 		}
 	}
@@ -237,11 +236,11 @@ func rateFields(h http.Header) []rateField {
 }
 
 // exhausted is the wait until the latest reset of the limits an answer says nothing remains
-// of.
+// of that count no requests (tokens, bytes): a limit of requests is the count's (budget).
 func exhausted(fields []rateField) wait {
 	var best wait
 	for _, f := range fields {
-		if f.remaining == 0 {
+		if f.remaining == 0 && !f.requests {
 			best = later(best, f.reset)
 		}
 	}
@@ -249,8 +248,8 @@ func exhausted(fields []rateField) wait {
 }
 
 // budget is the limit counting requests that an answer says has fewest left (of two with as
-// few, the one with the later reset): what may still be sent until its reset. ok is false
-// when the answer states none.
+// few, the one with the later reset): what may still be sent until its reset, none when
+// nothing remains. ok is false when the answer states none.
 func budget(fields []rateField) (best rateField, ok bool) {
 	for _, f := range fields {
 		if !f.requests || f.reset.d <= 0 {

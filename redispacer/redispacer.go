@@ -96,6 +96,7 @@ type Pacer struct {
 	name     string // this Pacer's, among the fleet's in Redis
 	mu       sync.Mutex
 	inflight map[string]int // by caller's key: requests taken, their answers not learned
+	seq      int64          // the number of the last change made to this process's counts in Redis
 }
 
 // Options configure a Pacer.
@@ -145,19 +146,29 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 // fleet's counts no longer than that.
 const live = time.Minute
 
-// inflightFields is the part of the scripts that keeps this process's count of requests in
-// flight, ARGV[2] the process's name and ARGV[3] its count, in the fields f:<name> and
-// s:<name> (when it last asked); flying is the fleet's count, every live process's (and it
-// forgets the others); expire makes the key expire at ends, or as late as it was to.
+// inflightFields is the part of the scripts that keeps each process's count of its requests
+// in flight that were counted against a count of Redis's: ARGV[2] is the process's name, and
+// its fields are f:<name> (the count), v:<name> (the number of the last change made, in the
+// process's sequence) and s:<name> (when it last asked). fly adds to the count; sync removes
+// the fields, when the process has nothing in flight, unless a change made after that was
+// applied first. flying is the fleet's count, every live process's (and it forgets the others);
+// expire makes the key expire at ends, or as late as it was to.
 var inflightFields = `
-local function inflight(now)
-	local f = tonumber(ARGV[3])
-	if f > 0 then
-		redis.call('HSET', KEYS[1], 'f:' .. ARGV[2], string.format('%d', f), 's:' .. ARGV[2], string.format('%d', now))
-	else
-		redis.call('HDEL', KEYS[1], 'f:' .. ARGV[2], 's:' .. ARGV[2])
-	end
+local function fly(now, d, seq)
+	local f = tonumber(redis.call('HGET', KEYS[1], 'f:' .. ARGV[2]) or '') or 0
+	local v = tonumber(redis.call('HGET', KEYS[1], 'v:' .. ARGV[2]) or '') or -1
+	f = math.max(f + d, 0)
+	redis.call('HSET', KEYS[1], 'f:' .. ARGV[2], string.format('%d', f), 'v:' .. ARGV[2], string.format('%d', math.max(v, seq)),
+		's:' .. ARGV[2], string.format('%d', now))
 	return f
+end
+local function sync(now, seq)
+	local v = tonumber(redis.call('HGET', KEYS[1], 'v:' .. ARGV[2]) or '') or -1
+	if seq > v then
+		redis.call('HDEL', KEYS[1], 'f:' .. ARGV[2], 'v:' .. ARGV[2], 's:' .. ARGV[2])
+		return true
+	end
+	return false
 end
 local function flying(now)
 	local total = 0
@@ -170,7 +181,7 @@ local function flying(now)
 			if seen and seen > now - ` + liveMs + ` then
 				total = total + (tonumber(fields[i + 1]) or 0)
 			else
-				redis.call('HDEL', KEYS[1], name, 's:' .. who)
+				redis.call('HDEL', KEYS[1], name, 's:' .. who, 'v:' .. who)
 			end
 		end
 	end
@@ -187,10 +198,10 @@ local function expire(now, ends)
 end
 `
 
-// takeScript lets one request go under KEYS[1] (0), counting it against what remains, or
-// returns how many ms are left (at most ARGV[1]) of its hold or of the count's reset when
-// nothing remains; -2 when the value is not a pacer's. ARGV[3] is the process's count of
-// requests in flight if the request goes; ARGV[4], if it does not.
+// takeScript lets one request go under KEYS[1] (0), counted against what remains and as in
+// flight (ARGV[3] the number of the change), or returns how many ms are left (at most
+// ARGV[1]) of its hold or of the count's reset when nothing remains; -2 when the value is not a
+// pacer's.
 var takeScript = redis.NewScript(luaNow + inflightFields + `
 local kind = redis.call('TYPE', KEYS[1])['ok']
 if kind ~= 'none' and kind ~= 'hash' then
@@ -200,51 +211,50 @@ local v = redis.call('HMGET', KEYS[1], 'h', 'r', 'n', 'q', 'w')
 local h, r, n = tonumber(v[1]) or 0, tonumber(v[2]) or 0, tonumber(v[3])
 local q, w = tonumber(v[4]) or 0, tonumber(v[5]) or 0
 local cap = tonumber(ARGV[1])
-local wait = 0
-if h <= now and r > 0 and r <= now and q > 0 and w > 0 then
+if h > now then
+	return math.min(h - now, cap)
+end
+if r > 0 and r <= now and q > 0 and w > 0 then
 	-- The window counted has passed, and the server said how many each window admits: the
 	-- new one starts with them, less the fleet's requests in flight, until its end.
 	r = r + w * (math.floor((now - r) / w) + 1)
 	n = q - flying(now)
 	redis.call('HSET', KEYS[1], 'r', string.format('%d', r), 'n', string.format('%d', n))
 end
-if h > now then
-	wait = math.min(h - now, cap)
-elseif r > now then
+if r > now then
 	if not n or n <= 0 then
-		wait = math.min(r - now, cap)
-	else
-		redis.call('HINCRBY', KEYS[1], 'n', -1)
+		return math.min(r - now, cap)
 	end
+	redis.call('HINCRBY', KEYS[1], 'n', -1)
 end
-if wait > 0 then
-	ARGV[3] = ARGV[4]
-end
-local ends = math.max(h, r)
+fly(now, 1, tonumber(ARGV[3]))
+local ends = math.max(h, r, now + ` + liveMs + `)
 if q > 0 and w > 0 then
-	ends = math.max(ends, r + w) -- what each window admits is kept a window past the count
-end
-if inflight(now) > 0 then
-	ends = math.max(ends, now + ` + liveMs + `)
+	ends = math.max(ends, r + w)
 end
 expire(now, ends)
-return wait
+return 0
 `)
 
-// learnScript raises the hold of KEYS[1] to ARGV[4] ms from now, and counts the ARGV[6]
-// requests the server said remain until ARGV[5] ms from now, less the fleet's requests in
+// learnScript raises the hold of KEYS[1] to ARGV[3] ms from now, and counts the ARGV[5]
+// requests the server said remain until ARGV[4] ms from now, less the fleet's requests in
 // flight (0: no hold, no count; each at most ARGV[1] ms): a count whose reset is ahead is only
-// ever lowered, and its reset moved later. ARGV[7] requests per ARGV[8] ms are what each
-// window admits, when both are positive. A value that is not a pacer's is replaced; a process
-// that has not asked for a minute no longer counts.
+// ever lowered, and its reset is the earliest learned (see remedy's MemoryPacer). ARGV[6]
+// requests per ARGV[7] ms are what each window admits, when both are positive. The request
+// learned of is no longer in flight; ARGV[9] is 1 when the process ARGV[2] has nothing in
+// flight under the key any more (its count is removed, which mends a change lost to a failed
+// call); ARGV[8] is the number of the change. A value that is not a pacer's is
+// replaced; a process that has not asked for a minute no longer counts.
 var learnScript = redis.NewScript(luaNow + inflightFields + `
 if redis.call('TYPE', KEYS[1])['ok'] ~= 'hash' then
 	redis.call('DEL', KEYS[1])
 end
 local cap = tonumber(ARGV[1])
-local hold, reset, remaining = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local hold, reset, remaining = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local seq = tonumber(ARGV[8])
 local ends = 0
-if inflight(now) > 0 then
+if not (ARGV[9] == '1' and sync(now, seq)) then
+	fly(now, -1, seq)
 	ends = now + ` + liveMs + `
 end
 local v = redis.call('HMGET', KEYS[1], 'h', 'r', 'n')
@@ -263,11 +273,11 @@ if reset > 0 then
 		r, n = at, left
 	else
 		n = math.min(n, left)
-		r = math.max(r, at)
+		r = math.min(r, at)
 	end
 	redis.call('HSET', KEYS[1], 'r', string.format('%d', r), 'n', string.format('%d', n))
-	if tonumber(ARGV[7]) > 0 and tonumber(ARGV[8]) > 0 then
-		redis.call('HSET', KEYS[1], 'q', ARGV[7], 'w', ARGV[8])
+	if tonumber(ARGV[6]) > 0 and tonumber(ARGV[7]) > 0 then
+		redis.call('HSET', KEYS[1], 'q', ARGV[6], 'w', ARGV[7])
 	end
 end
 local q, w = tonumber(redis.call('HGET', KEYS[1], 'q') or '') or 0, tonumber(redis.call('HGET', KEYS[1], 'w') or '') or 0
@@ -286,15 +296,12 @@ var liveMs = strconv.FormatInt(live.Milliseconds(), 10)
 // of a count with nothing left. The time is never earlier than the one held, and at most
 // MaxAhead from now.
 func (p *Pacer) Take(ctx context.Context, key string) (time.Time, error) {
-	flying := p.fly(key, 1) // as if it goes: the request asking at once counts it
+	seq := p.next()
 	var left int64
 	err := p.run(ctx, func(ctx context.Context) (err error) {
-		left, err = takeScript.Run(ctx, p.client, []string{p.key(key)}, MaxAhead.Milliseconds(), p.name, flying, flying-1).Int64()
+		left, err = takeScript.Run(ctx, p.client, []string{p.key(key)}, MaxAhead.Milliseconds(), p.name, seq).Int64()
 		return err
 	})
-	if err != nil || left != 0 {
-		p.fly(key, -1)
-	}
 	switch {
 	case err != nil:
 		return time.Time{}, fmt.Errorf("redispacer: take: %w", err)
@@ -303,16 +310,28 @@ func (p *Pacer) Take(ctx context.Context, key string) (time.Time, error) {
 	case left > 0:
 		return time.Now().Add(time.Duration(left) * time.Millisecond), nil
 	}
+	p.mu.Lock()
+	p.inflight[key]++
+	p.mu.Unlock()
 	return time.Time{}, nil
 }
 
 // Learn ends a request's time in flight, and records what its answer said: a hold (at most
 // MaxAhead from now) and a count of requests until a reset, less the fleet's requests still in
-// flight. An answer that said nothing costs no round trip: the count of this process's
-// requests in flight that Redis holds is written anew by its next Take or Learn (until then,
-// or for a minute, it is too high, which only ever delays a request).
+// flight. It is one round trip, whatever the answer said: the fleet's count of requests in
+// flight is kept in Redis.
 func (p *Pacer) Learn(ctx context.Context, key string, l remedy.Limit) error {
-	flying := p.fly(key, -1)
+	p.mu.Lock()
+	n := p.inflight[key] - 1
+	idle := n <= 0
+	if idle {
+		delete(p.inflight, key)
+	} else {
+		p.inflight[key] = n
+	}
+	p.seq++
+	seq := p.seq
+	p.mu.Unlock()
 	// Up to the next ms, and one more for Redis's clock, which TIME gives to the ms rounded
 	// down: a hold never ends before the time learned.
 	var hold, reset int64
@@ -322,17 +341,14 @@ func (p *Pacer) Learn(ctx context.Context, key string, l remedy.Limit) error {
 	if ahead := time.Until(l.Reset); ahead > 0 {
 		reset = min(ahead, MaxAhead).Milliseconds() + 2
 	}
-	if hold == 0 && reset == 0 {
-		return nil
-	}
 	var window int64
 	if l.Quota > 0 && l.Window > 0 {
 		// Whole ms, rounded up: a window never ends earlier in Redis than the server said.
 		window = min(int64((l.Window+time.Millisecond-1)/time.Millisecond), MaxAhead.Milliseconds())
 	}
 	err := p.run(ctx, func(ctx context.Context) error {
-		return learnScript.Run(ctx, p.client, []string{p.key(key)}, MaxAhead.Milliseconds(), p.name, flying, hold, reset,
-			max(l.Remaining, 0), max(l.Quota, 0), window).Err()
+		return learnScript.Run(ctx, p.client, []string{p.key(key)}, MaxAhead.Milliseconds(), p.name, hold, reset,
+			max(l.Remaining, 0), max(l.Quota, 0), window, seq, flag(idle)).Err()
 	})
 	if err != nil {
 		return fmt.Errorf("redispacer: learn: %w", err)
@@ -340,17 +356,20 @@ func (p *Pacer) Learn(ctx context.Context, key string, l remedy.Limit) error {
 	return nil
 }
 
-// fly adds d to this process's count of requests in flight under key, and returns it.
-func (p *Pacer) fly(key string, d int) int {
+// next is the number of the next change this process makes to its counts in Redis.
+func (p *Pacer) next() int64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	n := max(p.inflight[key]+d, 0)
-	if n == 0 {
-		delete(p.inflight, key)
-	} else {
-		p.inflight[key] = n
+	p.seq++
+	return p.seq
+}
+
+// flag is a bool as the scripts read it.
+func flag(b bool) int {
+	if b {
+		return 1
 	}
-	return n
+	return 0
 }
 
 // run runs op within the Pacer's timeout, unless Redis failed to answer less than a second

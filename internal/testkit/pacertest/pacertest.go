@@ -232,18 +232,21 @@ func budgetInFlight(t *testing.T, p remedy.Pacer) {
 }
 
 // budgetOnlyLowers: answers come out of order; a count higher than the one held for the same
-// reset raises nothing, a lower one lowers it.
+// window raises nothing, a lower one lowers it; the window's reset is the earliest an answer
+// said (each is the time its answer came plus what the server stated, no earlier than the
+// true reset), and a later one does not move it.
 func budgetOnlyLowers(t *testing.T, p remedy.Pacer) {
 	const key = "https://api.example.com"
 	reset := time.Now().Add(time.Hour)
-	learn(t, p, key, remedy.Limit{Remaining: 2, Reset: reset})
-	learn(t, p, key, remedy.Limit{Remaining: 10, Reset: reset.Add(time.Second)})
+	learn(t, p, key, remedy.Limit{Remaining: 2, Reset: reset.Add(time.Minute)})
+	learn(t, p, key, remedy.Limit{Remaining: 10, Reset: reset})
+	learn(t, p, key, remedy.Limit{Remaining: 10, Reset: reset.Add(2 * time.Minute)})
 	if went := takes(t, p, key, 10); went != 2 {
 		t.Errorf("%d requests went after answers saying 2, then 10 remain; want 2", went)
 	}
-	held(t, p, key, reset.Add(time.Second), "the later reset of the two")
-	learn(t, p, key, remedy.Limit{Remaining: 0, Reset: reset})
-	held(t, p, key, reset.Add(time.Second), "after a count of none")
+	held(t, p, key, reset, "the earliest reset of the three")
+	learn(t, p, key, remedy.Limit{Remaining: 0, Reset: reset.Add(time.Minute)})
+	held(t, p, key, reset, "after a count of none")
 }
 
 // budgetConcurrent: requests asking leave at once never go past what the server said
