@@ -41,7 +41,7 @@ func TestPacingSection(t *testing.T) {
 		"| `Retry-After` only | remedy (pacing on) | 500 of 500 | 50 | 550 | 0 | 10.40 s | 1.04× |",
 		"| `Retry-After` only | remedy, `WithPacer(nil)` | 129 of 500 | 387 | 516 | 371 | 2.00 s | — |",
 		"| `Retry-After` and the `RateLimit` fields | failsafe-go | 480 of 500 | 90 | 590 | 40 | 9.10 s | — |",
-		"In this run: against `Retry-After` only, reached; against `Retry-After` and the `RateLimit` fields, " +
+		"In this run: remedy (pacing on) against `Retry-After` only, reached; remedy (pacing on) against `Retry-After` and the `RateLimit` fields, " +
 			"**not reached**: 1 request sent after a known reset, 1.25× the floor, 9 refused.",
 	} {
 		if !strings.Contains(md.String(), want) {
