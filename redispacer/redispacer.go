@@ -64,15 +64,17 @@ var ErrMalformed = errors.New("redispacer: the value under the key is not a pace
 // window admits (q) and the window's length in ms (w), when the server stated them; and each
 // process's requests in flight (see below). It expires when the later of the two times ends
 // (a window later when q and w are known; a minute after a process last asked, while it has
-// requests in flight), PEXPIREAT, so that nothing accumulates. Each method is at most one
-// round trip, a single-key Lua script, so that a Pacer works on Redis Cluster, a hold is
-// raised atomically, only ever to a later time, and requests asking at once never take more
-// than the count.
+// requests in flight), PEXPIREAT, so that nothing accumulates. Each method is one round trip,
+// a single-key Lua script, so that a Pacer works on Redis Cluster, a hold is raised
+// atomically, only ever to a later time, and requests asking at once never take more than the
+// count.
 //
-// The requests in flight — let go by Take, their answers not yet learned — are counted in the
-// process: an answer's count of what remains is lowered by this process's requests still in
-// flight (the server had not counted them). Another process's are counted when they are
-// taken, from the count in Redis.
+// The requests in flight — let go by Take, their answers not yet learned — are the fleet's:
+// each process keeps its count in the hash (f:<name>, with v:<name> and s:<name>, named by a
+// random name per Pacer), one more for each request Take lets go, one fewer for each Learn,
+// and an answer's count of what remains is lowered by all of them (the server had not counted
+// them). A process with nothing in flight clears its count, which mends a change lost to a
+// call that failed; one that has not asked for a minute no longer counts (it ended).
 //
 // Times cross the wire as durations from now: Learn sends how far ahead its times are, by
 // the local clock, and Redis adds that to its own; Take gets back how long is left and adds
