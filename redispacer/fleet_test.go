@@ -178,7 +178,7 @@ func TestFleet(t *testing.T) {
 		api := &limitedAPI{start: time.Now(), count: map[string]int{}}
 		srv := httptest.NewServer(api)
 		defer srv.Close()
-		prefix := newPrefix()
+		prefix := redistest.Prefix()
 		dir := t.TempDir()
 		results := make([]fleetResult, len(fleetProcesses))
 		var wg sync.WaitGroup

@@ -23,26 +23,11 @@ import (
 	"github.com/remedy-go/remedy/redispacer"
 )
 
-// newClient returns a client of the server on addr, closed when tb ends.
-func newClient(tb testing.TB, addr string) *redis.Client {
-	tb.Helper()
-	client := redis.NewClient(&redis.Options{Addr: addr})
-	tb.Cleanup(func() { client.Close() })
-	return client
-}
-
-// prefixes makes each Pacer of a test its own key space.
-var prefixes atomic.Int64
-
-func newPrefix() string {
-	return fmt.Sprintf("test%d:", prefixes.Add(1))
-}
-
 func TestPacer(t *testing.T) {
 	t.Parallel()
-	client := newClient(t, redistest.Start(t))
+	client := redistest.Client(t, redistest.Start(t))
 	pacertest.Run(t, func(t *testing.T) remedy.Pacer {
-		return redispacer.New(client, redispacer.Options{Prefix: newPrefix()})
+		return redispacer.New(client, redispacer.Options{Prefix: redistest.Prefix()})
 	})
 }
 
@@ -52,13 +37,13 @@ func TestClusterPacer(t *testing.T) {
 	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs()})
 	t.Cleanup(func() { client.Close() })
 	pacertest.Run(t, func(t *testing.T) remedy.Pacer {
-		return redispacer.New(client, redispacer.Options{Prefix: newPrefix()})
+		return redispacer.New(client, redispacer.Options{Prefix: redistest.Prefix()})
 	})
 
 	// The keys of many origins (random: CRC16 of names that differ in one digit can share a
 	// master) spread over the masters, each on the master serving its slot.
 	ctx := context.Background()
-	prefix := newPrefix()
+	prefix := redistest.Prefix()
 	p := redispacer.New(client, redispacer.Options{Prefix: prefix})
 	for range 64 {
 		require.NoError(t, p.Learn(ctx, "https://"+rand.Text()+".example.com", remedy.Limit{Until: time.Now().Add(time.Hour)}))
@@ -79,8 +64,8 @@ func TestClusterPacer(t *testing.T) {
 func TestKeys(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	client := newClient(t, redistest.Start(t))
-	prefix := newPrefix()
+	client := redistest.Client(t, redistest.Start(t))
+	prefix := redistest.Prefix()
 	p := redispacer.New(client, redispacer.Options{Prefix: prefix})
 
 	const origin = "https://api.example.com"
@@ -136,8 +121,8 @@ func TestKeys(t *testing.T) {
 func TestMaxAhead(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	client := newClient(t, redistest.Start(t))
-	prefix := newPrefix()
+	client := redistest.Client(t, redistest.Start(t))
+	prefix := redistest.Prefix()
 	p := redispacer.New(client, redispacer.Options{Prefix: prefix})
 	capped := func(key string) {
 		t.Helper()
@@ -175,8 +160,8 @@ func TestMaxAhead(t *testing.T) {
 func TestMalformed(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	client := newClient(t, redistest.Start(t))
-	prefix := newPrefix()
+	client := redistest.Client(t, redistest.Start(t))
+	prefix := redistest.Prefix()
 	p := redispacer.New(client, redispacer.Options{Prefix: prefix})
 
 	write := map[string]func(key string) error{
@@ -321,7 +306,7 @@ func TestUnavailableRecovers(t *testing.T) {
 			return d.DialContext(ctx, network, addr)
 		}})
 	t.Cleanup(func() { client.Close() })
-	p := redispacer.New(client, redispacer.Options{Prefix: newPrefix()})
+	p := redispacer.New(client, redispacer.Options{Prefix: redistest.Prefix()})
 	var clock atomic.Int64
 	clock.Store(time.Now().UnixNano())
 	redispacer.SetClock(p, func() time.Time { return time.Unix(0, clock.Load()) })
@@ -359,8 +344,8 @@ func TestUnavailableRecovers(t *testing.T) {
 // before each attempt, and a Learn after an answer that states a limit.
 func BenchmarkPacer(b *testing.B) {
 	ctx := context.Background()
-	client := newClient(b, redistest.Start(b))
-	p := redispacer.New(client, redispacer.Options{Prefix: newPrefix()})
+	client := redistest.Client(b, redistest.Start(b))
+	p := redispacer.New(client, redispacer.Options{Prefix: redistest.Prefix()})
 	if err := p.Load(ctx); err != nil {
 		b.Fatal(err)
 	}
@@ -392,10 +377,10 @@ func TestCountShared(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	addr := redistest.Start(t)
-	client := newClient(t, addr)
-	prefix := newPrefix()
+	client := redistest.Client(t, addr)
+	prefix := redistest.Prefix()
 	a := redispacer.New(client, redispacer.Options{Prefix: prefix})
-	b := redispacer.New(newClient(t, addr), redispacer.Options{Prefix: prefix})
+	b := redispacer.New(redistest.Client(t, addr), redispacer.Options{Prefix: prefix})
 	const key = "https://api.example.com"
 	reset := time.Now().Add(time.Hour)
 	take := func(p *redispacer.Pacer) bool {

@@ -43,12 +43,12 @@ func TestClusterStore(t *testing.T) {
 	t.Parallel()
 	client := newClusterClient(t, redistest.StartCluster(t, 3, 0))
 	storetest.Run(t, func(t *testing.T, l storetest.Limits) (storetest.Stores, func(time.Duration)) {
-		return redisstore.New(client, redisstore.Options{Prefix: newPrefix(),
+		return redisstore.New(client, redisstore.Options{Prefix: redistest.Prefix(),
 			ScopeChallenges: l.ScopeChallenges, ScopeRecords: l.ScopeRecords}), time.Sleep
 	})
 	t.Run("jobs", func(t *testing.T) {
 		storetest.RunJobs(t, func(t *testing.T, scopeJobs int) (server.JobStore, func(time.Duration)) {
-			return redisstore.New(client, redisstore.Options{Prefix: newPrefix(), ScopeJobs: scopeJobs}), time.Sleep
+			return redisstore.New(client, redisstore.Options{Prefix: redistest.Prefix(), ScopeJobs: scopeJobs}), time.Sleep
 		})
 	})
 }
@@ -61,7 +61,7 @@ func TestClusterKeySlots(t *testing.T) {
 	ctx := context.Background()
 	c := redistest.StartCluster(t, 3, 0)
 	client := newClusterClient(t, c)
-	prefix := newPrefix()
+	prefix := redistest.Prefix()
 	s := redisstore.New(client, redisstore.Options{Prefix: prefix})
 
 	scopes := make([]string, 24)
@@ -123,7 +123,7 @@ func TestClusterSlotMigratedWhileClaimed(t *testing.T) {
 	ctx := context.Background()
 	c := redistest.StartCluster(t, 3, 0)
 	client := newClusterClient(t, c)
-	prefix := newPrefix()
+	prefix := redistest.Prefix()
 	s := redisstore.New(client, redisstore.Options{Prefix: prefix})
 	const scope, key = "migrated", "k"
 	fp := []byte("fp")
@@ -224,7 +224,7 @@ func TestClusterFailoverKeepsReplicatedClaim(t *testing.T) {
 	ctx := context.Background()
 	c := redistest.StartCluster(t, 3, 1)
 	client := newClusterClient(t, c)
-	prefix := newPrefix()
+	prefix := redistest.Prefix()
 	s := redisstore.New(client, redisstore.Options{Prefix: prefix})
 	const scope, key = "failover", "k"
 	fp := []byte("fp")
@@ -278,7 +278,7 @@ func TestClusterFailoverLosesUnreplicatedClaim(t *testing.T) {
 	ctx := context.Background()
 	c := redistest.StartCluster(t, 3, 1)
 	client := newClusterClient(t, c)
-	prefix := newPrefix()
+	prefix := redistest.Prefix()
 	s := redisstore.New(client, redisstore.Options{Prefix: prefix})
 	const scope, key = "lost", "k"
 	fp := []byte("fp")

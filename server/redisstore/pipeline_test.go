@@ -37,7 +37,7 @@ type receipt struct {
 // not nil, watches its idempotency store.
 func instance(t testing.TB, addr, prefix string, runs *atomic.Int64, gate <-chan struct{}, w *storetest.Waiters) *httptest.Server {
 	t.Helper()
-	s := redisstore.New(newClient(t, addr), redisstore.Options{Prefix: prefix})
+	s := redisstore.New(redistest.Client(t, addr), redisstore.Options{Prefix: prefix})
 	var idem server.IdempotencyStore = s
 	if w != nil {
 		idem = w.Watch(s)
@@ -164,7 +164,7 @@ func TestTwoInstancesShareConfirmations(t *testing.T) {
 func BenchmarkPipeline(b *testing.B) {
 	addr := redistest.Start(b)
 	var hook counter
-	client := newClient(b, addr, &hook)
+	client := redistest.Client(b, addr, &hook)
 	// Room for every key of the run (the one principal's quota would refuse them past 10,000).
 	s := redisstore.New(client, redisstore.Options{Prefix: fmt.Sprintf("bench%d:", time.Now().UnixNano()),
 		ScopeRecords: 1 << 30})

@@ -22,38 +22,20 @@ import (
 	"github.com/remedy-go/remedy/server/storetest"
 )
 
-// newClient returns a client of the server on addr, closed when tb ends.
-func newClient(tb testing.TB, addr string, hooks ...redis.Hook) *redis.Client {
-	tb.Helper()
-	client := redis.NewClient(&redis.Options{Addr: addr})
-	for _, h := range hooks {
-		client.AddHook(h)
-	}
-	tb.Cleanup(func() { client.Close() })
-	return client
-}
-
-// prefixes makes each Store of a test its own key space.
-var prefixes atomic.Int64
-
-func newPrefix() string {
-	return fmt.Sprintf("test%d:", prefixes.Add(1))
-}
-
 func TestStore(t *testing.T) {
 	t.Parallel()
-	client := newClient(t, redistest.Start(t))
+	client := redistest.Client(t, redistest.Start(t))
 	storetest.Run(t, func(t *testing.T, l storetest.Limits) (storetest.Stores, func(time.Duration)) {
-		return redisstore.New(client, redisstore.Options{Prefix: newPrefix(),
+		return redisstore.New(client, redisstore.Options{Prefix: redistest.Prefix(),
 			ScopeChallenges: l.ScopeChallenges, ScopeRecords: l.ScopeRecords}), time.Sleep
 	})
 }
 
 func TestJobs(t *testing.T) {
 	t.Parallel()
-	client := newClient(t, redistest.Start(t))
+	client := redistest.Client(t, redistest.Start(t))
 	storetest.RunJobs(t, func(t *testing.T, scopeJobs int) (server.JobStore, func(time.Duration)) {
-		return redisstore.New(client, redisstore.Options{Prefix: newPrefix(), ScopeJobs: scopeJobs}), time.Sleep
+		return redisstore.New(client, redisstore.Options{Prefix: redistest.Prefix(), ScopeJobs: scopeJobs}), time.Sleep
 	})
 }
 
@@ -108,8 +90,8 @@ func TestRoundTrips(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	c := counter{record: true}
-	client := newClient(t, redistest.Start(t), &c)
-	s := redisstore.New(client, redisstore.Options{Prefix: newPrefix()})
+	client := redistest.Client(t, redistest.Start(t), &c)
+	s := redisstore.New(client, redisstore.Options{Prefix: redistest.Prefix()})
 	require.NoError(t, s.Load(ctx))
 	c.take()
 
@@ -165,8 +147,8 @@ func TestScriptFallback(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	c := counter{record: true}
-	client := newClient(t, redistest.Start(t), &c)
-	s := redisstore.New(client, redisstore.Options{Prefix: newPrefix()})
+	client := redistest.Client(t, redistest.Start(t), &c)
+	s := redisstore.New(client, redisstore.Options{Prefix: redistest.Prefix()})
 	require.NoError(t, client.ScriptFlush(ctx).Err())
 	c.take()
 
@@ -188,9 +170,9 @@ func TestSharedBetweenClients(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	addr := redistest.Start(t)
-	prefix := newPrefix()
-	a := redisstore.New(newClient(t, addr), redisstore.Options{Prefix: prefix})
-	b := redisstore.New(newClient(t, addr), redisstore.Options{Prefix: prefix})
+	prefix := redistest.Prefix()
+	a := redisstore.New(redistest.Client(t, addr), redisstore.Options{Prefix: prefix})
+	b := redisstore.New(redistest.Client(t, addr), redisstore.Options{Prefix: prefix})
 
 	_, claimed, err := a.Claim(ctx, "sc", "k", []byte("fp"), "on-a", time.Minute)
 	require.NoError(t, err)
@@ -220,7 +202,7 @@ func TestSharedBetweenClients(t *testing.T) {
 	assert.False(t, ok, "a challenge B took, taken again by A")
 
 	// Another prefix is another key space.
-	other := redisstore.New(newClient(t, addr), redisstore.Options{Prefix: newPrefix()})
+	other := redisstore.New(redistest.Client(t, addr), redisstore.Options{Prefix: redistest.Prefix()})
 	_, claimed, err = other.Claim(ctx, "sc", "k", []byte("fp"), "other", time.Minute)
 	require.NoError(t, err)
 	assert.True(t, claimed, "a key of another prefix")
@@ -229,7 +211,7 @@ func TestSharedBetweenClients(t *testing.T) {
 func TestKeysAndTTLs(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	client := newClient(t, redistest.Start(t))
+	client := redistest.Client(t, redistest.Start(t))
 	s := redisstore.New(client, redisstore.Options{})
 
 	// A TTL read back is what was set less the time since: at least what was set less all the
@@ -290,8 +272,8 @@ func TestKeysAndTTLs(t *testing.T) {
 func TestMalformed(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	client := newClient(t, redistest.Start(t))
-	prefix := newPrefix()
+	client := redistest.Client(t, redistest.Start(t))
+	prefix := redistest.Prefix()
 	s := redisstore.New(client, redisstore.Options{Prefix: prefix})
 
 	set := func(key string, fields ...any) {
@@ -362,9 +344,9 @@ func TestUnavailable(t *testing.T) {
 func BenchmarkStore(b *testing.B) {
 	ctx := context.Background()
 	var c counter
-	client := newClient(b, redistest.Start(b), &c)
+	client := redistest.Client(b, redistest.Start(b), &c)
 	// Room for every key of the run: the cost measured is of a scope under its quota.
-	s := redisstore.New(client, redisstore.Options{Prefix: newPrefix(), ScopeChallenges: 1 << 30, ScopeRecords: 1 << 30})
+	s := redisstore.New(client, redisstore.Options{Prefix: redistest.Prefix(), ScopeChallenges: 1 << 30, ScopeRecords: 1 << 30})
 	if err := s.Load(ctx); err != nil {
 		b.Fatal(err)
 	}

@@ -28,7 +28,7 @@ func TestClusterStoreWaitsForReplicas(t *testing.T) {
 	t.Parallel()
 	client := newClusterClient(t, redistest.StartCluster(t, 3, 1))
 	storetest.Run(t, func(t *testing.T, l storetest.Limits) (storetest.Stores, func(time.Duration)) {
-		return redisstore.New(client, redisstore.Options{Prefix: newPrefix(), Replicas: 1,
+		return redisstore.New(client, redisstore.Options{Prefix: redistest.Prefix(), Replicas: 1,
 			ScopeChallenges: l.ScopeChallenges, ScopeRecords: l.ScopeRecords}), time.Sleep
 	})
 }
@@ -42,7 +42,7 @@ func TestClusterFailoverUnreplicatedClaimFailsClosed(t *testing.T) {
 	ctx := context.Background()
 	c := redistest.StartCluster(t, 3, 1)
 	client := newClusterClient(t, c)
-	prefix := newPrefix()
+	prefix := redistest.Prefix()
 	s := redisstore.New(client, redisstore.Options{Prefix: prefix, Replicas: 1, ReplicaTimeout: 200 * time.Millisecond})
 	const scope, key = "closed", "k"
 	fp := []byte("fp")
@@ -86,7 +86,7 @@ func TestReplicasWithoutReplicasFailClosed(t *testing.T) {
 	addr := redistest.Start(t)
 	client := redis.NewClient(&redis.Options{Addr: addr})
 	t.Cleanup(func() { client.Close() })
-	prefix := newPrefix()
+	prefix := redistest.Prefix()
 	s := redisstore.New(client, redisstore.Options{Prefix: prefix, Replicas: 1, ReplicaTimeout: 50 * time.Millisecond})
 	_, claimed, err := s.Claim(ctx, "a", "k", []byte("fp"), "o", time.Hour)
 	require.ErrorIs(t, err, redisstore.ErrNotReplicated)
@@ -98,7 +98,7 @@ func TestReplicasWithoutReplicasFailClosed(t *testing.T) {
 	// A ring of shards cannot say which connection wrote a key: refused, not guessed.
 	ring := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": addr}})
 	t.Cleanup(func() { ring.Close() })
-	_, _, err = redisstore.New(ring, redisstore.Options{Prefix: newPrefix(), Replicas: 1}).Claim(ctx, "a", "k", []byte("fp"), "o", time.Hour)
+	_, _, err = redisstore.New(ring, redisstore.Options{Prefix: redistest.Prefix(), Replicas: 1}).Claim(ctx, "a", "k", []byte("fp"), "o", time.Hour)
 	require.ErrorContains(t, err, "Options.Replicas needs")
 	var _ server.IdempotencyStore = s
 }
@@ -114,7 +114,7 @@ func TestClusterFailoverSpentTokenStaysSpent(t *testing.T) {
 	ctx := context.Background()
 	c := redistest.StartCluster(t, 3, 1)
 	client := newClusterClient(t, c)
-	prefix := newPrefix()
+	prefix := redistest.Prefix()
 	const replicaTimeout = 200 * time.Millisecond
 	s := redisstore.New(client, redisstore.Options{Prefix: prefix, Replicas: 1, ReplicaTimeout: replicaTimeout})
 	var runs atomic.Int64
@@ -202,8 +202,8 @@ func TestClusterFailoverSpentTokenStaysSpent(t *testing.T) {
 func TestReplicasWithoutReplicasTakeFailsClosed(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	client := newClient(t, redistest.Start(t))
-	prefix := newPrefix()
+	client := redistest.Client(t, redistest.Start(t))
+	prefix := redistest.Prefix()
 	s := redisstore.New(client, redisstore.Options{Prefix: prefix, Replicas: 1, ReplicaTimeout: 50 * time.Millisecond, ScopeChallenges: 1})
 	require.NoError(t, s.PutChallenge(ctx, "a", "c", []byte("binding"), time.Minute))
 
