@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"slices"
@@ -43,7 +44,11 @@ func (a Action) String() string {
 
 // Limits bound one call. A zero field takes its default.
 type Limits struct {
-	MaxAttempts int           // attempts per call, the first included (default 5)
+	// MaxAttempts bounds the attempts of a call, the first included (default 5). Polls are
+	// not counted, nor up to MaxAttempts refusals that stated their wait (a 429 or a
+	// rate_limit failure with RetryAfter) and were waited out: a server pacing its clients is
+	// not failing, and MaxElapsed bounds the waits.
+	MaxAttempts int
 	MaxElapsed  time.Duration // from the first attempt to the last, next operations included (default 2 min); see Loop.Do
 	MaxWait     time.Duration // the longest single wait, whatever the server asks (default 30 s)
 	MaxDepth    int           // nesting of next operations (default 2)
@@ -87,7 +92,11 @@ func (l Limits) withDefaults() Limits {
 // State is what the decision knows about the call besides the attempt's outcome. The loop
 // fills it; it is exported so that other executors (and tests) can ask the same question.
 type State struct {
-	Attempt     int           // attempts made in this call and its next operations, the one decided on included
+	Attempt int // attempts counted in this call and its next operations, the one decided on included
+	// Throttled: the earlier attempts that were refusals stating their wait (429 or
+	// rate_limit with RetryAfter), waited out and not counted in Attempt (see
+	// Limits.MaxAttempts).
+	Throttled   int
 	Elapsed     time.Duration // since the call began
 	Done        bool          // the context is done
 	HasDeadline bool          // the context has a deadline...
@@ -153,6 +162,9 @@ type Decision struct {
 //     sent again: with the same key it is replayed again (ErrNotRetryable).
 //     A refusal that states its wait (a 429, a 503 or a rate_limit failure with RetryAfter)
 //     is the server pacing its clients, not an outage: the retry budget does not bound it.
+//     Nor does MaxAttempts bound a 429 or rate_limit one, while State.Throttled is under
+//     MaxAttempts: it is not counted in State.Attempt. (A 503's attempts are counted: an
+//     outage that states a wait is still an outage.)
 //  11. Otherwise: stop (ErrNotRetryable).
 //
 // Every step that sends again is bounded, in this order: Limits.MaxAttempts, counted over the
@@ -229,9 +241,13 @@ func Decide(env *Envelope, err error, s *State) Decision {
 			return stop(ErrOutcomeUnknown, "only the status says retryable, the request may have executed, and it is not safe to send twice")
 		}
 		if env.RetryAfter > 0 && rateLimited(env) {
-			// The server paces its clients; its wait is obeyed, and spends no retry budget.
+			// The server paces its clients; its wait is obeyed, and spends no retry budget —
+			// nor an attempt, the first MaxAttempts times a 429 says it.
 			s2 := *s
 			s2.BudgetLeft = true
+			if spared(env, s, lim) {
+				s2.Attempt--
+			}
 			return retry(env.RetryAfter, &s2, lim, "rate limited: retry after the server's stated wait")
 		}
 		return retry(env.RetryAfter, s, lim, "retryable")
@@ -553,11 +569,13 @@ type run struct {
 	// guard: later attempts are bounded by the elapsed budget (Loop.Do, not Client.Do, whose
 	// success body is read after the call returns); bounded is that context once derived.
 	guard bool
-	// polls are the attempts that polled an accepted operation: recorded, not counted
-	// against Limits.MaxAttempts. (Beside guard, in its padding.)
-	polls   int32
-	bounded context.Context
-	cancel  context.CancelFunc
+	// polls are the attempts that polled an accepted operation, and throttled the refusals
+	// that stated their wait and were waited out (see spared): recorded, not counted against
+	// Limits.MaxAttempts. (Beside guard, in its padding.)
+	throttled uint16
+	polls     int32
+	bounded   context.Context
+	cancel    context.CancelFunc
 	// req and first back the common call (one attempt) without allocations of their own, and
 	// key its minted key; lent is what the Client's transports borrow for the call's
 	// attempts, made on first use (Request.borrow). (The run stays within 512 bytes, which
@@ -568,8 +586,9 @@ type run struct {
 	lent  *lent
 }
 
-// tries are the attempts Limits.MaxAttempts counts: every one recorded, but the polls.
-func (r *run) tries() int { return len(r.attempts) - int(r.polls) }
+// tries are the attempts Limits.MaxAttempts counts: every one recorded, but the polls and
+// the throttled.
+func (r *run) tries() int { return len(r.attempts) - int(r.polls) - int(r.throttled) }
 
 func newRun(l *Loop) *run {
 	r := &run{loop: l, start: time.Now()}
@@ -688,7 +707,7 @@ func (r *run) send(ctx context.Context, t Transport, c Call, depth int) (*Respon
 		honoured = honoured || req.KeysHonoured || (resp != nil && resp.Replayed) || (env != nil && keyHeld(env))
 		s := State{
 			// Attempts count over the whole call: next operations spend the same budget.
-			Attempt: r.tries() + 1, Elapsed: since, Depth: depth, Confirmed: confirmed,
+			Attempt: r.tries() + 1, Throttled: int(r.throttled), Elapsed: since, Depth: depth, Confirmed: confirmed,
 			SafeToRepeat: c.Idempotent || (req.IdempotencyKey != "" && honoured), CanRewrite: l.Rewriter != nil,
 			BudgetLeft: l.Budget.available(), Limits: lim, Done: ctx.Err() != nil,
 		}
@@ -702,6 +721,9 @@ func (r *run) send(ctx context.Context, t Transport, c Call, depth int) (*Respon
 			s.Backoff = bo.NextBackOff()
 		}
 		d := Decide(env, err, &s)
+		if d.Action == ActRetry && spared(env, &s, lim) && r.throttled < math.MaxUint16 {
+			r.throttled++
+		}
 		var follow *following
 		if d.Action == ActReturn && resp.Status == http.StatusAccepted && !c.NoPoll {
 			if p, ok := t.(poller); ok {

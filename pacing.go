@@ -74,6 +74,14 @@ func rateLimited(e *Envelope) bool {
 	return e.Status == http.StatusTooManyRequests || e.Status == http.StatusServiceUnavailable || e.Category == CategoryRateLimit
 }
 
+// spared reports whether a refusal is not counted against Limits.MaxAttempts: a 429 or a
+// rate_limit failure that states its wait, while fewer than MaxAttempts were spared in
+// the call. (A 503 is counted: it may be an outage, which MaxAttempts bounds.)
+func spared(e *Envelope, s *State, lim Limits) bool {
+	return e != nil && e.RetryAfter > 0 && (e.Status == http.StatusTooManyRequests || e.Category == CategoryRateLimit) &&
+		s.Throttled < lim.MaxAttempts
+}
+
 // pace asks the pacer, before an attempt of c, leave to send it, and waits for the time the
 // pacer names until it gives leave: a refusal another call got meanwhile may have moved it
 // later. It returns how long it waited, and whether the pacer counted the attempt (then

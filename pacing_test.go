@@ -461,3 +461,52 @@ func TestPacingReadsRemaining(t *testing.T) {
 		})
 	}
 }
+
+// A refusal that states its wait is the server pacing its clients: the loop waits it out
+// without spending an attempt, up to MaxAttempts such refusals in a call. A 503 spends one
+// however it states its wait, so that an outage stays bounded by MaxAttempts.
+func TestRefusalsThatStateTheirWaitSpendNoAttempt(t *testing.T) {
+	t.Parallel()
+	const max = remedy.DefaultMaxAttempts
+	for _, tc := range []struct {
+		name     string
+		status   int
+		refusals int // then 200; -1: refused for good
+		attempts int
+		cause    error
+	}{
+		{"a 429 more times than MaxAttempts, then success", 429, max + 3, max + 4, nil},
+		{"a 429 for good stops after MaxAttempts more", 429, -1, 2 * max, remedy.ErrAttemptsExhausted},
+		{"a 503 for good is bounded by MaxAttempts", 503, -1, max, remedy.ErrAttemptsExhausted},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var n atomic.Int32
+				tr := remedy.TransportFunc(func(ctx context.Context, req *remedy.Request) (*remedy.Response, error) {
+					if tc.refusals >= 0 && int(n.Add(1)) > tc.refusals {
+						return ok200(nil), nil
+					}
+					code := "rate_limited"
+					if tc.status == http.StatusServiceUnavailable {
+						code = "unavailable" // S3's 503 SlowDown is a rate limit, and spared
+					}
+					body := []byte(`{"error":{"code":"` + code + `","message":"later","retryable":true,"retry_after_ms":100}}`)
+					env, ok := remedy.Parse(tc.status, nil, body)
+					require.True(t, ok)
+					return &remedy.Response{Status: tc.status, Body: body, Envelope: env}, nil
+				})
+				loop := remedy.Loop{Transport: tr, Budget: remedy.NewRetryBudget(1, 0)}
+				resp, err := loop.Do(context.Background(), remedy.Call{Operation: "op", Idempotent: true})
+				if tc.cause == nil {
+					require.NoError(t, err)
+					assert.Len(t, resp.Attempts, tc.attempts)
+					return
+				}
+				var ce *remedy.CallError
+				require.ErrorAs(t, err, &ce)
+				assert.ErrorIs(t, err, tc.cause)
+				assert.Len(t, ce.Attempts, tc.attempts)
+			})
+		})
+	}
+}
