@@ -556,7 +556,3 @@ func (t opTransport) poll(ctx context.Context, req *Request, u *url.URL) (*Respo
 	}
 	return readResponse(hresp, maxBody, c.maxResult, new(Response))
 }
-
-// WithoutPolling returns an accepted answer (202) as the call's result, as is, instead of
-// polling the operation's status (see Operation.NoPoll).
-func WithoutPolling() CallOption { return CallOption{noPoll: true} }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
@@ -15,8 +14,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-
-	"github.com/cenkalti/backoff/v4"
 
 	"github.com/remedy-go/remedy/internal/httpop"
 	"github.com/remedy-go/remedy/internal/sent"
@@ -132,151 +129,10 @@ type registered struct {
 	fixed *http.Request
 }
 
-// Option configures a Client (and NewRoundTripper).
-type Option func(*clientConfig) error
-
-type clientConfig struct {
-	hc        *http.Client
-	base      string
-	ops       []Operation
-	loop      Loop
-	maxResult int64
-	keys      KeySupport
-}
-
-// WithHTTPClient sends through hc (default http.DefaultClient). The client is copied, not
-// changed: its redirect policy is wrapped so that idempotency keys and confirmation tokens
-// never follow a redirect to another host.
-//
-// A request that is not safe to send twice — its method is not idempotent, and its key is not
-// known honoured (see WithIdempotencyKeys) — carries its key in the Header map as
-// "idempotency-key", the same header on the wire, so that hc's Transport does not resend it
-// on its own; a RoundTripper or CheckRedirect of hc that reads the key should look it up in
-// any case (Header.Get does not find it).
-func WithHTTPClient(hc *http.Client) Option {
-	return func(c *clientConfig) error {
-		if hc == nil {
-			return errors.New("WithHTTPClient: nil client")
-		}
-		c.hc = hc
-		return nil
-	}
-}
-
-// WithBaseURL is the URL registered operations' paths are under.
-func WithBaseURL(u string) Option { return func(c *clientConfig) error { c.base = u; return nil } }
-
-// WithOperations registers operations, as Register does. Two operations of one name, in one
-// WithOperations or several, make NewClient fail (Register, later, replaces one by name).
-func WithOperations(ops ...Operation) Option {
-	return func(c *clientConfig) error { c.ops = append(c.ops, ops...); return nil }
-}
-
-// WithRewriter repairs arguments when a failure names the fix (e.g. DefaultRewriter).
-func WithRewriter(r Rewriter) Option {
-	return func(c *clientConfig) error { c.loop.Rewriter = r; return nil }
-}
-
-// WithRewritePolicy decides the repairs that change what a call means (default SafeRewrites:
-// none is sent; the call stops with ErrRewriteRefused and the proposal).
-func WithRewritePolicy(p RewritePolicy) Option {
-	return func(c *clientConfig) error { c.loop.Rewrites = p; return nil }
-}
-
-// WithConfirmPolicy decides confirmation challenges (default RefuseAll).
-func WithConfirmPolicy(p ConfirmPolicy) Option {
-	return func(c *clientConfig) error { c.loop.Confirm = p; return nil }
-}
-
-// WithLimits bounds every call (zero fields keep their defaults).
-func WithLimits(l Limits) Option {
-	return func(c *clientConfig) error { c.loop.Limits = l; return nil }
-}
-
-// WithBackoff makes each call's backoff between transient retries.
-func WithBackoff(f func() backoff.BackOff) Option {
-	return func(c *clientConfig) error { c.loop.Backoff = f; return nil }
-}
-
-// WithRetryBudget shares b among the client's calls (default DefaultRetryBudget: 10 tokens,
-// 0.1 refunded per success). nil turns the client-wide budget off.
-func WithRetryBudget(b *RetryBudget) Option {
-	return func(c *clientConfig) error { c.loop.Budget = b; return nil }
-}
-
-// WithPacer paces the client's calls with p (see Pacer): a MemoryPacer of the client's own by
-// default; one shared with other clients (remedy.NewPacer()) or with other processes (package
-// redispacer) paces them together. nil, like Unpaced, turns pacing off: every call is sent at
-// once, whatever a server said to another.
-func WithPacer(p Pacer) Option {
-	return func(c *clientConfig) error {
-		if p == nil {
-			p = Unpaced
-		}
-		c.loop.Pacer = p
-		return nil
-	}
-}
-
-// WithLogger logs every attempt at debug level.
-func WithLogger(l *slog.Logger) Option {
-	return func(c *clientConfig) error { c.loop.Logger = l; return nil }
-}
-
-// WithIdempotencyKeys says what is known of the server's support for idempotency keys, for
-// every operation whose own Operation.Keys is KeysUnknown and for the raw requests of Do and
-// NewRoundTripper (default KeysUnknown: keys are sent, and counted on only for the
-// operations that declare them or show them honoured).
-//
-// KeysHonoured declares that the whole server honours keys: a non-idempotent request whose
-// answer was lost after it was written is sent again with its key. Declare it only for a
-// server that replays a repeated key (most APIs ignore the header, and then the repeat is a
-// second execution). KeysOff sends no key at all, for a server that refuses the header.
-// Whatever the support, a request that failed before any of it was written is sent again,
-// and one that is not safe to repeat is never sent twice by net/http on its own.
-func WithIdempotencyKeys(k KeySupport) Option {
-	return func(c *clientConfig) error {
-		if k > KeysOff {
-			return fmt.Errorf("WithIdempotencyKeys: %v is not a KeySupport", k)
-		}
-		c.keys = k
-		return nil
-	}
-}
-
-// WithSchemaCheck says what a call does, before its first request, with arguments that break
-// its operation's schema (Operation.Parameters): CheckRepair (the default) repairs them when
-// nothing the call means changes and sends them either way, CheckStrict stops the call with
-// ErrInvalidArguments instead of sending them unrepaired, CheckOff sends them unchecked. See
-// SchemaCheck.
-func WithSchemaCheck(s SchemaCheck) Option {
-	return func(c *clientConfig) error {
-		if s > CheckOff {
-			return fmt.Errorf("WithSchemaCheck: %v is not a SchemaCheck", s)
-		}
-		c.loop.Check = s
-		return nil
-	}
-}
-
-// WithMaxResult bounds the success body Call reads (default DefaultMaxResult).
-func WithMaxResult(n int64) Option {
-	return func(c *clientConfig) error { c.maxResult = n; return nil }
-}
-
-func configure(opts []Option) (*clientConfig, error) {
-	cfg := &clientConfig{loop: Loop{Budget: DefaultRetryBudget(), Pacer: NewPacer()}, maxResult: DefaultMaxResult}
-	for _, o := range opts {
-		if err := o(cfg); err != nil {
-			return nil, fmt.Errorf("remedy: %w", err)
-		}
-	}
-	return cfg, nil
-}
-
-// NewClient returns a client configured by opts.
+// NewClient returns a client with the defaults every entry point has (see Option), changed by
+// opts.
 func NewClient(opts ...Option) (*Client, error) {
-	cfg, err := configure(opts)
+	cfg, err := configure(scopeClient, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -306,6 +162,15 @@ func NewClient(opts ...Option) (*Client, error) {
 	}
 	c.loop.Transport = opTransport{c}
 	c.loop.Registered = c.registered
+	if allow := cfg.next; allow != nil {
+		c.loop.Registered = func(name string) (ok, idempotent bool) {
+			ok, idempotent = c.registered(name)
+			if a, _ := allow(name); !a {
+				return false, false
+			}
+			return ok, idempotent
+		}
+	}
 	return c, nil
 }
 
@@ -368,30 +233,19 @@ func (c *Client) keysFor(op *registered) KeySupport {
 	return k
 }
 
-// CallOption adjusts one call. (A value, not a function, so that a call's options cost no
-// allocation.)
-type CallOption struct {
-	key, token string
-	noPoll     bool
-}
-
-// WithIdempotencyKey sends key, as is, instead of a minted one.
-func WithIdempotencyKey(key string) CallOption { return CallOption{key: key} }
-
-// WithConfirmationToken sends a token the caller approved (CallError.Challenge.Token) with
-// the first attempt. The arguments must be the ones the challenge was for.
-func WithConfirmationToken(token string) CallOption { return CallOption{token: token} }
-
 // Call runs the registered operation name with args: nil (no arguments, as is a nil
 // json.RawMessage or []byte), a JSON object as json.RawMessage or []byte, or any value that
 // encodes to a JSON object. It returns the success (Body is the
 // result as sent), or a *CallError saying why it stopped.
-func (c *Client) Call(ctx context.Context, name string, args any, opts ...CallOption) (*Response, error) {
+//
+// opts are the options of one call (WithIdempotencyKey, WithConfirmationToken, WithLimits,
+// WithRewriter, …: see Option), on top of the client's.
+func (c *Client) Call(ctx context.Context, name string, args any, opts ...Option) (*Response, error) {
 	op, ok := c.op(name)
 	if !ok {
 		return nil, &CallError{Operation: name, Cause: ErrNotRetryable, Detail: "operation not registered with the client"}
 	}
-	call, err := NewCall(name, args, opts...)
+	call, err := NewCall(name, args)
 	if err != nil {
 		return nil, err
 	}
@@ -403,30 +257,20 @@ func (c *Client) Call(ctx context.Context, name string, args any, opts ...CallOp
 	if s := op.scope.Load(); s != nil {
 		call.scope = *s
 	}
-	return c.loop.Do(ctx, call)
+	return c.loop.Do(ctx, call, opts...)
 }
 
 // NewCall makes the Call of operation with args (as Client.Call takes them: nil, a JSON
-// object as json.RawMessage or []byte, or any value that encodes to a JSON object) and opts,
-// for a Loop of the caller's own (package mcp's, for one). Arguments that are not a JSON
-// object are a *CallError wrapping ErrInvalidArguments.
-func NewCall(operation string, args any, opts ...CallOption) (Call, error) {
+// object as json.RawMessage or []byte, or any value that encodes to a JSON object), for a
+// Loop of the caller's own (package mcp's, for one). Arguments that are not a JSON object are
+// a *CallError wrapping ErrInvalidArguments.
+func NewCall(operation string, args any) (Call, error) {
 	raw, err := encodeArgs(args)
 	if err != nil {
 		return Call{}, &CallError{Operation: operation, Cause: ErrInvalidArguments, Detail: "the arguments are not a JSON object",
 			Err: &ArgumentsError{Issues: []Issue{{Code: "not_object", Message: err.Error()}}}}
 	}
-	call := Call{Operation: operation, Args: raw, checked: true}
-	for _, o := range opts {
-		if o.key != "" {
-			call.IdempotencyKey = o.key
-		}
-		if o.token != "" {
-			call.ConfirmationToken = o.token
-		}
-		call.NoPoll = call.NoPoll || o.noPoll
-	}
-	return call, nil
+	return Call{Operation: operation, Args: raw, checked: true}, nil
 }
 
 func encodeArgs(args any) (json.RawMessage, error) {

@@ -86,11 +86,6 @@ type CallEnd struct {
 	HasBudget    bool
 }
 
-// WithHooks observes every call and attempt of the client with h (see Hooks).
-func WithHooks(h Hooks) Option {
-	return func(c *clientConfig) error { c.loop.Hooks = h; return nil }
-}
-
 // callHooked reports whether a hook of the call itself is set (the attempts' are asked where they run).
 func (h *Hooks) callHooked() bool { return h.CallStart != nil || h.CallEnd != nil }
 

@@ -512,9 +512,17 @@ type Loop struct {
 // never answers cannot hold a retrying call longer. The first attempt runs under ctx as
 // given, as a plain net/http request would, so that a call that succeeds at once pays for
 // no timer: bound it with a deadline on ctx or a Timeout on the http.Client.
-func (l *Loop) Do(ctx context.Context, c Call) (*Response, error) {
+//
+// opts are the options of one call (see Option), on top of the loop's.
+func (l *Loop) Do(ctx context.Context, c Call, opts ...Option) (*Response, error) {
 	if l.Transport == nil {
 		return nil, errors.New("remedy: Loop.Transport is nil")
+	}
+	if len(opts) > 0 {
+		var err error
+		if l, err = l.with(&c, opts); err != nil {
+			return nil, err
+		}
 	}
 	r := newRun(l)
 	r.guard = true

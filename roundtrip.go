@@ -150,16 +150,14 @@ func (t *rawTransport) closeLast() {
 // A redirect is followed by the http.Client above, not here; use NewClient's Do to have keys
 // and tokens dropped on redirects to another host.
 func NewRoundTripper(base http.RoundTripper, opts ...Option) (http.RoundTripper, error) {
-	cfg, err := configure(opts)
+	cfg, err := configure(scopeRoundTripper, opts)
 	if err != nil {
 		return nil, err
 	}
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	loop := cfg.loop
-	loop.Rewriter, loop.Confirm, loop.Registered = nil, RefuseAll, nil
-	return &roundTripper{base: base, loop: loop, keys: cfg.keys}, nil
+	return &roundTripper{base: base, loop: cfg.loop, keys: cfg.keys}, nil
 }
 
 type roundTripper struct {

@@ -12,7 +12,7 @@ import (
 // Client runs calls of a session's tools through a remedy.Loop. It is safe for concurrent
 // use.
 type Client struct {
-	loop remedy.Loop
+	loop *remedy.Loop
 	t    *Transport
 	// origin is the key the server's calls are paced under (remedy.Call.Origin): "mcp:" and
 	// the name the server gave in its initialize answer, so that clients sharing a pacer pace
@@ -20,23 +20,30 @@ type Client struct {
 	origin string
 }
 
-// NewClient lists the session's tools and returns a client that runs them through loop: its
-// Rewriter, ConfirmPolicy, Limits, Budget and hooks as given, its Transport set to a
-// Transport over the session, its Registered, when nil, to the tools the server listed
-// (a failure's next_operation runs one of them, and nothing else), and its Pacer, when nil, to
-// a remedy.MemoryPacer of its own: a rate-limited tool call's stated wait holds the client's
-// other calls to the server (remedy.Unpaced turns pacing off).
-func NewClient(ctx context.Context, session *sdk.ClientSession, loop remedy.Loop) (*Client, error) {
+// NewClient lists the session's tools and returns a client that runs them through a loop with
+// the defaults every remedy entry point has (see remedy.Option), changed by opts. A failure's
+// next_operation may run a tool the server listed, and nothing else (remedy.WithNextOperations
+// with Only narrows them); a rate-limited tool call's stated wait holds the client's other
+// calls to the server (remedy.WithPacer shares the pacer, or turns pacing off).
+func NewClient(ctx context.Context, session *sdk.ClientSession, opts ...remedy.Option) (*Client, error) {
 	t := NewTransport(session)
+	loop, err := remedy.NewLoop(t, opts...)
+	if err != nil {
+		return nil, err
+	}
 	if _, err := t.Load(ctx); err != nil {
 		return nil, err
 	}
-	loop.Transport = t
-	if loop.Registered == nil {
+	if allow := loop.Registered; allow != nil {
+		loop.Registered = func(name string) (ok, idempotent bool) {
+			ok, idempotent = t.Registered(name)
+			if a, _ := allow(name); !a {
+				return false, false
+			}
+			return ok, idempotent
+		}
+	} else {
 		loop.Registered = t.Registered
-	}
-	if loop.Pacer == nil {
-		loop.Pacer = remedy.NewPacer()
 	}
 	c := &Client{loop: loop, t: t}
 	if init := session.InitializeResult(); init != nil && init.ServerInfo != nil && init.ServerInfo.Name != "" {
@@ -53,15 +60,18 @@ func (c *Client) Transport() *Transport { return c.t }
 // returns the success (Body is the tool's result) or a *remedy.CallError saying why it
 // stopped. The arguments are checked against the tool's input schema, as tools/list gave it,
 // before the call is sent (see remedy.Loop.Check).
-func (c *Client) Call(ctx context.Context, tool string, args any, opts ...remedy.CallOption) (*remedy.Response, error) {
-	call, err := remedy.NewCall(tool, args, opts...)
+//
+// opts are the options of one call (remedy.WithIdempotencyKey, remedy.WithLimits, …), on top
+// of the client's.
+func (c *Client) Call(ctx context.Context, tool string, args any, opts ...remedy.Option) (*remedy.Response, error) {
+	call, err := remedy.NewCall(tool, args)
 	if err != nil {
 		return nil, err
 	}
 	_, call.Idempotent = c.t.Registered(tool)
 	call.Schema = c.t.argsSchema(tool)
 	call.Origin = c.origin
-	return c.loop.Do(ctx, call)
+	return c.loop.Do(ctx, call, opts...)
 }
 
 // Toolset offers the session's tools, as last listed, to a model (see remedy.Toolset): their
@@ -73,8 +83,9 @@ func (c *Client) Toolset(opts remedy.ToolOptions) *remedy.Toolset {
 	}, opts)
 }
 
-// Only approves the named tools, and no other, as a failure's next_operation: a
-// remedy.Loop.Registered narrower than every tool the server lists.
+// Only approves the named tools, and no other, as a failure's next_operation, for
+// remedy.WithNextOperations: mcp.NewClient(ctx, session, remedy.WithNextOperations(mcp.Only("add_item")))
+// runs no other tool the server lists.
 func Only(names ...string) func(name string) (ok, idempotent bool) {
 	allowed := make(map[string]bool, len(names))
 	for _, n := range names {
