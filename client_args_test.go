@@ -55,8 +55,7 @@ func TestCallNilArgumentsRepaired(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	c, err := remedy.NewClient(remedy.WithBaseURL(srv.URL),
-		remedy.WithOperations(remedy.Operation{Name: "report", Method: "GET", Path: "/v1/report"}),
-		remedy.WithRewriter(remedy.DefaultRewriter))
+		remedy.WithOperations(remedy.Operation{Name: "report", Method: "GET", Path: "/v1/report"}))
 	if err != nil {
 		t.Fatal(err)
 	}

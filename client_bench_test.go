@@ -338,7 +338,7 @@ func BenchmarkSchemaCheck(b *testing.B) {
 	})
 
 	srv, hc, _, _ := benchOrders(b)
-	c, err := remedy.NewClient(remedy.WithHTTPClient(hc), remedy.WithBaseURL(srv.URL), remedy.WithRewriter(remedy.DefaultRewriter),
+	c, err := remedy.NewClient(remedy.WithHTTPClient(hc), remedy.WithBaseURL(srv.URL),
 		remedy.WithOperations(remedy.Operation{Name: "plain", Path: "/v1/orders"},
 			remedy.Operation{Name: "checked", Path: "/v1/orders", Parameters: []byte(ordersSchema)}))
 	if err != nil {

@@ -16,12 +16,13 @@
 // [Client.LoadOpenAPI]) runs each [Client.Call] through the loop: transient failures retried
 // when and as the server says, repairs made by a [Rewriter] within a [RewritePolicy],
 // confirmations decided by a [ConfirmPolicy], idempotency keys attached so that no retry
-// executes twice. [Loop] is the same engine for any other transport (package mcp uses it for
-// MCP tool calls), configured by its fields. [Toolset] offers the operations to a model as
-// tools and runs the model's calls.
+// executes twice. [NewLoop] is the same engine for any other transport (package mcp uses it
+// for MCP tool calls). [Toolset] offers the operations to a model as tools and runs the
+// model's calls.
 //
-// Each constructor takes options of its own type, all named WithX: [Option] for NewClient,
-// [CallOption] for one call, [ParseOption] for ParseResponse. Elsewhere: package server is the
+// One [Option] type configures every entry point — NewClient, NewRoundTripper, NewLoop and
+// package mcp's NewClient — and each call, and every entry point starts from the same
+// defaults (listed at Option). [ParseOption] bounds ParseResponse. Elsewhere: package server is the
 // reference server, package conformance the kit that tests a server against the contract,
 // package retryable the adapter for go-retryablehttp.
 package remedy

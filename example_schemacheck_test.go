@@ -35,7 +35,6 @@ func ExampleWithSchemaCheck() {
 	c, err := remedy.NewClient(
 		remedy.WithBaseURL(srv.URL),
 		remedy.WithOperations(paint),
-		remedy.WithRewriter(remedy.DefaultRewriter),
 		remedy.WithSchemaCheck(remedy.CheckStrict),
 	)
 	if err != nil {

@@ -14,7 +14,8 @@ import (
 
 // Offer a client's operations to a model as tools, and run the model's tool calls through the
 // loop. The server here refuses a currency the way the reference server does; with no
-// rewriter configured, the failure goes back to the model as repair text.
+// rewriter (WithRewriter(nil): by default the loop would make this lossless repair itself),
+// the failure goes back to the model as repair text.
 func ExampleToolset() {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -31,7 +32,7 @@ func ExampleToolset() {
 	}))
 	defer srv.Close()
 
-	c, _ := remedy.NewClient(remedy.WithBaseURL(srv.URL), remedy.WithOperations(remedy.Operation{
+	c, _ := remedy.NewClient(remedy.WithBaseURL(srv.URL), remedy.WithRewriter(nil), remedy.WithOperations(remedy.Operation{
 		Name: "create_invoice", Method: "POST", Path: "/v1/invoices",
 		Description: "Create a draft invoice.",
 		Parameters:  json.RawMessage(`{"type":"object","properties":{"currency":{"enum":["usd","eur"]},"amount":{"type":"integer"}}}`),

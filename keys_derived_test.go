@@ -44,7 +44,7 @@ func TestRepairedPayloadKeyDerivedFromCallers(t *testing.T) {
 		w.Write([]byte(`{"id":"ch_1"}`))
 	}))
 	t.Cleanup(srv.Close)
-	c, err := remedy.NewClient(remedy.WithBaseURL(srv.URL), remedy.WithRewriter(remedy.DefaultRewriter),
+	c, err := remedy.NewClient(remedy.WithBaseURL(srv.URL),
 		remedy.WithOperations(remedy.Operation{Name: "charge", Method: "POST", Path: "/v1/charges", Keys: remedy.KeysHonoured}))
 	require.NoError(t, err)
 	call := func(key string) {

@@ -331,8 +331,7 @@ func TestKeysOff(t *testing.T) {
 			}
 			reply(w, 200, `{}`)
 		})
-		c := newClient(t, srv, remedy.WithOperations(opSendSMS), remedy.WithIdempotencyKeys(remedy.KeysOff),
-			remedy.WithRewriter(remedy.DefaultRewriter))
+		c := newClient(t, srv, remedy.WithOperations(opSendSMS), remedy.WithIdempotencyKeys(remedy.KeysOff))
 		_, err := c.Call(context.Background(), "send_sms", json.RawMessage(`{"to":"5550100"}`), remedy.WithIdempotencyKey("mine"))
 		require.NoError(t, err)
 		mu.Lock()

@@ -77,7 +77,6 @@ func TestModelTextNeverHoldsASecret(t *testing.T) {
 		approve := rng.IntN(2) == 0
 		opts := []remedy.Option{
 			remedy.WithOperations(modelTextOps...),
-			remedy.WithRewriter(remedy.DefaultRewriter),
 			remedy.WithLimits(remedy.Limits{MaxAttempts: 1 + rng.IntN(5)}),
 			remedy.WithConfirmPolicy(remedy.ConfirmFunc(func(context.Context, *remedy.Challenge) (bool, error) { return approve, nil })),
 		}

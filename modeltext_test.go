@@ -62,7 +62,6 @@ func modelTextScenarios() []modelTextScenario {
 		{name: "rewrite_gave_up", tool: "create_invoice", args: `{"amount":5}`, want: remedy.ErrRewriteGaveUp, sent: 1,
 			respond: fixed(422, `{"error":{"statusCode":422,"code":"invalid_body","message":"customer_id is required","issues":[{"path":["customer_id"],"code":"required","message":"customer_id is required"}]}}`)},
 		{name: "rewrite_refused", tool: "create_invoice", args: `{"customer_id":"cus_1","amount":5000}`, want: remedy.ErrRewriteRefused, sent: 1,
-			opts:    []remedy.Option{remedy.WithRewriter(remedy.DefaultRewriter)},
 			respond: fixed(422, `{"error":{"statusCode":422,"code":"invalid_body","message":"amount must be at most 1000","issues":[{"path":["amount"],"code":"maximum","message":"amount must be at most 1000","expected":{"maximum":1000},"received":5000}]}}`)},
 		{name: "not_retryable", tool: "get_invoice", args: `{"id":"in_404"}`, want: remedy.ErrNotRetryable, sent: 1,
 			respond: fixed(404, `{"error":{"statusCode":404,"code":"not_found","message":"no invoice in_404"}}`)},

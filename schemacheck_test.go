@@ -80,7 +80,7 @@ func TestSchemaCheckRepairsBeforeSending(t *testing.T) {
 	t.Run("with the schema", func(t *testing.T) {
 		t.Parallel()
 		srv := newPaintServer(t, 100)
-		c := newClient(t, srv.scripted, remedy.WithOperations(opPaint), remedy.WithRewriter(remedy.DefaultRewriter))
+		c := newClient(t, srv.scripted, remedy.WithOperations(opPaint))
 		resp, err := c.Call(context.Background(), "paint", args)
 		require.NoError(t, err)
 		reqs := srv.requests()
@@ -99,7 +99,7 @@ func TestSchemaCheckRepairsBeforeSending(t *testing.T) {
 		srv := newPaintServer(t, 100)
 		op := opPaint
 		op.Parameters = nil
-		c := newClient(t, srv.scripted, remedy.WithOperations(op), remedy.WithRewriter(remedy.DefaultRewriter))
+		c := newClient(t, srv.scripted, remedy.WithOperations(op))
 		_, err := c.Call(context.Background(), "paint", args)
 		ce := callError(t, err, remedy.ErrNotRetryable)
 		require.Len(t, ce.Attempts, 1)
@@ -112,7 +112,7 @@ func TestSchemaCheckRepairsBeforeSending(t *testing.T) {
 		// The server takes "RED" too, contradicting its schema: the repair is lossless, and
 		// made all the same — the call means what it meant.
 		srv := newScripted(t, func(w http.ResponseWriter, r *http.Request, n int) { reply(w, 201, bodyOK) })
-		c := newClient(t, srv, remedy.WithOperations(opPaint), remedy.WithRewriter(remedy.DefaultRewriter))
+		c := newClient(t, srv, remedy.WithOperations(opPaint))
 		_, err := c.Call(context.Background(), "paint", args)
 		require.NoError(t, err)
 		reqs := srv.requests()
@@ -122,7 +122,7 @@ func TestSchemaCheckRepairsBeforeSending(t *testing.T) {
 	t.Run("check off", func(t *testing.T) {
 		t.Parallel()
 		srv := newPaintServer(t, 100)
-		c := newClient(t, srv.scripted, remedy.WithOperations(opPaint), remedy.WithRewriter(remedy.DefaultRewriter),
+		c := newClient(t, srv.scripted, remedy.WithOperations(opPaint),
 			remedy.WithSchemaCheck(remedy.CheckOff))
 		_, err := c.Call(context.Background(), "paint", args)
 		callError(t, err, remedy.ErrNotRetryable)
@@ -142,7 +142,7 @@ func TestSchemaCheckLossyViolation(t *testing.T) {
 	t.Run("repair sends it unchanged", func(t *testing.T) {
 		t.Parallel()
 		srv := newPaintServer(t, 1000)
-		c := newClient(t, srv.scripted, remedy.WithOperations(opPaint), remedy.WithRewriter(remedy.DefaultRewriter))
+		c := newClient(t, srv.scripted, remedy.WithOperations(opPaint))
 		resp, err := c.Call(context.Background(), "paint", args)
 		require.NoError(t, err)
 		reqs := srv.requests()
@@ -153,7 +153,7 @@ func TestSchemaCheckLossyViolation(t *testing.T) {
 	t.Run("strict stops before sending", func(t *testing.T) {
 		t.Parallel()
 		srv := newPaintServer(t, 1000)
-		c := newClient(t, srv.scripted, remedy.WithOperations(opPaint), remedy.WithRewriter(remedy.DefaultRewriter),
+		c := newClient(t, srv.scripted, remedy.WithOperations(opPaint),
 			remedy.WithSchemaCheck(remedy.CheckStrict))
 		_, err := c.Call(context.Background(), "paint", args)
 		ce := callError(t, err, remedy.ErrInvalidArguments)
@@ -178,7 +178,7 @@ func TestSchemaCheckLossyViolation(t *testing.T) {
 	t.Run("an approved clamp is applied before sending", func(t *testing.T) {
 		t.Parallel()
 		srv := newPaintServer(t, 1000)
-		c := newClient(t, srv.scripted, remedy.WithOperations(opPaint), remedy.WithRewriter(remedy.DefaultRewriter),
+		c := newClient(t, srv.scripted, remedy.WithOperations(opPaint),
 			remedy.WithRewritePolicy(remedy.AllRewrites))
 		resp, err := c.Call(context.Background(), "paint", args)
 		require.NoError(t, err)
@@ -192,7 +192,7 @@ func TestSchemaCheckLossyViolation(t *testing.T) {
 	t.Run("strict without a rewriter", func(t *testing.T) {
 		t.Parallel()
 		srv := newPaintServer(t, 1000)
-		c := newClient(t, srv.scripted, remedy.WithOperations(opPaint), remedy.WithSchemaCheck(remedy.CheckStrict))
+		c := newClient(t, srv.scripted, remedy.WithOperations(opPaint), remedy.WithRewriter(nil), remedy.WithSchemaCheck(remedy.CheckStrict))
 		_, err := c.Call(context.Background(), "paint", json.RawMessage(`{"color":"RED","quantity":5}`))
 		ce := callError(t, err, remedy.ErrInvalidArguments)
 		assert.Empty(t, srv.requests())
@@ -202,7 +202,7 @@ func TestSchemaCheckLossyViolation(t *testing.T) {
 	t.Run("repair without a rewriter sends it", func(t *testing.T) {
 		t.Parallel()
 		srv := newPaintServer(t, 1000)
-		c := newClient(t, srv.scripted, remedy.WithOperations(opPaint))
+		c := newClient(t, srv.scripted, remedy.WithOperations(opPaint), remedy.WithRewriter(nil))
 		_, err := c.Call(context.Background(), "paint", json.RawMessage(`{"color":"RED","quantity":5}`))
 		callError(t, err, remedy.ErrNotRetryable)
 		reqs := srv.requests()
@@ -224,7 +224,7 @@ func TestSchemaCheckServerFactsWin(t *testing.T) {
 		}
 		reply(w, 201, `{"id":"p_1"}`)
 	})
-	c := newClient(t, srv, remedy.WithOperations(opPaint), remedy.WithRewriter(remedy.DefaultRewriter))
+	c := newClient(t, srv, remedy.WithOperations(opPaint))
 	resp, err := c.Call(context.Background(), "paint", json.RawMessage(`{"color":"red","quantity":5}`))
 	require.NoError(t, err)
 	reqs := srv.requests()
@@ -279,7 +279,7 @@ func TestSchemaCheckIdempotencyKeys(t *testing.T) {
 	t.Run("caller's key", func(t *testing.T) {
 		t.Parallel()
 		srv := newPaintServer(t, 100)
-		c := newClient(t, srv.scripted, remedy.WithOperations(opPaint), remedy.WithRewriter(remedy.DefaultRewriter))
+		c := newClient(t, srv.scripted, remedy.WithOperations(opPaint))
 		for range 2 {
 			_, err := c.Call(context.Background(), "paint", args, remedy.WithIdempotencyKey("caller-key-1"))
 			require.NoError(t, err)
@@ -297,7 +297,7 @@ func TestSchemaCheckIdempotencyKeys(t *testing.T) {
 	t.Run("minted key", func(t *testing.T) {
 		t.Parallel()
 		srv := newPaintServer(t, 100)
-		c := newClient(t, srv.scripted, remedy.WithOperations(opPaint), remedy.WithRewriter(remedy.DefaultRewriter))
+		c := newClient(t, srv.scripted, remedy.WithOperations(opPaint))
 		resp, err := c.Call(context.Background(), "paint", args)
 		require.NoError(t, err)
 		reqs := srv.requests()
@@ -308,7 +308,7 @@ func TestSchemaCheckIdempotencyKeys(t *testing.T) {
 	t.Run("keys off", func(t *testing.T) {
 		t.Parallel()
 		srv := newPaintServer(t, 100)
-		c := newClient(t, srv.scripted, remedy.WithOperations(opPaint), remedy.WithRewriter(remedy.DefaultRewriter),
+		c := newClient(t, srv.scripted, remedy.WithOperations(opPaint),
 			remedy.WithIdempotencyKeys(remedy.KeysOff))
 		_, err := c.Call(context.Background(), "paint", args, remedy.WithIdempotencyKey("caller-key-1"))
 		require.NoError(t, err)
@@ -325,7 +325,7 @@ func TestSchemaCheckHooks(t *testing.T) {
 	srv := newPaintServer(t, 100)
 	var ends []remedy.Attempt
 	var rewritten []bool
-	c := newClient(t, srv.scripted, remedy.WithOperations(opPaint), remedy.WithRewriter(remedy.DefaultRewriter),
+	c := newClient(t, srv.scripted, remedy.WithOperations(opPaint),
 		remedy.WithHooks(remedy.Hooks{
 			AttemptStart: func(ctx context.Context, s *remedy.AttemptStart) context.Context {
 				rewritten = append(rewritten, s.Rewritten)
@@ -347,7 +347,7 @@ func TestSchemaCheckHooks(t *testing.T) {
 func TestSchemaCheckSkipsConfirmedCall(t *testing.T) {
 	t.Parallel()
 	srv := newScripted(t, func(w http.ResponseWriter, r *http.Request, n int) { reply(w, 201, bodyOK) })
-	c := newClient(t, srv, remedy.WithOperations(opPaint), remedy.WithRewriter(remedy.DefaultRewriter),
+	c := newClient(t, srv, remedy.WithOperations(opPaint),
 		remedy.WithSchemaCheck(remedy.CheckStrict))
 	args := `{"color":"RED","quantity":5}`
 	_, err := c.Call(context.Background(), "paint", json.RawMessage(args), remedy.WithConfirmationToken("tok_1"))
@@ -406,7 +406,7 @@ func TestSchemaCheckHostileSchemas(t *testing.T) {
 			srv := newScripted(t, func(w http.ResponseWriter, r *http.Request, n int) { reply(w, 201, bodyOK) })
 			op := opPaint
 			op.Parameters = json.RawMessage(tc.schema)
-			c := newClient(t, srv, remedy.WithOperations(op), remedy.WithRewriter(remedy.DefaultRewriter))
+			c := newClient(t, srv, remedy.WithOperations(op))
 			args := `{"color":"RED","quantity":5,"deep":` + strings.Repeat(`[`, 60) + strings.Repeat(`]`, 60) + `}`
 			_, err := c.Call(context.Background(), "paint", json.RawMessage(args))
 			require.NoError(t, err)
@@ -444,7 +444,7 @@ func TestSchemaCheckOpenAPI30(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			srv := newScripted(t, func(w http.ResponseWriter, r *http.Request, n int) { reply(w, 201, bodyOK) })
-			c := newClient(t, srv, remedy.WithOperations(ops...), remedy.WithRewriter(remedy.DefaultRewriter),
+			c := newClient(t, srv, remedy.WithOperations(ops...),
 				remedy.WithSchemaCheck(remedy.CheckStrict))
 			_, err := c.Call(context.Background(), "note", json.RawMessage(tc.args))
 			if tc.sent {
@@ -471,7 +471,7 @@ func TestSchemaCheckNextOperationUnchecked(t *testing.T) {
 	})
 	prime := remedy.Operation{Name: "prime", Path: "/v1/prime", Parameters: json.RawMessage(
 		`{"type":"object","properties":{"coat":{"enum":["thick","thin"]}}}`)}
-	c := newClient(t, srv, remedy.WithOperations(opPaint, prime), remedy.WithRewriter(remedy.DefaultRewriter))
+	c := newClient(t, srv, remedy.WithOperations(opPaint, prime))
 	resp, err := c.Call(context.Background(), "paint", json.RawMessage(`{"color":"RED","quantity":5}`))
 	require.NoError(t, err)
 	reqs := srv.requests()

@@ -174,7 +174,7 @@ func TestToolsetRunsTheLoop(t *testing.T) {
 	require.NoError(t, err)
 	srv := httptest.NewServer(api)
 	t.Cleanup(srv.Close)
-	c, err := remedy.NewClient(remedy.WithBaseURL(srv.URL), remedy.WithRewriter(remedy.DefaultRewriter))
+	c, err := remedy.NewClient(remedy.WithBaseURL(srv.URL))
 	require.NoError(t, err)
 	ctx := context.Background()
 	_, err = c.LoadOpenAPI(ctx, "/openapi.json")
