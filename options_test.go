@@ -1,8 +1,16 @@
 package remedy_test
 
 import (
+	"context"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/remedy-go/remedy"
 )
@@ -32,4 +40,85 @@ func TestNewClientRefusesDuplicateOperations(t *testing.T) {
 	if err := c.Register(b); err != nil {
 		t.Errorf("Register replacing an operation: %v", err)
 	}
+}
+
+// An option given where it means nothing is an error that names it — from the constructor, or
+// from the call, which then sends nothing — and so is an impossible value.
+func TestOptionsRefusedWhereTheyMeanNothing(t *testing.T) {
+	t.Parallel()
+	var requests atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(srv.Close)
+	base := remedy.WithBaseURL(srv.URL)
+	op := remedy.WithOperations(remedy.Operation{Name: "get_report", Method: "GET", Path: "/v1/report"})
+
+	for name, tc := range map[string]struct {
+		build func() error
+		want  string
+	}{
+		"a call's key, to a client": {func() error {
+			_, err := remedy.NewClient(base, remedy.WithIdempotencyKey("k"))
+			return err
+		}, "WithIdempotencyKey configures one call, not NewClient"},
+		"a base URL, to a round tripper": {func() error {
+			_, err := remedy.NewRoundTripper(nil, remedy.WithBaseURL(srv.URL))
+			return err
+		}, "WithBaseURL configures NewClient, not NewRoundTripper"},
+		"next operations, to a round tripper": {func() error {
+			_, err := remedy.NewRoundTripper(nil, remedy.WithNextOperations(func(string) (bool, bool) { return true, false }))
+			return err
+		}, "WithNextOperations configures NewClient, NewLoop, not NewRoundTripper"},
+		"an HTTP client, to a loop": {func() error {
+			_, err := remedy.NewLoop(remedy.TransportFunc(nil), remedy.WithHTTPClient(http.DefaultClient))
+			return err
+		}, "WithHTTPClient configures NewClient, not NewLoop"},
+		"a negative limit": {func() error {
+			_, err := remedy.NewClient(base, remedy.WithLimits(remedy.Limits{MaxAttempts: -1}))
+			return err
+		}, "a negative limit"},
+		"a negative result size": {func() error {
+			_, err := remedy.NewClient(base, remedy.WithMaxResult(-1))
+			return err
+		}, "WithMaxResult: -1 is negative"},
+		"a nil option": {func() error {
+			_, err := remedy.NewClient(base, nil)
+			return err
+		}, "a nil Option"},
+	} {
+		err := tc.build()
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error containing %q", name, err, tc.want)
+		}
+	}
+
+	c, err := remedy.NewClient(base, op)
+	require.NoError(t, err)
+	for name, o := range map[string]remedy.Option{
+		"a base URL":       remedy.WithBaseURL("http://127.0.0.1:1"),
+		"a pacer":          remedy.WithPacer(remedy.NewPacer()),
+		"a retry budget":   remedy.WithRetryBudget(nil),
+		"key support":      remedy.WithIdempotencyKeys(remedy.KeysHonoured),
+		"a negative limit": remedy.WithLimits(remedy.Limits{MaxWait: -time.Second}),
+		"a nil option":     nil,
+		"operations":       op,
+		"next operations":  remedy.WithNextOperations(nil),
+		"a result size":    remedy.WithMaxResult(1),
+		"an HTTP client":   remedy.WithHTTPClient(http.DefaultClient),
+	} {
+		_, err := c.Call(context.Background(), "get_report", nil, o)
+		var ce *remedy.CallError
+		if assert.ErrorAs(t, err, &ce, name) {
+			assert.Contains(t, ce.Detail, "nothing was sent", name)
+			assert.Empty(t, ce.Attempts, name)
+		}
+	}
+	assert.Zero(t, requests.Load(), "a call refused for its options sends nothing")
+
+	// The call's own options, on top of the client's: one attempt, where the client makes five.
+	_, err = c.Call(context.Background(), "get_report", nil, remedy.WithLimits(remedy.Limits{MaxAttempts: 1}))
+	require.ErrorIs(t, err, remedy.ErrAttemptsExhausted)
+	assert.EqualValues(t, 1, requests.Load())
 }
