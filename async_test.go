@@ -432,7 +432,7 @@ func TestPollRawRequestsReturnAccepted(t *testing.T) {
 	defer srv.Close()
 	req, _ := http.NewRequest("POST", srv.URL+"/v1/exports", bytes.NewReader([]byte(`{}`)))
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := jobClient(t, srv.URL).Do(context.Background(), req)
+	resp, err := jobClient(t, srv.URL).Do(req)
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, 202, resp.StatusCode)

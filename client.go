@@ -308,13 +308,15 @@ func encodeArgs(args any) (json.RawMessage, error) {
 // honoured, or the server shows it during the call. Its own X-Confirmation-Token is sent
 // with the first attempt. The success is returned with its body unread; a failure is a
 // *CallError.
-func (c *Client) Do(ctx context.Context, req *http.Request) (*http.Response, error) {
+//
+// As http.Client.Do, the request's context bounds the call.
+func (c *Client) Do(req *http.Request) (*http.Response, error) {
 	t, call, err := newRawTransport(c.hc, req, c.loop.Limits.withDefaults().MaxBody, false, c.keys)
 	if err != nil {
 		return nil, err
 	}
 	r := newRun(&c.loop)
-	resp, err := r.call(ctx, t, call, 0)
+	resp, err := r.call(req.Context(), t, call, 0)
 	r.lent.release()
 	if err != nil {
 		return nil, err

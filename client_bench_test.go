@@ -79,7 +79,7 @@ func BenchmarkClientSuccess(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL+"/v1/orders/ord_1", nil)
-			resp, err := c.Do(ctx, req)
+			resp, err := c.Do(req)
 			if err != nil {
 				b.Fatal(err)
 			}

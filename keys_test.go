@@ -348,7 +348,7 @@ func TestKeysOff(t *testing.T) {
 			if own != "" {
 				req.Header.Set(remedy.HeaderIdempotencyKey, own)
 			}
-			resp, err := c.Do(context.Background(), req)
+			resp, err := c.Do(req)
 			require.NoError(t, err)
 			resp.Body.Close()
 		}
@@ -453,10 +453,10 @@ func TestKeysReusedConnectionNotResentByNetHTTP(t *testing.T) {
 		{"Do, without a body, with the caller's key", func(t *testing.T, srv *keyServer) (func() error, func() error) {
 			c := keyClient(t, srv.URL)
 			do := func() error {
-				req, _ := http.NewRequest("POST", srv.URL+"/v1/sms/ping", nil)
+				req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+"/v1/sms/ping", nil)
 				req.Header.Set(remedy.HeaderIdempotencyKey, "caller-key")
 				req.Header.Set("X-Idempotency-Key", "caller-key")
-				resp, err := c.Do(ctx, req)
+				resp, err := c.Do(req)
 				if err == nil {
 					resp.Body.Close()
 				}
