@@ -151,7 +151,7 @@ func TestBadInputRetryAfterSaturates(t *testing.T) {
 }
 
 // TestBadInputRetryValuesIgnored: negative, NaN and non-numeric waits are ignored, never
-// guessed, and the next source in retry.go's order (retry_after_ms, Retry-After-Ms,
+// guessed, and the next source in envelope_retry.go's order (retry_after_ms, Retry-After-Ms,
 // retry_after_seconds, Google RetryInfo, Kubernetes retryAfterSeconds, Retry-After, then for
 // rate limits the reset headers) decides.
 func TestBadInputRetryValuesIgnored(t *testing.T) {

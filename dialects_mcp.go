@@ -1,0 +1,109 @@
+package remedy
+
+import "strings"
+
+// MCP tool results whose isError carries a failure (in a 2xx), and JSON-RPC 2.0 errors.
+
+func (p *parser) readMCP() Dialect {
+	res := p.top.result
+	if !res.IsObject() || !p.top.jsonrpc.Exists() {
+		if !p.top.isError.Exists() || !p.top.content.Exists() {
+			return ""
+		}
+		res = p.top.root
+	}
+	if res.member("isError").kind() != kTrue {
+		return ""
+	}
+	// The envelope the tool returned: structuredContent first, then the text content.
+	if sc := res.member("structuredContent"); sc.IsObject() && p.readInner(sc) {
+		return DialectMCP
+	}
+	var text strings.Builder
+	for it := res.member("content").iter(); it.next(); {
+		if it.val().member("type").Str() == "text" {
+			if text.Len() > 0 {
+				text.WriteByte('\n')
+			}
+			text.WriteString(it.val().member("text").Str())
+		}
+	}
+	t := strings.TrimSpace(text.String())
+	if strings.HasPrefix(t, "{") {
+		inner := getTape()
+		ok := inner.parse(t) && p.readInner(inner.root())
+		putTape(inner)
+		if ok {
+			return DialectMCP
+		}
+	}
+	p.e.Code = "tool_error"
+	p.e.Message = clip(t, 500)
+	if p.zodIssues(t) || p.mcpgoIssues(t) { // the TypeScript SDK's or mcp-go's argument failure
+		p.e.Code, p.e.Category = "invalid_arguments", CategoryValidation
+	}
+	return DialectMCP
+}
+
+// readInner reads a body carried inside another (an MCP result's envelope) with the readers, as
+// a body without an HTTP status of its own. Nesting is bounded.
+func (p *parser) readInner(v val) bool {
+	if p.depth >= 2 {
+		return false
+	}
+	saved, status := p.top, p.status
+	p.status = 0
+	p.depth++
+	d := p.readJSON(v)
+	p.depth--
+	p.top, p.status = saved, status
+	return d != ""
+}
+
+func jsonrpcName(code string) string {
+	switch code {
+	case "-32700":
+		return "Parse error"
+	case "-32600":
+		return "Invalid Request"
+	case "-32601":
+		return "Method not found"
+	case "-32602":
+		return "Invalid params"
+	case "-32603":
+		return "Internal error"
+	}
+	return ""
+}
+
+func (p *parser) readJSONRPC() Dialect {
+	errObj := p.top.error
+	if !errObj.IsObject() || !p.top.jsonrpc.Exists() {
+		return ""
+	}
+	e := &p.e
+	e.Code = errObj.member("code").Text()
+	e.Message = errObj.member("message").Str()
+	e.Title = jsonrpcName(e.Code)
+	switch e.Code {
+	case "-32602":
+		e.Category = CategoryValidation
+		p.zodIssues(e.Message) // the TypeScript SDK's tool input validation failure
+	case "-32700", "-32600", "-32601":
+		e.Category = CategoryValidation
+	case "-32603":
+		e.Category = CategoryInternal
+	}
+	if data := errObj.member("data"); data.IsObject() {
+		for it := data.iter(); it.next(); {
+			switch k := it.Key(); k {
+			case "retryable", "is_retriable", "retry_after_ms", "retry_after_seconds", "hint", "issues",
+				"next_operation", "next_operation_args", "trace_id", "request_id", "docs_url":
+				p.agentField(k, it.val())
+			}
+		}
+	} else if data.IsString() && e.Hint == "" {
+		e.Hint = clip(data.Str(), 300)
+	}
+	return DialectJSONRPC
+}
