@@ -78,7 +78,7 @@ func TestAgentBackInvalidInputIsRepaired(t *testing.T) {
 	ctx := context.Background()
 	// The check before sending would repair it from the tool's schema (TestSchemaCheckOverMCP):
 	// off, so that the server's failure is what is repaired.
-	c, err := mcp.NewClient(ctx, cs, remedy.Loop{Rewriter: remedy.DefaultRewriter, Check: remedy.CheckOff})
+	c, err := mcp.NewClient(ctx, cs, remedy.WithSchemaCheck(remedy.CheckOff))
 	require.NoError(t, err)
 	resp, err := c.Call(ctx, "charge", json.RawMessage(`{"amount":1200,"currency":"EUR"}`))
 	require.NoError(t, err)
@@ -99,7 +99,7 @@ func TestAgentBackLossyRepairIsAProposal(t *testing.T) {
 	t.Parallel()
 	cs, seen := agentBackServer(t)
 	ctx := context.Background()
-	c, err := mcp.NewClient(ctx, cs, remedy.Loop{Rewriter: remedy.DefaultRewriter})
+	c, err := mcp.NewClient(ctx, cs)
 	require.NoError(t, err)
 	_, err = c.Call(ctx, "charge", json.RawMessage(`{"amount":99999999,"currency":"eur"}`))
 	require.ErrorIs(t, err, remedy.ErrRewriteRefused)
@@ -113,7 +113,7 @@ func TestAgentBackLossyRepairIsAProposal(t *testing.T) {
 	assert.Len(t, seen(), 1, "nothing sent but the caller's own arguments")
 
 	// Approved by the caller's policy, the proposal is sent.
-	c, err = mcp.NewClient(ctx, cs, remedy.Loop{Rewriter: remedy.DefaultRewriter, Rewrites: remedy.AllRewrites})
+	c, err = mcp.NewClient(ctx, cs, remedy.WithRewritePolicy(remedy.AllRewrites))
 	require.NoError(t, err)
 	_, err = c.Call(ctx, "charge", json.RawMessage(`{"amount":99999999,"currency":"eur"}`))
 	require.NoError(t, err)

@@ -52,7 +52,7 @@ func TestLoopAsyncFailureRunsOnceOverMCP(t *testing.T) {
 		&sdk.StreamableClientTransport{Endpoint: srv.URL + "/mcp", DisableStandaloneSSE: true}, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { cs.Close() })
-	c, err := mcp.NewClient(ctx, cs, remedy.Loop{Backoff: func() backoff.BackOff { return backoff.NewConstantBackOff(time.Millisecond) }})
+	c, err := mcp.NewClient(ctx, cs, remedy.WithBackoff(func() backoff.BackOff { return backoff.NewConstantBackOff(time.Millisecond) }))
 	require.NoError(t, err)
 
 	_, err = c.Call(ctx, "export_invoices", map[string]any{"format": "csv"})

@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/remedy-go/remedy"
 	"github.com/remedy-go/remedy/mcp"
 )
 
@@ -49,7 +48,7 @@ func TestResultBody(t *testing.T) {
 		&sdk.StreamableClientTransport{Endpoint: hs.URL, DisableStandaloneSSE: true}, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { cs.Close() })
-	c, err := mcp.NewClient(ctx, cs, remedy.Loop{})
+	c, err := mcp.NewClient(ctx, cs)
 	require.NoError(t, err)
 
 	body := func(tool string) string {

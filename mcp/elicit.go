@@ -55,7 +55,7 @@ const approveField = "approve"
 //	client := sdk.NewClient(impl, &sdk.ClientOptions{ElicitationHandler: mcp.ElicitationHandler(policy)})
 //	session, err := client.Connect(ctx, transport, nil)
 //	...
-//	c, err := mcp.NewClient(ctx, session, remedy.Loop{Confirm: policy})
+//	c, err := mcp.NewClient(ctx, session, remedy.WithConfirmPolicy(policy))
 func ElicitationHandler(policy remedy.ConfirmPolicy) func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
 	if policy == nil {
 		policy = remedy.RefuseAll

@@ -205,7 +205,7 @@ func TestElicitationHandlerHostileServer(t *testing.T) {
 				h := newHostileServer(t, via, tc.ask, 0)
 				p := approveAll()
 				cs := connectHostile(t, h.url, via, p)
-				c, err := mcp.NewClient(context.Background(), cs, remedy.Loop{Confirm: p})
+				c, err := mcp.NewClient(context.Background(), cs, remedy.WithConfirmPolicy(p))
 				require.NoError(t, err)
 				resp, err := c.Call(context.Background(), "delete_customer", map[string]any{"id": "cus_ada"})
 				require.NoError(t, err)
@@ -258,7 +258,7 @@ func TestElicitationHandlerConcurrentCalls(t *testing.T) {
 			}, 2)
 			p := approveAll()
 			cs := connectHostile(t, h.url, tc.via, p)
-			c, err := mcp.NewClient(context.Background(), cs, remedy.Loop{Confirm: p})
+			c, err := mcp.NewClient(context.Background(), cs, remedy.WithConfirmPolicy(p))
 			require.NoError(t, err)
 			var wg sync.WaitGroup
 			bodies := make([]string, 2)
@@ -322,7 +322,7 @@ func TestElicitationHandlerUnrecordedSession(t *testing.T) {
 			assert.Equal(t, op, ch.Operation, "exact")
 			assert.JSONEq(t, `{}`, string(ch.Args))
 
-			_, err := mcp.NewClient(context.Background(), cs, remedy.Loop{Confirm: p})
+			_, err := mcp.NewClient(context.Background(), cs, remedy.WithConfirmPolicy(p))
 			require.NoError(t, err)
 			call()
 			assert.Len(t, p.seen, 1, "not asked again")

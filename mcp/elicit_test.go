@@ -47,7 +47,7 @@ func elicitingClient(t *testing.T, policy remedy.ConfirmPolicy) (*mcp.Client, *b
 		&sdk.StreamableClientTransport{Endpoint: srv.URL + "/mcp", DisableStandaloneSSE: true}, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { cs.Close() })
-	c, err := mcp.NewClient(ctx, cs, remedy.Loop{Confirm: policy})
+	c, err := mcp.NewClient(ctx, cs, remedy.WithConfirmPolicy(policy))
 	require.NoError(t, err)
 	return c, store
 }
@@ -184,7 +184,7 @@ func TestElicitationHandlerOwnCall(t *testing.T) {
 						&sdk.StreamableClientTransport{Endpoint: url + "/mcp", DisableStandaloneSSE: true}, opts)
 					require.NoError(t, err)
 					t.Cleanup(func() { cs.Close() })
-					c, err := mcp.NewClient(ctx, cs, remedy.Loop{Confirm: p})
+					c, err := mcp.NewClient(ctx, cs, remedy.WithConfirmPolicy(p))
 					require.NoError(t, err)
 
 					args := json.RawMessage(`{"note":"` + note + `","id":"acct_1"}`)

@@ -132,8 +132,7 @@ func testEverything(t *testing.T, run everythingRun) {
 	t.Cleanup(func() { cs.Close() })
 
 	var attempts []remedy.Attempt // of the last call, for the checks that look at what was sent
-	client, err := mcp.NewClient(ctx, cs, remedy.Loop{Rewriter: remedy.DefaultRewriter,
-		Hooks: remedy.Hooks{AttemptEnd: func(_ context.Context, a *remedy.Attempt) { attempts = append(attempts, *a) }}})
+	client, err := mcp.NewClient(ctx, cs, remedy.WithHooks(remedy.Hooks{AttemptEnd: func(_ context.Context, a *remedy.Attempt) { attempts = append(attempts, *a) }}))
 	require.NoError(t, err)
 	call := func(t *testing.T, tool string, args any) *remedy.Response {
 		t.Helper()
@@ -252,7 +251,7 @@ func testEverything(t *testing.T, run everythingRun) {
 		// A number sent as text: zod 4's message states the type, and the default rewriter
 		// converts "2" to 2 without changing what the call means. (The check before sending
 		// off, so that the server's refusal is what is repaired.)
-		unchecked, err := mcp.NewClient(ctx, cs, remedy.Loop{Rewriter: remedy.DefaultRewriter, Check: remedy.CheckOff})
+		unchecked, err := mcp.NewClient(ctx, cs, remedy.WithSchemaCheck(remedy.CheckOff))
 		require.NoError(t, err)
 		resp, err := unchecked.Call(ctx, "get-sum", map[string]any{"a": "2", "b": 3})
 		require.NoError(t, err)

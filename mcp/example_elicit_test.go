@@ -43,7 +43,7 @@ func ExampleElicitationHandler() {
 	}
 	defer session.Close()
 
-	c, err := mcp.NewClient(ctx, session, remedy.Loop{Confirm: person})
+	c, err := mcp.NewClient(ctx, session, remedy.WithConfirmPolicy(person))
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -12,7 +12,6 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/remedy-go/remedy"
 	"github.com/remedy-go/remedy/internal/demo/billing"
 	"github.com/remedy-go/remedy/mcp"
 )
@@ -41,7 +40,7 @@ func ExampleNewClient() {
 	}
 	defer session.Close()
 
-	c, err := mcp.NewClient(ctx, session, remedy.Loop{Rewriter: remedy.DefaultRewriter})
+	c, err := mcp.NewClient(ctx, session)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -106,7 +105,7 @@ func ExampleHTTPClient() {
 		return
 	}
 	defer session.Close()
-	c, err := mcp.NewClient(ctx, session, remedy.Loop{})
+	c, err := mcp.NewClient(ctx, session)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -120,7 +120,7 @@ func TestRetryAfterOverMCP(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
-	c, err := mcp.NewClient(ctx, connectWith(t, url, mcp.HTTPClient(nil)), remedy.Loop{})
+	c, err := mcp.NewClient(ctx, connectWith(t, url, mcp.HTTPClient(nil)))
 	require.NoError(t, err)
 
 	resp, err := c.Call(ctx, "quote", map[string]any{"currency": "eur"})
@@ -148,7 +148,7 @@ func TestRetryAfterOverMCP(t *testing.T) {
 			}
 			return nil
 		})
-		c, err := mcp.NewClient(ctx, connectWith(t, url, nil), remedy.Loop{})
+		c, err := mcp.NewClient(ctx, connectWith(t, url, nil))
 		require.NoError(t, err)
 		resp, err := c.Call(ctx, "quote", map[string]any{"currency": "eur"})
 		require.NoError(t, err)
@@ -169,7 +169,7 @@ func TestRetryAfterOverMaxWaitOverMCP(t *testing.T) {
 	url, runs := quoteServer(t, func(map[string]any, int) refusal { return rateLimited("120") })
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
-	c, err := mcp.NewClient(ctx, connectWith(t, url, mcp.HTTPClient(nil)), remedy.Loop{})
+	c, err := mcp.NewClient(ctx, connectWith(t, url, mcp.HTTPClient(nil)))
 	require.NoError(t, err)
 
 	_, err = c.Call(ctx, "quote", map[string]any{"currency": "eur"})
@@ -209,7 +209,7 @@ func TestConcurrentCallsGetTheirOwnAnswers(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
-	c, err := mcp.NewClient(ctx, connectWith(t, url, mcp.HTTPClient(nil)), remedy.Loop{})
+	c, err := mcp.NewClient(ctx, connectWith(t, url, mcp.HTTPClient(nil)))
 	require.NoError(t, err)
 
 	type outcome struct {
@@ -265,7 +265,7 @@ func TestEndlessRefusalIsBounded(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
-	c, err := mcp.NewClient(ctx, connectWith(t, url, mcp.HTTPClient(nil)), remedy.Loop{})
+	c, err := mcp.NewClient(ctx, connectWith(t, url, mcp.HTTPClient(nil)))
 	require.NoError(t, err)
 
 	_, err = c.Call(ctx, "quote", map[string]any{"currency": "eur"})
@@ -297,7 +297,7 @@ func TestRefusalBodyStaysReadable(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
-	c, err := mcp.NewClient(ctx, connectWith(t, url, mcp.HTTPClient(nil)), remedy.Loop{})
+	c, err := mcp.NewClient(ctx, connectWith(t, url, mcp.HTTPClient(nil)))
 	require.NoError(t, err)
 
 	_, err = c.Call(ctx, "quote", map[string]any{"currency": "bad"})

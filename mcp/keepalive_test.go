@@ -143,7 +143,7 @@ func keepAliveClient(t *testing.T, srv *chargeServer, httpClient func() *http.Cl
 	cs, err := srv.connect(ctx, 50*time.Millisecond, httpClient())
 	require.NoError(t, err)
 	t.Cleanup(func() { cs.Close() })
-	c, err := mcp.NewClient(ctx, cs, remedy.Loop{})
+	c, err := mcp.NewClient(ctx, cs)
 	require.NoError(t, err)
 	c.Transport().SetReconnect(func(ctx context.Context) (*sdk.ClientSession, error) {
 		dials.Add(1)
@@ -322,7 +322,7 @@ func TestCallStreamEndedBeforeItsAnswer(t *testing.T) {
 	cs, err := srv.connect(ctx, 0, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { cs.Close() })
-	c, err := mcp.NewClient(ctx, cs, remedy.Loop{})
+	c, err := mcp.NewClient(ctx, cs)
 	require.NoError(t, err)
 
 	cuts := make(chan context.CancelFunc, 1)

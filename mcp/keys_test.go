@@ -134,7 +134,7 @@ func TestKeysLostAnswerOverMCP(t *testing.T) {
 				&sdk.StreamableClientTransport{Endpoint: hs.URL, HTTPClient: hc, DisableStandaloneSSE: true, MaxRetries: -1}, nil)
 			require.NoError(t, err)
 			t.Cleanup(func() { cs.Close() })
-			c, err := mcp.NewClient(ctx, cs, remedy.Loop{Backoff: func() backoff.BackOff { return backoff.NewConstantBackOff(time.Millisecond) }})
+			c, err := mcp.NewClient(ctx, cs, remedy.WithBackoff(func() backoff.BackOff { return backoff.NewConstantBackOff(time.Millisecond) }))
 			require.NoError(t, err)
 
 			resp, err := c.Call(ctx, tc.tool, map[string]any{"to": "+15550100"})
@@ -179,8 +179,7 @@ func TestKeysNotSentOverMCP(t *testing.T) {
 		&sdk.StreamableClientTransport{Endpoint: hs.URL, HTTPClient: &http.Client{Transport: tr}, DisableStandaloneSSE: true, MaxRetries: -1}, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { cs.Close() })
-	c, err := mcp.NewClient(ctx, cs, remedy.Loop{Limits: remedy.Limits{MaxAttempts: 3},
-		Backoff: func() backoff.BackOff { return backoff.NewConstantBackOff(time.Millisecond) }})
+	c, err := mcp.NewClient(ctx, cs, remedy.WithLimits(remedy.Limits{MaxAttempts: 3}), remedy.WithBackoff(func() backoff.BackOff { return backoff.NewConstantBackOff(time.Millisecond) }))
 	require.NoError(t, err)
 
 	cut.Store(true)
@@ -224,7 +223,7 @@ func TestIdempotentHintMakesALostAnswerSafeToRetry(t *testing.T) {
 				&sdk.StreamableClientTransport{Endpoint: hs.URL, HTTPClient: dropping(toolCallBody), DisableStandaloneSSE: true, MaxRetries: -1}, nil)
 			require.NoError(t, err)
 			t.Cleanup(func() { cs.Close() })
-			c, err := mcp.NewClient(ctx, cs, remedy.Loop{Backoff: func() backoff.BackOff { return backoff.NewConstantBackOff(time.Millisecond) }})
+			c, err := mcp.NewClient(ctx, cs, remedy.WithBackoff(func() backoff.BackOff { return backoff.NewConstantBackOff(time.Millisecond) }))
 			require.NoError(t, err)
 
 			resp, err := c.Call(ctx, "set_status", map[string]any{"status": "away"})

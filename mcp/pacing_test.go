@@ -26,14 +26,14 @@ func TestRateLimitedToolCallHoldsTheOthers(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
 	shared := remedy.NewPacer()
-	c, err := mcp.NewClient(ctx, connectWith(t, url, mcp.HTTPClient(nil)), remedy.Loop{Pacer: shared})
+	c, err := mcp.NewClient(ctx, connectWith(t, url, mcp.HTTPClient(nil)), remedy.WithPacer(shared))
 	require.NoError(t, err)
 
 	_, err = c.Call(ctx, "quote", map[string]any{"currency": "eur"})
 	require.ErrorIs(t, err, remedy.ErrWaitTooLong)
 	require.EqualValues(t, 1, seen.Load())
 
-	other, err := mcp.NewClient(ctx, connectWith(t, url, mcp.HTTPClient(nil)), remedy.Loop{Pacer: shared})
+	other, err := mcp.NewClient(ctx, connectWith(t, url, mcp.HTTPClient(nil)), remedy.WithPacer(shared))
 	require.NoError(t, err)
 	for _, client := range []struct {
 		name string
@@ -53,7 +53,7 @@ func TestRateLimitedToolCallHoldsTheOthers(t *testing.T) {
 		assert.EqualValues(t, 1, seen.Load(), "%s: the server received nothing more", client.name)
 	}
 
-	unpaced, err := mcp.NewClient(ctx, connectWith(t, url, mcp.HTTPClient(nil)), remedy.Loop{Pacer: remedy.Unpaced})
+	unpaced, err := mcp.NewClient(ctx, connectWith(t, url, mcp.HTTPClient(nil)), remedy.WithPacer(remedy.Unpaced))
 	require.NoError(t, err)
 	_, err = unpaced.Call(ctx, "quote", map[string]any{"currency": "usd"})
 	require.ErrorIs(t, err, remedy.ErrWaitTooLong)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -30,16 +31,12 @@ type caller func(ctx context.Context, op string, args any) (*remedy.Response, er
 // request, makes the HTTP client lose that request's response after the server answered it.
 type surface struct {
 	name    string
-	connect func(t *testing.T, url string, loop remedy.Loop, drop func(*http.Request) bool) caller
+	connect func(t *testing.T, url string, opts []remedy.Option, drop func(*http.Request) bool) caller
 }
 
 var surfaces = []surface{
-	{"REST", func(t *testing.T, url string, loop remedy.Loop, drop func(*http.Request) bool) caller {
-		opts := []remedy.Option{remedy.WithBaseURL(url), remedy.WithRewriter(loop.Rewriter),
-			remedy.WithRewritePolicy(loop.Rewrites), remedy.WithConfirmPolicy(loop.Confirm),
-			remedy.WithHTTPClient(dropping(drop)), remedy.WithBackoff(loop.Backoff), remedy.WithHooks(loop.Hooks),
-			remedy.WithSchemaCheck(loop.Check)}
-		c, err := remedy.NewClient(opts...)
+	{"REST", func(t *testing.T, url string, opts []remedy.Option, drop func(*http.Request) bool) caller {
+		c, err := remedy.NewClient(append([]remedy.Option{remedy.WithBaseURL(url), remedy.WithHTTPClient(dropping(drop))}, opts...)...)
 		require.NoError(t, err)
 		n, err := c.LoadOpenAPI(context.Background(), "/openapi.json")
 		require.NoError(t, err)
@@ -48,13 +45,13 @@ var surfaces = []surface{
 			return c.Call(ctx, op, args)
 		}
 	}},
-	{"MCP", func(t *testing.T, url string, loop remedy.Loop, drop func(*http.Request) bool) caller {
+	{"MCP", func(t *testing.T, url string, opts []remedy.Option, drop func(*http.Request) bool) caller {
 		ctx := context.Background()
 		cs, err := sdk.NewClient(&sdk.Implementation{Name: "scenarios", Version: "1"}, nil).Connect(ctx,
 			&sdk.StreamableClientTransport{Endpoint: url + "/mcp", HTTPClient: dropping(drop), DisableStandaloneSSE: true, MaxRetries: -1}, nil)
 		require.NoError(t, err)
 		t.Cleanup(func() { cs.Close() })
-		c, err := mcp.NewClient(ctx, cs, loop)
+		c, err := mcp.NewClient(ctx, cs, opts...)
 		require.NoError(t, err)
 		return func(ctx context.Context, op string, args any) (*remedy.Response, error) {
 			return c.Call(ctx, op, args)
@@ -141,30 +138,29 @@ func TestScenariosSameOnBothSurfaces(t *testing.T) {
 	type scenario struct {
 		name    string
 		opts    []server.Option
-		loop    remedy.Loop
+		client  []remedy.Option // the client's, on both surfaces
 		drop    func(*http.Request) bool
 		prepare func(ctx context.Context, c caller, s *billing.Store) // runs before the call
 		op      string
 		args    any
 		want    outcome
 	}
-	rewrite := remedy.Loop{Rewriter: remedy.DefaultRewriter}
 	scenarios := []scenario{
 		// Both surfaces know the operation's schema (OpenAPI, tools/list): the check before
 		// sending repairs the case, and the call costs one request.
-		{name: "validation is rewritten", loop: rewrite, op: "create_invoice",
+		{name: "validation is rewritten", op: "create_invoice",
 			args: map[string]any{"customer_id": "cus_ada", "currency": "EUR", "amount": 1200},
 			want: outcome{OK: true, Attempts: 1, Result: map[string]any{"id": "in_1", "customer_id": "cus_ada", "currency": "eur", "amount": 1200.0, "status": "draft"},
 				Effects: map[string]int{"create_invoice": 1}}},
-		{name: "validation is rewritten after the failure", loop: remedy.Loop{Rewriter: remedy.DefaultRewriter, Check: remedy.CheckOff},
+		{name: "validation is rewritten after the failure", client: []remedy.Option{remedy.WithSchemaCheck(remedy.CheckOff)},
 			op:   "create_invoice",
 			args: map[string]any{"customer_id": "cus_ada", "currency": "EUR", "amount": 1200},
 			want: outcome{OK: true, Attempts: 2, Result: map[string]any{"id": "in_1", "customer_id": "cus_ada", "currency": "eur", "amount": 1200.0, "status": "draft"},
 				Effects: map[string]int{"create_invoice": 1}}},
-		{name: "validation without a rewriter stops", op: "create_invoice",
+		{name: "validation without a rewriter stops", client: []remedy.Option{remedy.WithRewriter(nil)}, op: "create_invoice",
 			args: map[string]any{"customer_id": "cus_ada", "currency": "EUR", "amount": 1200},
 			want: outcome{Code: "invalid_body", Cause: remedy.ErrRewriteGaveUp.Error(), Attempts: 1, Effects: map[string]int{}}},
-		{name: "rate limit waits", opts: []server.Option{server.WithRateLimit(50, 5)}, loop: rewrite,
+		{name: "rate limit waits", opts: []server.Option{server.WithRateLimit(50, 5)},
 			prepare: func(ctx context.Context, c caller, s *billing.Store) {
 				// Spends the burst: calls until one had to wait for its token. Over MCP, the
 				// requests that opened the session spent part of it already.
@@ -176,43 +172,43 @@ func TestScenariosSameOnBothSurfaces(t *testing.T) {
 			},
 			op: "revenue_report", args: map[string]any{"currency": "usd"},
 			want: outcome{OK: true, Attempts: 2, Result: map[string]any{"currency": "usd", "invoiced": 0.0, "charged": 0.0}, Effects: map[string]int{}}},
-		{name: "unavailable waits", loop: rewrite,
+		{name: "unavailable waits",
 			prepare: func(ctx context.Context, c caller, s *billing.Store) { s.Busy(2) },
 			op:      "revenue_report", args: map[string]any{"currency": "usd"},
 			want: outcome{OK: true, Attempts: 3, Result: map[string]any{"currency": "usd", "invoiced": 0.0, "charged": 0.0}, Effects: map[string]int{}}},
-		{name: "precondition runs the next operation", loop: rewrite,
+		{name: "precondition runs the next operation",
 			prepare: func(ctx context.Context, c caller, s *billing.Store) {
 				c(ctx, "create_invoice", map[string]any{"customer_id": "cus_ada", "currency": "usd", "amount": 900})
 			},
 			op: "send_invoice", args: map[string]any{"id": "in_1"},
 			want: outcome{OK: true, Attempts: 2, Result: map[string]any{"id": "in_1", "customer_id": "cus_ada", "currency": "usd", "amount": 900.0, "status": "sent"},
 				Effects: map[string]int{"create_invoice": 1, "finalize_invoice": 1, "send_invoice": 1}}},
-		{name: "confirmation approved", loop: remedy.Loop{Confirm: remedy.ConfirmFunc(approve)},
+		{name: "confirmation approved", client: []remedy.Option{remedy.WithConfirmPolicy(remedy.ConfirmFunc(approve))},
 			op: "delete_customer", args: map[string]any{"id": "cus_ada"},
 			want: outcome{OK: true, Attempts: 2, Result: map[string]any{"id": "cus_ada", "deleted": true}, Effects: map[string]int{"delete_customer": 1}}},
 		{name: "confirmation refused by default",
 			op: "delete_customer", args: map[string]any{"id": "cus_ada"},
 			want: outcome{Code: "confirmation_required", Cause: remedy.ErrConfirmationRequired.Error(), Attempts: 1, Effects: map[string]int{}}},
-		{name: "idempotent replay after a dropped response", loop: rewrite, drop: isCharge,
+		{name: "idempotent replay after a dropped response", drop: isCharge,
 			op: "charge", args: map[string]any{"customer_id": "cus_ada", "amount": 700, "currency": "gbp"},
 			want: outcome{OK: true, Attempts: 2, Replayed: true, Result: map[string]any{"id": "ch_1", "customer_id": "cus_ada", "amount": 700.0, "currency": "gbp"},
 				Effects: map[string]int{"charge": 1}}},
 		// Issue 21: a charge of 99999999 was sent again as a charge of 1000000 because the server
 		// suggested its own maximum. A bound is only what the server expected.
-		{name: "a charge over the maximum: the server suggests no amount", loop: remedy.Loop{Rewriter: suggestionsOnly},
+		{name: "a charge over the maximum: the server suggests no amount", client: []remedy.Option{remedy.WithRewriter(suggestionsOnly)},
 			op: "charge", args: map[string]any{"customer_id": "cus_ada", "amount": 99999999, "currency": "usd"},
 			want: outcome{Code: "invalid_body", Cause: remedy.ErrRewriteGaveUp.Error(), Attempts: 1, Effects: map[string]int{}}},
 		{name: "a charge over the maximum: clamped when the rewrite policy approves",
-			loop: remedy.Loop{Rewriter: remedy.DefaultRewriter, Rewrites: remedy.AllRewrites},
-			op:   "charge", args: map[string]any{"customer_id": "cus_ada", "amount": 99999999, "currency": "usd"},
+			client: []remedy.Option{remedy.WithRewritePolicy(remedy.AllRewrites)},
+			op:     "charge", args: map[string]any{"customer_id": "cus_ada", "amount": 99999999, "currency": "usd"},
 			want: outcome{OK: true, Attempts: 1, Result: map[string]any{"id": "ch_1", "customer_id": "cus_ada", "amount": 1000000.0, "currency": "usd"},
 				Effects: map[string]int{"charge": 1}}},
 		{name: "a charge over the maximum: clamped after the failure when the rewrite policy approves",
-			loop: remedy.Loop{Rewriter: remedy.DefaultRewriter, Rewrites: remedy.AllRewrites, Check: remedy.CheckOff},
-			op:   "charge", args: map[string]any{"customer_id": "cus_ada", "amount": 99999999, "currency": "usd"},
+			client: []remedy.Option{remedy.WithRewritePolicy(remedy.AllRewrites), remedy.WithSchemaCheck(remedy.CheckOff)},
+			op:     "charge", args: map[string]any{"customer_id": "cus_ada", "amount": 99999999, "currency": "usd"},
 			want: outcome{OK: true, Attempts: 2, Result: map[string]any{"id": "ch_1", "customer_id": "cus_ada", "amount": 1000000.0, "currency": "usd"},
 				Effects: map[string]int{"charge": 1}}},
-		{name: "not found is not retried", loop: rewrite, op: "get_invoice", args: map[string]any{"id": "in_404"},
+		{name: "not found is not retried", op: "get_invoice", args: map[string]any{"id": "in_404"},
 			want: outcome{Code: "not_found", Cause: remedy.ErrNotRetryable.Error(), Attempts: 1, Effects: map[string]int{}}},
 	}
 	for _, sc := range scenarios {
@@ -226,12 +222,10 @@ func TestScenariosSameOnBothSurfaces(t *testing.T) {
 					require.NoError(t, err)
 					srv := httptest.NewServer(api)
 					defer srv.Close()
-					loop := sc.loop
-					loop.Backoff = nil
 					// The hook runs after the loop has decided, before it waits: the wait passes
 					// on the server's clock exactly, however long the machine takes around it.
-					loop.Hooks.AttemptEnd = func(_ context.Context, a *remedy.Attempt) { clock.Advance(a.Decision.Wait) }
-					call := sf.connect(t, srv.URL, loop, sc.drop)
+					advance := remedy.WithHooks(remedy.Hooks{AttemptEnd: func(_ context.Context, a *remedy.Attempt) { clock.Advance(a.Decision.Wait) }})
+					call := sf.connect(t, srv.URL, append(slices.Clip(sc.client), advance), sc.drop)
 					ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 					defer cancel()
 					if sc.prepare != nil {

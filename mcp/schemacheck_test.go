@@ -18,7 +18,7 @@ import (
 // of two, in lower case, refuses unknown arguments, and requires the idempotencyKey the
 // loop sends. A call it does not accept is refused with "bad request" and nothing else. It
 // returns the arguments each tools/call carried.
-func paintTool(t *testing.T, loop remedy.Loop) (*mcp.Client, func() []map[string]any) {
+func paintTool(t *testing.T, opts ...remedy.Option) (*mcp.Client, func() []map[string]any) {
 	t.Helper()
 	var mu sync.Mutex
 	var calls []map[string]any
@@ -45,7 +45,7 @@ func paintTool(t *testing.T, loop remedy.Loop) (*mcp.Client, func() []map[string
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, ct, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { cs.Close() })
-	c, err := mcp.NewClient(ctx, cs, loop)
+	c, err := mcp.NewClient(ctx, cs, opts...)
 	require.NoError(t, err)
 	return c, func() []map[string]any {
 		mu.Lock()
@@ -73,7 +73,7 @@ func TestSchemaCheckOverMCP(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			c, calls := paintTool(t, remedy.Loop{Rewriter: remedy.DefaultRewriter, Check: tc.check})
+			c, calls := paintTool(t, remedy.WithSchemaCheck(tc.check))
 			resp, err := c.Call(context.Background(), "paint", map[string]any{"color": "RED"})
 			got := calls()
 			require.Len(t, got, tc.calls)
@@ -91,7 +91,7 @@ func TestSchemaCheckOverMCP(t *testing.T) {
 	}
 	t.Run("valid arguments go as given", func(t *testing.T) {
 		t.Parallel()
-		c, calls := paintTool(t, remedy.Loop{Rewriter: remedy.DefaultRewriter, Check: remedy.CheckStrict})
+		c, calls := paintTool(t, remedy.WithSchemaCheck(remedy.CheckStrict))
 		resp, err := c.Call(context.Background(), "paint", map[string]any{"color": "green"})
 		require.NoError(t, err)
 		require.Len(t, calls(), 1)
@@ -99,7 +99,7 @@ func TestSchemaCheckOverMCP(t *testing.T) {
 	})
 	t.Run("an unknown argument under strict", func(t *testing.T) {
 		t.Parallel()
-		c, calls := paintTool(t, remedy.Loop{Rewriter: remedy.DefaultRewriter, Check: remedy.CheckStrict})
+		c, calls := paintTool(t, remedy.WithSchemaCheck(remedy.CheckStrict))
 		_, err := c.Call(context.Background(), "paint", map[string]any{"color": "red", "size": 3})
 		var ce *remedy.CallError
 		require.ErrorAs(t, err, &ce)

@@ -64,7 +64,7 @@ func TestSessionGoneIsErrSessionClosed(t *testing.T) {
 	cs, err := srv.connect(ctx)
 	require.NoError(t, err)
 	t.Cleanup(func() { cs.Close() })
-	c, err := mcp.NewClient(ctx, cs, remedy.Loop{})
+	c, err := mcp.NewClient(ctx, cs)
 	require.NoError(t, err)
 	_, err = c.Call(ctx, "revenue_report", map[string]any{"currency": "usd"})
 	require.NoError(t, err)
@@ -90,7 +90,7 @@ func TestSessionReconnects(t *testing.T) {
 	ctx := context.Background()
 	cs, err := srv.connect(ctx)
 	require.NoError(t, err)
-	c, err := mcp.NewClient(ctx, cs, remedy.Loop{})
+	c, err := mcp.NewClient(ctx, cs)
 	require.NoError(t, err)
 	var dials atomic.Int32
 	c.Transport().SetReconnect(func(ctx context.Context) (*sdk.ClientSession, error) {
@@ -137,7 +137,7 @@ func TestSessionReconnectsAfterExpiry(t *testing.T) {
 			ctx := context.Background()
 			cs, err := connect(ctx)
 			require.NoError(t, err)
-			c, err := mcp.NewClient(ctx, cs, remedy.Loop{})
+			c, err := mcp.NewClient(ctx, cs)
 			require.NoError(t, err)
 			c.Transport().SetReconnect(connect)
 			t.Cleanup(func() { c.Transport().Session().Close() })

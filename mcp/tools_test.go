@@ -18,7 +18,7 @@ import (
 
 // billingOverMCP is remedy's MCP client, with loop, on a go-sdk session to the billing demo
 // API's MCP server (in memory), and the API's store.
-func billingOverMCP(t *testing.T, loop remedy.Loop) (*mcp.Client, *billing.Store) {
+func billingOverMCP(t *testing.T, opts ...remedy.Option) (*mcp.Client, *billing.Store) {
 	t.Helper()
 	ctx := context.Background()
 	api, store, err := billing.New()
@@ -30,7 +30,7 @@ func billingOverMCP(t *testing.T, loop remedy.Loop) (*mcp.Client, *billing.Store
 	session, err := sdk.NewClient(&sdk.Implementation{Name: "agent", Version: "1"}, nil).Connect(ctx, ct, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { session.Close() })
-	c, err := mcp.NewClient(ctx, session, loop)
+	c, err := mcp.NewClient(ctx, session, opts...)
 	require.NoError(t, err)
 	return c, store
 }
@@ -40,7 +40,7 @@ func billingOverMCP(t *testing.T, loop remedy.Loop) (*mcp.Client, *billing.Store
 func TestToolsetOverMCP(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	c, store := billingOverMCP(t, remedy.Loop{Rewriter: remedy.DefaultRewriter})
+	c, store := billingOverMCP(t)
 
 	ts := c.Toolset(remedy.ToolOptions{})
 	defs := ts.Definitions()
@@ -87,7 +87,7 @@ func TestToolsetOverMCP(t *testing.T) {
 func TestModelCannotConfirmOverMCP(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	c, store := billingOverMCP(t, remedy.Loop{Limits: remedy.Limits{MaxAttempts: 1}})
+	c, store := billingOverMCP(t, remedy.WithLimits(remedy.Limits{MaxAttempts: 1}))
 	ts := c.Toolset(remedy.ToolOptions{})
 
 	r, err := ts.Invoke(ctx, "delete_customer", `{"id":"cus_ada"}`)

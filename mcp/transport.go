@@ -22,7 +22,7 @@
 //
 //	cs, _ := sdk.NewClient(impl, nil).Connect(ctx,
 //		&sdk.StreamableClientTransport{Endpoint: url, HTTPClient: mcp.HTTPClient(nil)}, nil)
-//	c, _ := mcp.NewClient(ctx, cs, remedy.Loop{Rewriter: remedy.DefaultRewriter})
+//	c, _ := mcp.NewClient(ctx, cs)
 //	resp, err := c.Call(ctx, "create_invoice", map[string]any{"customer_id": "cus_1", "amount": 1200})
 package mcp
 

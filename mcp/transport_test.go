@@ -92,8 +92,7 @@ func TestForeignToolFailures(t *testing.T) {
 	t.Parallel()
 	f, cs := connectForeign(t)
 	ctx := context.Background()
-	c, err := mcp.NewClient(ctx, cs, remedy.Loop{Rewriter: remedy.DefaultRewriter,
-		Registered: mcp.Only("note", "boom", "flaky", "migrate")})
+	c, err := mcp.NewClient(ctx, cs, remedy.WithNextOperations(mcp.Only("note", "boom", "flaky", "migrate")))
 	require.NoError(t, err)
 
 	_, err = c.Call(ctx, "boom", nil)
@@ -185,7 +184,7 @@ func TestProtocolErrorsAreEnvelopes(t *testing.T) {
 				require.NoError(t, err)
 				t.Cleanup(func() { cs.Close() })
 				require.Equal(t, tc.got, cs.InitializeResult().ProtocolVersion)
-				c, err := mcp.NewClient(ctx, cs, remedy.Loop{Rewriter: remedy.DefaultRewriter})
+				c, err := mcp.NewClient(ctx, cs)
 				require.NoError(t, err)
 
 				_, err = c.Call(ctx, "no_such_tool", map[string]any{})
@@ -212,7 +211,7 @@ func TestProtocolErrorsAreEnvelopes(t *testing.T) {
 	ctx := context.Background()
 	// Unchecked, so that the SDK's own validation answers (the check before sending would
 	// repair the text from the tool's schema).
-	c, err := mcp.NewClient(ctx, cs, remedy.Loop{Rewriter: remedy.DefaultRewriter, Check: remedy.CheckOff})
+	c, err := mcp.NewClient(ctx, cs, remedy.WithSchemaCheck(remedy.CheckOff))
 	require.NoError(t, err)
 	_, err = c.Call(ctx, "no_such_tool", map[string]any{})
 	var ce *remedy.CallError

@@ -177,7 +177,8 @@ func TestClientRetryTrace(t *testing.T) {
 	assert.EqualValues(t, 1, m.sum("remedy.server.refusals", remedyotel.AttrCode, "unavailable", "http.response.status_code", "503"))
 }
 
-// A validation refusal the client cannot repair (no rewriter): the call fails with its
+// A validation refusal the client does not repair (the only repair, a clamp to the minimum,
+// changes what the call means, and the default policy refuses it): the call fails with its
 // cause, and the envelope's trace_id is the server span's, the trace the client's call
 // began. A request that carries no trace context gets a root span, whose trace id the
 // envelope carries too: the server takes it from its span, not from a header.
@@ -186,7 +187,7 @@ func TestRefusalTraceID(t *testing.T) {
 	_, err := r.client.Call(context.Background(), "create_invoice", map[string]any{"customer_id": "cus_ada", "currency": "usd", "amount": 0})
 	var ce *remedy.CallError
 	require.ErrorAs(t, err, &ce)
-	require.ErrorIs(t, err, remedy.ErrRewriteGaveUp)
+	require.ErrorIs(t, err, remedy.ErrRewriteRefused)
 	require.NotNil(t, ce.Envelope)
 	code := ce.Envelope.Code
 

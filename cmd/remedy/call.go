@@ -371,13 +371,7 @@ func callMCP(ctx context.Context, cfg *callConfig, policy remedy.ConfirmPolicy, 
 		return nil, cannotRunf("call: cannot connect to the MCP endpoint %s: %v", cfg.base.Redacted(), err)
 	}
 	defer session.Close()
-	c, err := mcp.NewClient(ctx, session, remedy.Loop{
-		Rewriter: cfg.rewriter,
-		Rewrites: cfg.rewrites,
-		Confirm:  policy,
-		Check:    remedy.SchemaCheck(cfg.check),
-		Hooks:    remedy.Hooks{AttemptEnd: func(_ context.Context, a *remedy.Attempt) { onAttempt(a) }},
-	})
+	c, err := mcp.NewClient(ctx, session, remedy.WithRewriter(cfg.rewriter), remedy.WithRewritePolicy(cfg.rewrites), remedy.WithConfirmPolicy(policy), remedy.WithSchemaCheck(remedy.SchemaCheck(cfg.check)), remedy.WithHooks(remedy.Hooks{AttemptEnd: func(_ context.Context, a *remedy.Attempt) { onAttempt(a) }}))
 	if err != nil {
 		return nil, cannotRunf("call: cannot list the tools of %s: %v", cfg.base.Redacted(), unprefixed(err))
 	}
@@ -415,11 +409,11 @@ func callerKey(h http.Header) (string, error) {
 	return keys[0], nil
 }
 
-func (cfg *callConfig) callOptions() []remedy.CallOption {
+func (cfg *callConfig) callOptions() []remedy.Option {
 	if cfg.key == "" {
 		return nil
 	}
-	return []remedy.CallOption{remedy.WithIdempotencyKey(cfg.key)}
+	return []remedy.Option{remedy.WithIdempotencyKey(cfg.key)}
 }
 
 // noResponse reports whether the call never got a response: the server is unreachable.

@@ -10,7 +10,6 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/remedy-go/remedy"
 	"github.com/remedy-go/remedy/mcp"
 )
 
@@ -49,7 +48,7 @@ func TestServeStdio(t *testing.T) {
 		}
 	}
 
-	c, err := mcp.NewClient(ctx, cs, remedy.Loop{Rewriter: remedy.DefaultRewriter})
+	c, err := mcp.NewClient(ctx, cs)
 	if err != nil {
 		t.Fatal(err)
 	}

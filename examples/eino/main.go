@@ -23,9 +23,9 @@
 //	})
 //	answer, err := agent.Generate(ctx, []*schema.Message{schema.UserMessage("Invoice Ada 12 euros.")})
 //
-// No rewriter is configured here, so the model does the repairing; with
-// remedy.WithRewriter(remedy.DefaultRewriter) the loop would repair what the server's answer
-// states outright before the model sees anything.
+// The client here has no rewriter (remedy.WithRewriter(nil)), so the model does the repairing;
+// with the default one the loop would repair what the server's answer states outright before
+// the model sees anything.
 package main
 
 import (
@@ -70,6 +70,7 @@ func run(out io.Writer) error {
 
 	client, err := remedy.NewClient(
 		remedy.WithBaseURL(srv.URL),
+		remedy.WithRewriter(nil), // the model makes every repair
 		remedy.WithHooks(remedy.Hooks{AttemptEnd: func(_ context.Context, a *remedy.Attempt) { transcript.Attempt(out, a) }}),
 	)
 	if err != nil {

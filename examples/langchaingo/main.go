@@ -115,7 +115,7 @@ func ask(ctx context.Context, out io.Writer, q string, opts remedy.ToolOptions) 
 	var mu sync.Mutex
 	client, err := remedy.NewClient(
 		remedy.WithBaseURL(srv.URL),
-		// No WithRewriter: the model repairs its own calls.
+		remedy.WithRewriter(nil), // no repairs by remedy: the model repairs its own calls
 		remedy.WithHooks(remedy.Hooks{AttemptEnd: func(_ context.Context, a *remedy.Attempt) {
 			transcript.Attempt(out, a)
 			if a.Envelope != nil {

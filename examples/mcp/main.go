@@ -61,14 +61,10 @@ func run(out io.Writer, api *server.API, store *billing.Store) error {
 		return err
 	}
 
-	client, err := mcp.NewClient(ctx, session, remedy.Loop{
-		Rewriter: remedy.DefaultRewriter,
-		Confirm: remedy.ConfirmFunc(func(context.Context, *remedy.Challenge) (bool, error) {
-			// A real agent asks a person, or checks the call against what it was asked to do.
+	client, err := mcp.NewClient(ctx, session, // A real agent asks a person, or checks the call against what it was asked to do.
+		remedy.WithConfirmPolicy(remedy.ConfirmFunc(func(context.Context, *remedy.Challenge) (bool, error) {
 			return true, nil
-		}),
-		Hooks: remedy.Hooks{AttemptEnd: func(_ context.Context, a *remedy.Attempt) { transcript.Attempt(out, a) }},
-	})
+		})), remedy.WithHooks(remedy.Hooks{AttemptEnd: func(_ context.Context, a *remedy.Attempt) { transcript.Attempt(out, a) }}))
 	if err != nil {
 		return err
 	}

@@ -105,6 +105,7 @@ func converse(ctx context.Context, out io.Writer, model endpoint) ([]message, *b
 	// the model, which makes the fix. Each HTTP attempt is printed under the tool call.
 	client, err := remedy.NewClient(
 		remedy.WithBaseURL(srv.URL),
+		remedy.WithRewriter(nil), // the model makes every repair
 		remedy.WithHooks(remedy.Hooks{AttemptEnd: func(_ context.Context, a *remedy.Attempt) { transcript.Attempt(out, a) }}),
 	)
 	if err != nil {

@@ -42,10 +42,9 @@ func TestClientMCP(t *testing.T) {
 	cs := connect(t, a)
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
-	client := func(t *testing.T, loop remedy.Loop) *mcp.Client {
+	client := func(t *testing.T, opts ...remedy.Option) *mcp.Client {
 		t.Helper()
-		loop.Rewriter = remedy.DefaultRewriter
-		cl, err := mcp.NewClient(ctx, cs, loop)
+		cl, err := mcp.NewClient(ctx, cs, opts...)
 		require.NoError(t, err)
 		return cl
 	}
@@ -73,7 +72,7 @@ func TestClientMCP(t *testing.T) {
 		before := a.counts(t)
 		// The check before sending off: AgentBack's refusal is what is repaired (with it on, the
 		// tool's input schema repairs the call before it is sent: TestCLIMCP shows it).
-		resp, err := client(t, remedy.Loop{Check: remedy.CheckOff}).Call(ctx, "create_order", json.RawMessage(`{"customer_id":"cus_ada","currency":"EUR","amount":"1200"}`))
+		resp, err := client(t, remedy.WithSchemaCheck(remedy.CheckOff)).Call(ctx, "create_order", json.RawMessage(`{"customer_id":"cus_ada","currency":"EUR","amount":"1200"}`))
 		require.NoError(t, err)
 		var order map[string]any
 		require.NoError(t, json.Unmarshal(resp.Body, &order), "the structuredContent: %s", resp.Body)
@@ -96,7 +95,7 @@ func TestClientMCP(t *testing.T) {
 
 	c.Run(t, "lossy repair refused", func(t *testing.T) {
 		before := a.counts(t)
-		_, err := client(t, remedy.Loop{}).Call(ctx, "create_order", json.RawMessage(`{"customer_id":"cus_ada","currency":"eur","amount":99999999}`))
+		_, err := client(t).Call(ctx, "create_order", json.RawMessage(`{"customer_id":"cus_ada","currency":"eur","amount":99999999}`))
 		require.ErrorIs(t, err, remedy.ErrRewriteRefused)
 		var ce *remedy.CallError
 		require.ErrorAs(t, err, &ce)
@@ -109,7 +108,7 @@ func TestClientMCP(t *testing.T) {
 	c.Run(t, "confirmation", func(t *testing.T) {
 		args := json.RawMessage(`{"account_id":"acct_9","reason":"requested"}`)
 		before := a.counts(t)
-		_, err := client(t, remedy.Loop{}).Call(ctx, "close_account", args)
+		_, err := client(t).Call(ctx, "close_account", args)
 		require.ErrorIs(t, err, remedy.ErrConfirmationRequired)
 		var ce *remedy.CallError
 		require.ErrorAs(t, err, &ce)
@@ -118,7 +117,7 @@ func TestClientMCP(t *testing.T) {
 		assert.Empty(t, delta(before, a.counts(t)))
 
 		policy := &approveAll{}
-		resp, err := client(t, remedy.Loop{Confirm: policy}).Call(ctx, "close_account", args)
+		resp, err := client(t, remedy.WithConfirmPolicy(policy)).Call(ctx, "close_account", args)
 		require.NoError(t, err)
 		require.Len(t, resp.Attempts, 2)
 		assert.True(t, resp.Attempts[1].Confirmed)
@@ -131,7 +130,7 @@ func TestClientMCP(t *testing.T) {
 		// AgentBack's tools have no idempotency: the loop sends no key and does not count on
 		// one (a lost answer would stop with ErrOutcomeUnknown, not be retried).
 		before := a.counts(t)
-		resp, err := client(t, remedy.Loop{}).Call(ctx, "charge", json.RawMessage(`{"customer_id":"cus_ada","amount":4200,"currency":"usd"}`))
+		resp, err := client(t).Call(ctx, "charge", json.RawMessage(`{"customer_id":"cus_ada","amount":4200,"currency":"usd"}`))
 		require.NoError(t, err)
 		require.Len(t, resp.Attempts, 1)
 		assert.Empty(t, resp.Attempts[0].IdempotencyKey)
@@ -142,7 +141,7 @@ func TestClientMCP(t *testing.T) {
 		// mcp-http answers a call over its rate with HTTP 429, Retry-After and a JSON-RPC error
 		// (-32029). Over HTTPClient the loop reads all three, and waits what the server asked
 		// (the rest of the one-second window, in whole seconds) before it calls again.
-		cl := client(t, remedy.Loop{})
+		cl := client(t)
 		for range 5 {
 			_, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "get_quote", Arguments: map[string]any{"currency": "eur"}})
 			_ = err // fills the window, or was itself limited: either way the window is full
@@ -170,7 +169,7 @@ func TestClientMCP(t *testing.T) {
 	c.Run(t, "unknown tool", func(t *testing.T) {
 		// AgentBack answers with an isError result whose envelope has the JSON-RPC code as a
 		// number and a 500's message: read as that code, a failure that says it is not retryable.
-		_, err := client(t, remedy.Loop{}).Call(ctx, "no_such_tool", map[string]any{})
+		_, err := client(t).Call(ctx, "no_such_tool", map[string]any{})
 		require.ErrorIs(t, err, remedy.ErrNotRetryable)
 		var ce *remedy.CallError
 		require.ErrorAs(t, err, &ce)
@@ -184,7 +183,7 @@ func TestClientMCP(t *testing.T) {
 	c.Run(t, "503 (isError) retried", func(t *testing.T) {
 		a.busy(t, 1)
 		before := a.counts(t)
-		resp, err := client(t, remedy.Loop{}).Call(ctx, "daily_report", nil)
+		resp, err := client(t).Call(ctx, "daily_report", nil)
 		require.NoError(t, err)
 		require.Len(t, resp.Attempts, 2)
 		first := resp.Attempts[0]

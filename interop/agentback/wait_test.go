@@ -48,7 +48,7 @@ func TestLongWait(t *testing.T) {
 		cs := connect(t, a)
 		_, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "get_quote", Arguments: map[string]any{"currency": "eur"}})
 		require.NoError(t, err) // takes the window's one quote
-		cl, err := mcp.NewClient(ctx, cs, remedy.Loop{})
+		cl, err := mcp.NewClient(ctx, cs)
 		require.NoError(t, err)
 		_, err = cl.Call(ctx, "get_quote", map[string]any{"currency": "eur"})
 		// mcp-http answers 429 with Retry-After and a JSON-RPC error (-32029); the session's

@@ -93,14 +93,10 @@ func testRemedyClient(t *testing.T, p mcpgoPeer) {
 		Connect(ctx, p.connect(t), &sdk.ClientSessionOptions{ProtocolVersion: p.version})
 	require.NoError(t, err)
 	t.Cleanup(func() { cs.Close() })
-	client, err := rmcp.NewClient(ctx, cs, remedy.Loop{
-		Rewriter: remedy.DefaultRewriter,
-		// The check before sending off: what is tested is what the client makes of mcp-go's
+	client, err := rmcp.NewClient(ctx, cs, // The check before sending off: what is tested is what the client makes of mcp-go's
 		// refusals (the check itself: "schema validation repaired").
-		Check: remedy.CheckOff,
-		// A lost answer's retry waits this, not the default backoff: the test needs no more.
-		Backoff: func() backoff.BackOff { return backoff.NewConstantBackOff(time.Millisecond) },
-	})
+		remedy.WithSchemaCheck(remedy.CheckOff), // A lost answer's retry waits this, not the default backoff: the test needs no more.
+		remedy.WithBackoff(func() backoff.BackOff { return backoff.NewConstantBackOff(time.Millisecond) }))
 	require.NoError(t, err)
 	runs := func(t *testing.T, tool string) int {
 		t.Helper()
@@ -171,7 +167,7 @@ func testRemedyClient(t *testing.T, p mcpgoPeer) {
 		assert.Equal(t, before+1, runs(t, "create_invoice"), "the refused call never reached the handler")
 
 		// By default the tool's input schema repairs the call before it is sent: one request.
-		checked, err := rmcp.NewClient(ctx, cs, remedy.Loop{Rewriter: remedy.DefaultRewriter})
+		checked, err := rmcp.NewClient(ctx, cs)
 		require.NoError(t, err)
 		resp, err = checked.Call(ctx, "create_invoice", map[string]any{"customer_id": "cus_ada", "currency": "EUR", "amount": "1200"})
 		require.NoError(t, err)

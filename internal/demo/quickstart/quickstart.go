@@ -188,8 +188,7 @@ func personClient(ctx context.Context, endpoint string, out io.Writer) (*mcp.Cli
 		return nil, err
 	}
 	context.AfterFunc(ctx, func() { session.Close() })
-	return mcp.NewClient(ctx, session, remedy.Loop{Confirm: person,
-		Hooks: remedy.Hooks{AttemptEnd: func(_ context.Context, a *remedy.Attempt) { transcript.Attempt(out, a) }}})
+	return mcp.NewClient(ctx, session, remedy.WithConfirmPolicy(person), remedy.WithHooks(remedy.Hooks{AttemptEnd: func(_ context.Context, a *remedy.Attempt) { transcript.Attempt(out, a) }}))
 }
 
 func compact(v any) string {

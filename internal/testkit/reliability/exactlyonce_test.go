@@ -93,8 +93,7 @@ func mcpSurface(t *testing.T, url string, onAttempt func(*remedy.Attempt)) onceC
 			DisableStandaloneSSE: true, MaxRetries: -1}, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { cs.Close() })
-	c, err := mcp.NewClient(ctx, cs, remedy.Loop{Limits: onceLimits, Backoff: onceBackoff,
-		Budget: remedy.NewRetryBudget(100, 0.5), Hooks: remedy.Hooks{AttemptEnd: func(_ context.Context, a *remedy.Attempt) { onAttempt(a) }}})
+	c, err := mcp.NewClient(ctx, cs, remedy.WithLimits(onceLimits), remedy.WithBackoff(onceBackoff), remedy.WithRetryBudget(remedy.NewRetryBudget(100, 0.5)), remedy.WithHooks(remedy.Hooks{AttemptEnd: func(_ context.Context, a *remedy.Attempt) { onAttempt(a) }}))
 	require.NoError(t, err)
 	return func(ctx context.Context, in transferIn) (*remedy.Response, error) {
 		return c.Call(ctx, "transfer", in)
