@@ -204,7 +204,7 @@ func TestRefusalTraceID(t *testing.T) {
 
 	call := callSpan(t, spans, "create_invoice", trace.TraceID{})
 	assert.Equal(t, "failed", str(t, call, remedyotel.AttrOutcome))
-	assert.Equal(t, "rewrite_gave_up", str(t, call, remedyotel.AttrCause))
+	assert.Equal(t, "rewrite_refused", str(t, call, remedyotel.AttrCause))
 	assert.Equal(t, codes.Error, call.Status().Code)
 	att, srv := attempts(t, spans, call, 1)
 	assert.Equal(t, "stop", str(t, att[0], remedyotel.AttrAction))
@@ -224,7 +224,7 @@ func TestRefusalTraceID(t *testing.T) {
 	assert.Equal(t, root.SpanContext().TraceID().String(), body.Error.TraceID)
 
 	m := collect(t, r.reader)
-	assert.EqualValues(t, 1, m.sum("remedy.client.calls", remedyotel.AttrOutcome, "failed", remedyotel.AttrCause, "rewrite_gave_up"))
+	assert.EqualValues(t, 1, m.sum("remedy.client.calls", remedyotel.AttrOutcome, "failed", remedyotel.AttrCause, "rewrite_refused"))
 	assert.EqualValues(t, 1, m.sum("remedy.client.attempts", remedyotel.AttrAction, "stop"))
 	assert.EqualValues(t, 2, m.sum("remedy.server.refusals", remedyotel.AttrOperation, "create_invoice", remedyotel.AttrCode, code))
 }
