@@ -8,6 +8,7 @@ require (
 	github.com/failsafe-go/failsafe-go v0.9.8
 	github.com/goccy/go-json v0.12.0
 	github.com/hashicorp/go-retryablehttp v0.7.8
+	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/redis/go-redis/v9 v9.18.0
 	github.com/remedy-go/remedy v0.0.0-00010101000000-000000000000
 )
@@ -19,7 +20,6 @@ require (
 	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/hashicorp/go-cleanhttp v0.5.2 // indirect
 	github.com/influxdata/tdigest v0.0.1 // indirect
-	github.com/modelcontextprotocol/go-sdk v1.8.0 // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
 	github.com/segmentio/asm v1.1.3 // indirect
 	github.com/segmentio/encoding v0.5.4 // indirect

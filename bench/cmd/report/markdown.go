@@ -95,9 +95,6 @@ func WriteMarkdown(w io.Writer, m Meta, tables []*Table, skips []Skip, pacing []
 	if len(undecided) > 0 {
 		p("\n**Undecided in this run** (wall and CPU time disagree): %s.\n", strings.Join(undecided, "; "))
 	}
-	if scale := decoderScale(tables); len(scale) > 0 {
-		p("\nWhat reading a body into Go values costs the fastest decoder, for scale beside the goals against goccy's `Valid`: %s.\n", strings.Join(scale, "; "))
-	}
 	if slower := slowerThanPeers(tables); len(slower) > 0 {
 		p("\nWhere remedy is slower than another library by more than the rounds' spread: %s.\n", strings.Join(slower, "; "))
 	}

@@ -36,6 +36,7 @@ var contenderNames = map[string]string{
 	"retryablehttp": "go-retryablehttp",
 	"failsafe":      "failsafe-go",
 	"huma":          "huma",
+	"go-sdk":        "bare go-sdk",
 	"nokey":         "no key",
 	"first":         "first execution",
 	"replay":        "replay",
@@ -122,6 +123,17 @@ var groups = []*Group{
 			"with each violation (remedy's envelope also carries each violated subschema, a hint and a " +
 			"JSON Pointer per issue).",
 		Subjects: []string{"remedy"}, Baselines: []string{"net-http", "huma"},
+	},
+	{
+		Bench: "BenchmarkMCP", Title: "Server: a tool call over MCP", Short: "MCP",
+		About: "The operation of the table above called as an MCP tool: `tools/call` over streamable " +
+			"HTTP on loopback, through one go-sdk client session, on remedy's reference server (the " +
+			"operation's tool at `/mcp`: the same JSON Schema validation as the REST route, its " +
+			"envelope for a failure) and on a bare go-sdk server with the same tool (`mcp.AddTool` with " +
+			"the input struct, the same constraints checked by hand), each with sessions and answers as " +
+			"event streams. A test (`TestMCPServersAgree`) holds the two to the same result for the valid " +
+			"order and a tool error for the invalid one. Each time includes the client's side of the call.",
+		Subjects: []string{"remedy"}, Baselines: []string{"go-sdk"},
 	},
 	{
 		Bench: "BenchmarkIdempotency", Title: "Server: idempotent requests", Short: "Idempotency",
