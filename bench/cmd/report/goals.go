@@ -229,5 +229,3 @@ func slowerThanPeers(tables []*Table) []string {
 	}
 	return out
 }
-
-
