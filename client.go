@@ -15,6 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/remedy-go/remedy/internal/closest"
 	"github.com/remedy-go/remedy/internal/httpop"
 	"github.com/remedy-go/remedy/internal/sent"
 )
@@ -23,7 +24,7 @@ import (
 const (
 	HeaderIdempotencyKey    = "Idempotency-Key"
 	HeaderConfirmationToken = "X-Confirmation-Token"
-	HeaderReplayed          = "Idempotency-Replayed"
+	HeaderReplayed          = "Idempotency-Replayed" // read in other spellings too: see Replayed
 )
 
 // Over MCP, where a tool call has no headers, the confirmation token and the idempotency key
@@ -174,11 +175,15 @@ func NewClient(opts ...Option) (*Client, error) {
 	return c, nil
 }
 
-// Register adds an operation. Registered operations are also the only ones a failure's
+// Register adds an operation, sent under the client's base URL: a client without one (made
+// for Do's raw requests) refuses it. Registered operations are also the only ones a failure's
 // next_operation can run.
 func (c *Client) Register(op Operation) error {
 	if op.Name == "" {
 		return errors.New("remedy: an operation needs a name")
+	}
+	if c.base == nil {
+		return fmt.Errorf("remedy: operation %q: the client has no base URL to send it to (WithBaseURL)", op.Name)
 	}
 	if op.Method == "" {
 		op.Method = http.MethodPost
@@ -215,6 +220,30 @@ func (c *Client) op(name string) (*registered, bool) {
 	return op, ok
 }
 
+// unknown says that name is not a registered operation, the one it was probably meant to be,
+// and the operations there are (the first few, when there are many).
+func (c *Client) unknown(name string) string {
+	c.mu.RLock()
+	names := make([]string, 0, len(c.ops))
+	for n := range c.ops {
+		names = append(names, n)
+	}
+	c.mu.RUnlock()
+	if len(names) == 0 {
+		return "operation not registered with the client, which has none (WithOperations, LoadOpenAPI)"
+	}
+	slices.Sort(names)
+	msg := "operation not registered with the client"
+	if near, ok := closest.Name(name, names); ok {
+		msg += fmt.Sprintf("; did you mean %q?", near)
+	}
+	const shown = 20
+	if len(names) > shown {
+		return msg + fmt.Sprintf(" (%d operations: %s, …)", len(names), strings.Join(names[:shown], ", "))
+	}
+	return msg + fmt.Sprintf(" (operations: %s)", strings.Join(names, ", "))
+}
+
 func (c *Client) registered(name string) (ok, idempotent bool) {
 	op, ok := c.op(name)
 	return ok, ok && op.idempotent()
@@ -243,7 +272,7 @@ func (c *Client) keysFor(op *registered) KeySupport {
 func (c *Client) Call(ctx context.Context, name string, args any, opts ...Option) (*Response, error) {
 	op, ok := c.op(name)
 	if !ok {
-		return nil, &CallError{Operation: name, Cause: ErrNotRetryable, Detail: "operation not registered with the client"}
+		return nil, &CallError{Operation: name, Cause: ErrNotRetryable, Detail: c.unknown(name)}
 	}
 	call, err := NewCall(name, args)
 	if err != nil {
@@ -407,7 +436,7 @@ var (
 // a bound and closed; a success's body is read whole (up to maxResult) and checked for a failure
 // carried inside it.
 func readResponse(hresp *http.Response, maxBody, maxResult int64, resp *Response) (*Response, error) {
-	*resp = Response{Status: hresp.StatusCode, Header: hresp.Header, Replayed: replayed(hresp.Header)}
+	*resp = Response{Status: hresp.StatusCode, Header: hresp.Header, Replayed: Replayed(hresp.Header)}
 	if hresp.StatusCode >= 400 || hresp.StatusCode < 200 {
 		read, err := readBounded(hresp.Body, maxBody+1, hresp.ContentLength)
 		resp.Envelope = parseFailure(hresp, read, maxBody)
@@ -485,10 +514,26 @@ func discard(body io.ReadCloser) {
 	body.Close()
 }
 
-func replayed(h http.Header) bool {
-	v := canonicalGet(h, HeaderReplayed)
+// Replayed reports whether an answer says it is the stored result of an earlier request with
+// the same idempotency key, not a new execution: Idempotency-Replayed: true, in any of the
+// spellings APIs use (Stripe's Idempotent-Replayed, and the X- forms of both; true, or ?1).
+func Replayed(h http.Header) bool {
+	for _, name := range replayedHeaders {
+		if replayTrue(canonicalGet(h, name)) {
+			return true
+		}
+	}
+	return false
+}
+
+// replayTrue reports whether a replay header's value says replayed: true, or a structured ?1.
+func replayTrue(v string) bool {
+	v = strings.TrimSpace(v)
 	return strings.EqualFold(v, "true") || v == "?1"
 }
+
+// replayedHeaders are the spellings of HeaderReplayed, canonical.
+var replayedHeaders = [...]string{HeaderReplayed, "Idempotent-Replayed", "X-Idempotency-Replayed", "X-Idempotent-Replayed"}
 
 func isJSONType(h http.Header) bool {
 	ct := canonicalGet(h, "Content-Type")

@@ -147,3 +147,12 @@ func normSeverity(s string) Severity {
 	}
 	return ""
 }
+
+// HTTPOnly reports whether code is a failure of HTTP's own framing, which a tool call cannot
+// meet and its caller cannot act on: the request's media type (unsupported_media_type) and its
+// JSON syntax (invalid_json) — a tool's arguments always arrive as a JSON object. The tools a
+// server describes over MCP, and the tool definitions a Toolset gives a model, leave such codes
+// out of their error catalogues.
+func HTTPOnly(code string) bool {
+	return code == "unsupported_media_type" || code == "invalid_json"
+}

@@ -36,6 +36,8 @@ type keyServer struct {
 	honour bool
 	lose   func(n, onConn int) bool
 	doc    string // served at /openapi.json, when set
+	// replayed is the header a replay is marked with (default Idempotency-Replayed).
+	replayed string
 
 	mu      sync.Mutex
 	n       int
@@ -94,7 +96,11 @@ func (s *keyServer) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if replay {
-		w.Header().Set(remedy.HeaderReplayed, "true")
+		h := s.replayed
+		if h == "" {
+			h = remedy.HeaderReplayed
+		}
+		w.Header().Set(h, "true")
 	}
 	// No body: net/http puts the connection back in its pool before it hands the answer
 	// over, so that the client's next request reuses it.
@@ -380,35 +386,42 @@ func TestKeysOff(t *testing.T) {
 
 // An answer replayed from its key shows that the server honours keys for the operation: the
 // client remembers it, and a later call of the operation whose answer is lost is sent again.
-// A client that has not seen it stops.
+// The replay is read in every spelling the major APIs mark it with: ours, Stripe's
+// Idempotent-Replayed, and the X- forms. A client that has not seen it stops.
 func TestKeysShownByAReplay(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	// The server loses the answer of its third request: the third call's first attempt.
-	srv := newKeyServer(t, true, func(n, _ int) bool { return n == 3 })
-	// Each request on a connection of its own, so that the loop, not net/http (which may
-	// resend a request whose key is known honoured), sends the third call again.
-	c := keyClient(t, srv.URL, remedy.WithOperations(opSendSMS),
-		remedy.WithHTTPClient(&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}))
+	for _, spelling := range []string{remedy.HeaderReplayed, "Idempotent-Replayed", "X-Idempotency-Replayed", "X-Idempotent-Replayed"} {
+		t.Run(spelling, func(t *testing.T) {
+			t.Parallel()
+			// The server loses the answer of its third request: the third call's first attempt.
+			srv := newKeyServer(t, true, func(n, _ int) bool { return n == 3 })
+			srv.replayed = spelling
+			// Each request on a connection of its own, so that the loop, not net/http (which may
+			// resend a request whose key is known honoured), sends the third call again.
+			c := keyClient(t, srv.URL, remedy.WithOperations(opSendSMS),
+				remedy.WithHTTPClient(&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}))
 
-	_, err := c.Call(ctx, "send_sms", json.RawMessage(`{"to":"+15550100","text":"one"}`), remedy.WithIdempotencyKey("k1"))
-	require.NoError(t, err)
-	resp, err := c.Call(ctx, "send_sms", json.RawMessage(`{"to":"+15550100","text":"one"}`), remedy.WithIdempotencyKey("k1"))
-	require.NoError(t, err)
-	require.True(t, resp.Replayed, "the same key: replayed")
+			_, err := c.Call(ctx, "send_sms", json.RawMessage(`{"to":"+15550100","text":"one"}`), remedy.WithIdempotencyKey("k1"))
+			require.NoError(t, err)
+			resp, err := c.Call(ctx, "send_sms", json.RawMessage(`{"to":"+15550100","text":"one"}`), remedy.WithIdempotencyKey("k1"))
+			require.NoError(t, err)
+			require.True(t, resp.Replayed, "the same key: replayed")
 
-	resp, err = c.Call(ctx, "send_sms", json.RawMessage(`{"to":"+15550100","text":"two"}`))
-	require.NoError(t, err, "the operation showed that it honours keys")
-	require.Len(t, resp.Attempts, 2)
-	assert.Equal(t, remedy.ActRetry, resp.Attempts[0].Decision.Action)
-	assert.True(t, resp.Replayed)
-	_, effects := srv.counts()
-	assert.Equal(t, 2, effects, "one SMS per text")
+			resp, err = c.Call(ctx, "send_sms", json.RawMessage(`{"to":"+15550100","text":"two"}`))
+			require.NoError(t, err, "the operation showed that it honours keys")
+			require.Len(t, resp.Attempts, 2)
+			assert.Equal(t, remedy.ActRetry, resp.Attempts[0].Decision.Action)
+			assert.True(t, resp.Replayed)
+			_, effects := srv.counts()
+			assert.Equal(t, 2, effects, "one SMS per text")
+		})
+	}
 
 	// Another client, which has seen no replay, stops at the same loss.
 	srv2 := newKeyServer(t, true, first)
 	c2 := keyClient(t, srv2.URL, remedy.WithOperations(opSendSMS))
-	_, err = c2.Call(ctx, "send_sms", json.RawMessage(`{"to":"+15550100","text":"two"}`))
+	_, err := c2.Call(ctx, "send_sms", json.RawMessage(`{"to":"+15550100","text":"two"}`))
 	callError(t, err, remedy.ErrOutcomeUnknown)
 }
 
@@ -570,4 +583,28 @@ func TestKeysFromTheReferenceServersDocument(t *testing.T) {
 	assert.Equal(t, remedy.KeysHonoured, got["charge"], "server.RequireIdempotencyKey")
 	assert.Equal(t, remedy.KeysUnknown, got["finalize_invoice"], "no idempotency option")
 	assert.Equal(t, remedy.KeysUnknown, got["send_invoice"])
+}
+
+// Every spelling of the replay header marks a failure as replayed too, and only "true" (or a
+// structured ?1) does (issue 40: Stripe's Idempotent-Replayed was read as not replayed).
+func TestReplayedSpellings(t *testing.T) {
+	t.Parallel()
+	body := []byte(`{"error":{"type":"card_error","code":"card_declined","message":"Your card was declined."}}`)
+	for _, tc := range []struct {
+		header http.Header
+		want   bool
+	}{
+		{http.Header{"Idempotent-Replayed": {"true"}}, true},
+		{http.Header{"Idempotency-Replayed": {"True"}}, true},
+		{http.Header{"X-Idempotency-Replayed": {"?1"}}, true},
+		{http.Header{"X-Idempotent-Replayed": {"true"}}, true},
+		{http.Header{"Idempotent-Replayed": {"false"}}, false},
+		{http.Header{"Idempotent-Replayed": {"false"}, "Idempotency-Replayed": {"true"}}, true},
+		{http.Header{"Replayed": {"true"}}, false},
+	} {
+		assert.Equal(t, tc.want, remedy.Replayed(tc.header), "%v", tc.header)
+		env, ok := remedy.Parse(402, tc.header, body)
+		require.True(t, ok)
+		assert.Equal(t, tc.want, env.Replayed, "Parse: %v", tc.header)
+	}
 }

@@ -116,7 +116,8 @@ func OperationsFromOpenAPI(doc []byte) ([]Operation, error) {
 //
 // A relative docURL is resolved against the client's base URL by RFC 3986: "/openapi.json"
 // is at the root of the base URL's host, "openapi.json" under the base URL's path when that
-// ends in "/". Without a base URL, docURL must be an absolute http(s) URL.
+// ends in "/". A client without a base URL loads nothing: its operations would have nowhere to
+// go (OperationsFromOpenAPI reads a document's operations without a client).
 //
 // The document's servers are ignored: operations are sent under the client's base URL, which
 // must therefore include any path prefix the servers entry names ("https://api.example.com/v2"
@@ -129,13 +130,11 @@ func (c *Client) LoadOpenAPI(ctx context.Context, docURL string) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("remedy: OpenAPI document URL %q: %w", docURL, err)
 	}
-	if c.base != nil {
-		u = c.base.ResolveReference(u)
+	if c.base == nil {
+		return 0, errors.New("remedy: the client has no base URL (WithBaseURL): the document's operations would have nowhere to go")
 	}
+	u = c.base.ResolveReference(u)
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		if c.base == nil {
-			return 0, fmt.Errorf("remedy: OpenAPI document URL %q is not an absolute http(s) URL, and the client has no base URL to resolve it against", docURL)
-		}
 		return 0, fmt.Errorf("remedy: OpenAPI document URL %q is not an http(s) URL", docURL)
 	}
 	where := u.Redacted()

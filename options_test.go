@@ -122,3 +122,23 @@ func TestOptionsRefusedWhereTheyMeanNothing(t *testing.T) {
 	require.ErrorIs(t, err, remedy.ErrAttemptsExhausted)
 	assert.EqualValues(t, 1, requests.Load())
 }
+
+// A client without a base URL sends raw requests (Do) only: an operation would have nowhere to
+// go, so registering one — by option, by Register, from a document — is refused, saying so,
+// rather than failing at its first call as a transport error (issue 40).
+func TestClientWithoutBaseURL(t *testing.T) {
+	t.Parallel()
+	op := remedy.Operation{Name: "get_report", Method: "GET", Path: "/v1/report"}
+	_, err := remedy.NewClient(remedy.WithOperations(op))
+	require.ErrorContains(t, err, `operation "get_report": the client has no base URL to send it to (WithBaseURL)`)
+
+	c, err := remedy.NewClient()
+	require.NoError(t, err)
+	require.ErrorContains(t, c.Register(op), "no base URL")
+	_, err = c.LoadOpenAPI(context.Background(), "http://127.0.0.1:1/openapi.json")
+	require.ErrorContains(t, err, "no base URL")
+	_, err = c.Call(context.Background(), "get_report", nil)
+	var ce *remedy.CallError
+	require.ErrorAs(t, err, &ce)
+	assert.Contains(t, ce.Detail, "which has none")
+}

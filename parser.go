@@ -86,8 +86,10 @@ func (h *headerFacts) read(header http.Header) {
 			h.contentType = v
 		case "Traceparent":
 			h.traceparent = v
-		case "Idempotency-Replayed":
-			h.replayed = v
+		case "Idempotency-Replayed", "Idempotent-Replayed", "X-Idempotency-Replayed", "X-Idempotent-Replayed": // see Replayed
+			if !replayTrue(h.replayed) {
+				h.replayed = v
+			}
 		case "X-Amzn-Errortype":
 			h.amznErrorType = v
 		case "Openai-Version", "Openai-Processing-Ms":
@@ -388,7 +390,7 @@ func (p *parser) finish(d Dialect) {
 	if e.TraceID == "" {
 		e.TraceID = traceparentID(p.h.traceparent)
 	}
-	if strings.EqualFold(strings.TrimSpace(p.h.replayed), "true") {
+	if replayTrue(p.h.replayed) {
 		e.Replayed = true
 	}
 }

@@ -105,7 +105,7 @@ func (t *rawTransport) RoundTrip(ctx context.Context, req *Request) (*Response, 
 		return nil, markNotSent(watch, err)
 	}
 	resp := req.borrow().response()
-	*resp = Response{Status: hresp.StatusCode, Header: hresp.Header, Replayed: replayed(hresp.Header), http: hresp}
+	*resp = Response{Status: hresp.StatusCode, Header: hresp.Header, Replayed: Replayed(hresp.Header), http: hresp}
 	failure := hresp.StatusCode >= 400 || hresp.StatusCode < 200
 	// A success is read for an in-band failure only when it is JSON of a size Parse reads.
 	if failure || (isJSONType(hresp.Header) && hresp.ContentLength <= t.maxBody) {

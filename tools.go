@@ -147,12 +147,11 @@ func (d ToolDefinition) parameters() json.RawMessage {
 const maxCatalogue = 12
 
 // loopsOwn are the codes of the protocol the loop speaks for the model — idempotency keys,
-// confirmation tokens, the body's media type — which a tool's description leaves out: the
-// model can do nothing about them.
+// confirmation tokens — which a tool's description leaves out, as it leaves out the codes of
+// HTTP's own framing (HTTPOnly): the model can do nothing about either.
 var loopsOwn = map[string]bool{
 	"idempotency_key_invalid": true, "idempotency_key_required": true, "idempotency_key_reused": true,
-	"idempotency_in_flight": true, "confirmation_invalid": true, "unsupported_media_type": true,
-	"invalid_json": true, // Toolset sends only JSON objects: a model's malformed arguments stop before
+	"idempotency_in_flight": true, "confirmation_invalid": true,
 }
 
 // ToolDefinition describes the operation as a tool: its Description followed by a compact
@@ -199,7 +198,7 @@ func (op Operation) describe(input json.RawMessage) string {
 		b.WriteString("Errors (the failure names the code; fix what it says, then call again):")
 		listed := 0
 		for i, e := range op.Errors {
-			if loopsOwn[e.Code] {
+			if loopsOwn[e.Code] || HTTPOnly(e.Code) {
 				continue
 			}
 			if listed == maxCatalogue {

@@ -578,7 +578,7 @@ func (p *prober) confirmation(op *operation) {
 	}
 	first := p.call(op, args, "", token)
 	if !first.ok() {
-		p.skip("confirmation-single-use", fmt.Sprintf("%s, confirmed, answered %d %s: give a valid example with Options.Examples", op, first.status, first.code()))
+		p.skip("confirmation-single-use", fmt.Sprintf("%s, confirmed, answered %d %s: %s", op, first.status, first.code(), exampleHint(op.ID)))
 		return
 	}
 	again := p.call(op, args, "", token)
@@ -611,7 +611,7 @@ func (p *prober) idempotency(op *operation) {
 	key := p.key()
 	first := p.call(op, args, key, "")
 	if !first.ok() {
-		why := fmt.Sprintf("%s answered %d %s to its example: give a valid one with Options.Examples", op, first.status, first.code())
+		why := fmt.Sprintf("%s answered %d %s to its example: %s", op, first.status, first.code(), exampleHint(op.ID))
 		for _, id := range []string{"idempotent-replay", "idempotency-key-reuse", "idempotency-errors-not-stored"} {
 			p.skip(id, why)
 		}
@@ -619,7 +619,7 @@ func (p *prober) idempotency(op *operation) {
 	}
 	replay := p.call(op, args, key, "")
 	switch {
-	case first.header.Get(remedy.HeaderReplayed) == "true":
+	case remedy.Replayed(first.header):
 		p.fail("idempotent-replay", first.ex, fmt.Sprintf("%s marked its first execution under a new key as replayed", op))
 	case replay.err != nil:
 		p.fail("idempotent-replay", replay.ex, fmt.Sprintf("%s retried with the same key got no answer", op))
@@ -627,8 +627,8 @@ func (p *prober) idempotency(op *operation) {
 		p.fail("idempotent-replay", replay.ex, fmt.Sprintf("%s retried with the same key answered %d, not the first %d", op, replay.status, first.status))
 	case !bytes.Equal(replay.body, first.body):
 		p.fail("idempotent-replay", replay.ex, fmt.Sprintf("%s retried with the same key answered another body than the first (%s)", op, excerpt(first.body, 120)))
-	case replay.header.Get(remedy.HeaderReplayed) != "true":
-		p.fail("idempotent-replay", replay.ex, fmt.Sprintf("%s replayed without %s: true", op, remedy.HeaderReplayed))
+	case !remedy.Replayed(replay.header):
+		p.fail("idempotent-replay", replay.ex, fmt.Sprintf("%s replayed without %s: true (Stripe's spelling, Idempotent-Replayed, is read too): a client cannot tell the replay from a second execution", op, remedy.HeaderReplayed))
 	default:
 		p.pass("idempotent-replay", op, replay.ex)
 	}
@@ -672,7 +672,7 @@ func (p *prober) idempotency(op *operation) {
 		p.skip("idempotency-errors-not-stored", fmt.Sprintf("%s, corrected under the same key, got no answer", op))
 	case !fixed.ok():
 		p.fail("idempotency-errors-not-stored", fixed.ex, fmt.Sprintf("%s, corrected under the key of a refused request (%s), answered %d %s: the failure was kept", op, bad.name, fixed.status, fixed.code()))
-	case fixed.header.Get(remedy.HeaderReplayed) == "true":
+	case remedy.Replayed(fixed.header):
 		p.fail("idempotency-errors-not-stored", fixed.ex, fmt.Sprintf("%s, corrected under the key of a refused request, was answered by a replay", op))
 	default:
 		p.pass("idempotency-errors-not-stored", op, fixed.ex)
@@ -705,4 +705,10 @@ func (p *prober) burst() {
 		}
 	}
 	p.skip("rate-limit-wait", fmt.Sprintf("%d requests to %s met no 429", p.opts.Burst, op))
+}
+
+// exampleHint says how to give op a valid example: the probe's flag, and the option for a
+// Go caller of Run.
+func exampleHint(op string) string {
+	return fmt.Sprintf("give it valid arguments with remedy probe --example '%s={...}' (Options.Examples from Go)", op)
 }

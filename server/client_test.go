@@ -31,7 +31,7 @@ func orderClient(t *testing.T, url string, opts ...remedy.Option) *remedy.Client
 	t.Cleanup(tr.CloseIdleConnections)
 	c, err := remedy.NewClient(append([]remedy.Option{
 		remedy.WithBaseURL(url), remedy.WithHTTPClient(&http.Client{Transport: tr}),
-		remedy.WithOperations(orderOps...), remedy.WithRewriter(remedy.DefaultRewriter),
+		remedy.WithOperations(orderOps...),
 		remedy.WithBackoff(func() backoff.BackOff { return backoff.NewConstantBackOff(time.Millisecond) }),
 	}, opts...)...)
 	require.NoError(t, err)

@@ -113,9 +113,12 @@ func (x *exchange) envelope(err error) (*remedy.Envelope, map[string]string) {
 			x.logInternal(err, "error code not in the registry: "+p.Code)
 			return x.internal(), nil
 		}
-		if x.op != nil && x.op.declared && !x.op.emits(p.Code) && !isPipelineCode(p.Code) {
-			x.api.logger.LogAttrs(x.ctx, slog.LevelWarn, "remedy: operation emitted an undeclared code",
-				slog.String("operation", x.op.ID), slog.String("code", p.Code))
+		if x.op != nil && !x.op.emits(p.Code) && !isPipelineCode(p.Code) {
+			if _, warned := x.op.undeclared.LoadOrStore(p.Code, true); !warned {
+				x.api.logger.LogAttrs(x.ctx, slog.LevelWarn, "remedy: operation emitted a code it does not declare (server.Errors): "+
+					"the OpenAPI document and the MCP tool description do not list it",
+					slog.String("operation", x.op.ID), slog.String("code", p.Code))
+			}
 		}
 		env := p.envelope(c)
 		capIssues(env)

@@ -75,7 +75,7 @@ func TestLoopRepairsBeforeConfirming(t *testing.T) {
 	})
 	c, err := remedy.NewClient(remedy.WithBaseURL(srv.URL),
 		remedy.WithOperations(remedy.Operation{Name: "refund_charge", Method: "POST", Path: "/v1/charges/{id}/refund"}),
-		remedy.WithRewriter(remedy.DefaultRewriter), remedy.WithConfirmPolicy(approve))
+		remedy.WithConfirmPolicy(approve))
 	require.NoError(t, err)
 	resp, err := c.Call(context.Background(), "refund_charge", json.RawMessage(`{"id":"ch_1","currency":"USD","amount":5}`))
 	require.NoError(t, err)
@@ -105,7 +105,7 @@ func TestLoopConfirmsAgainAfterARepair(t *testing.T) {
 	})
 	c, err := remedy.NewClient(remedy.WithBaseURL(srv.URL),
 		remedy.WithOperations(remedy.Operation{Name: "refund_charge_late", Method: "POST", Path: "/v1/charges/{id}/refund-late"}),
-		remedy.WithRewriter(remedy.DefaultRewriter), remedy.WithConfirmPolicy(approve))
+		remedy.WithConfirmPolicy(approve))
 	require.NoError(t, err)
 
 	resp, err := c.Call(context.Background(), "refund_charge_late", json.RawMessage(`{"id":"ch_1","currency":"USD","amount":5}`))
@@ -137,7 +137,7 @@ func TestLoopRepairedPayloadNeedsItsOwnApproval(t *testing.T) {
 	})
 	c, err := remedy.NewClient(remedy.WithBaseURL(srv.URL),
 		remedy.WithOperations(remedy.Operation{Name: "refund_charge", Method: "POST", Path: "/v1/charges/{id}/refund"}),
-		remedy.WithRewriter(remedy.DefaultRewriter), remedy.WithConfirmPolicy(first))
+		remedy.WithConfirmPolicy(first))
 	require.NoError(t, err)
 	_, err = c.Call(context.Background(), "refund_charge", json.RawMessage(`{"id":"ch_1","currency":"USD","amount":5}`))
 	require.ErrorIs(t, err, remedy.ErrConfirmationRequired)

@@ -245,6 +245,9 @@ func (a *API) toolDescription(op *Operation) string {
 	}
 	b.WriteString("\n\n## Errors\nA failed call returns isError with the error envelope (code, message, issues with the field and what it accepts, retryable, retry_after_ms, next_operation). Codes:")
 	for _, c := range a.Emits(op) {
+		if remedy.HTTPOnly(c.Code) {
+			continue // a tool call cannot meet it, nor its caller act on it
+		}
 		b.WriteString("\n- ")
 		b.WriteString(catalogLine(c))
 	}

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/remedy-go/remedy/internal/httpop"
@@ -38,9 +39,11 @@ type Operation struct {
 	validator *validator
 	binder    *textBinder // binds the body's text to in; nil when in holds a part it has no rule for
 	codes     []string    // the codes the operation may emit, beyond the pipeline's own
-	declared  bool        // Errors listed the handler's codes
-	route     []segment
-	call      func(ctx context.Context, in any) (any, error)
+	// undeclared are the codes the handler emitted that Errors did not declare, each warned
+	// of once.
+	undeclared sync.Map
+	route      []segment
+	call       func(ctx context.Context, in any) (any, error)
 }
 
 // InputSchema is the JSON Schema of the operation's input: its body members and its
@@ -63,9 +66,12 @@ func OperationID(id string) OpOption { return func(o *Operation) { o.ID = id } }
 func Summary(s string) OpOption { return func(o *Operation) { o.Summary = s } }
 
 // Errors declares the codes the handler may emit, beyond those of the pipeline (validation,
-// authentication, rate limiting, internal errors). Each must be in the registry.
+// authentication, rate limiting, internal errors). Each must be in the registry. The OpenAPI
+// document and the MCP tool descriptions list the declared codes, and only those: a handler
+// that returns a code it did not declare is answered all the same, and the API's logger warns
+// of it once per operation and code, so that the gap is found before a client meets it.
 func Errors(codes ...string) OpOption {
-	return func(o *Operation) { o.codes, o.declared = append(o.codes, codes...), true }
+	return func(o *Operation) { o.codes = append(o.codes, codes...) }
 }
 
 // IdempotencyMode says how an operation treats the Idempotency-Key header.

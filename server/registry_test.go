@@ -1,8 +1,11 @@
 package server_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -506,4 +509,52 @@ func TestRegisterDefaultTitle(t *testing.T) {
 	c, ok := reg.Lookup("card_declined")
 	require.True(t, ok)
 	assert.Equal(t, "Card declined", c.Title)
+}
+
+// A handler that returns a code its operation does not declare (server.Errors) is answered
+// with that code all the same, and the API's logger warns of it once per operation and code:
+// the OpenAPI document and the MCP tool description do not list it (issue 40).
+func TestUndeclaredCodeWarnsOnce(t *testing.T) {
+	t.Parallel()
+	var logs safeBuffer
+	api, err := server.New(server.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	require.NoError(t, err)
+	type in struct {
+		ID string `path:"id"`
+	}
+	require.NoError(t, server.Get(api, "/v1/orders/{id}", func(ctx context.Context, in in) (map[string]any, error) {
+		return nil, server.Error("payment_required", "order "+in.ID+" is not paid")
+	}, server.OperationID("get_order")))
+	for range 3 {
+		w := httptest.NewRecorder()
+		api.ServeHTTP(w, httptest.NewRequest("GET", "/v1/orders/ord_1", nil))
+		assert.Equal(t, 402, w.Code)
+		assert.Contains(t, w.Body.String(), `"code":"payment_required"`)
+	}
+	out := logs.String()
+	assert.Equal(t, 1, strings.Count(out, "does not declare"), out)
+	assert.Contains(t, out, "operation=get_order")
+	assert.Contains(t, out, "code=payment_required")
+
+	doc, err := api.OpenAPI()
+	require.NoError(t, err)
+	assert.NotContains(t, string(doc), "payment_required", "an undeclared code is not in the document: hence the warning")
+}
+
+// safeBuffer is a bytes.Buffer safe for the logger's concurrent writes.
+type safeBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *safeBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *safeBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -236,6 +236,16 @@ func TestInputSchemaErrors(t *testing.T) {
 		{"minimum not a number", reflect.TypeFor[struct {
 			X int `schema:"minimum=abc"`
 		}](), "X", "schema tag minimum", `"abc" is not a number`},
+		// Issue 40: another separator than the semicolon says the grammar.
+		{"items joined by a comma", reflect.TypeFor[struct {
+			X int `schema:"minimum=1,maximum=100"`
+		}](), "X", "schema tag minimum", `separated by semicolons, as in schema:"minimum=1;maximum=100"`},
+		{"items joined by a space", reflect.TypeFor[struct {
+			X int `schema:"minimum=1 maximum=100"`
+		}](), "X", "schema tag minimum", "separated by semicolons"},
+		{"a key written with a colon", reflect.TypeFor[struct {
+			X int `schema:"minimum:1"`
+		}](), "X", "schema tag minimum:1", "separated by semicolons"},
 		{"pattern does not compile", reflect.TypeFor[struct {
 			X string `schema:"pattern=a("`
 		}](), "X", "schema tag pattern", "does not compile"},

@@ -16,6 +16,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/internal/closest"
 	"github.com/remedy-go/remedy/internal/demo/transcript"
 	"github.com/remedy-go/remedy/internal/termsafe"
 	"github.com/remedy-go/remedy/mcp"
@@ -351,8 +352,7 @@ func callREST(ctx context.Context, cfg *callConfig, policy remedy.ConfirmPolicy,
 	if errors.As(err, &ce) && len(ce.Attempts) == 0 && ce.Envelope == nil && errors.Is(ce.Cause, remedy.ErrNotRetryable) {
 		// Nothing was sent: the only refusal before the first attempt is an operation the
 		// document does not list (the arguments were checked already).
-		return nil, usagef("call: %q is not an operation of %s (%d operations; see its operationIds)",
-			cfg.operation, docURL.Redacted(), n)
+		return nil, usagef("call: %q is not an operation of %s: %s", cfg.operation, docURL.Redacted(), termsafe.String(ce.Detail))
 	}
 	return resp, err
 }
@@ -368,7 +368,13 @@ func callMCP(ctx context.Context, cfg *callConfig, policy remedy.ConfirmPolicy, 
 		&sdk.StreamableClientTransport{Endpoint: endpoint, HTTPClient: mcp.HTTPClient(httpClient(cfg.header.h, cfg.base)),
 			DisableStandaloneSSE: true}, nil)
 	if err != nil {
-		return nil, cannotRunf("call: cannot connect to the MCP endpoint %s: %v", cfg.base.Redacted(), err)
+		var hint string
+		if p := cfg.base.Path; p == "" || p == "/" {
+			u := *cfg.base
+			u.Path = "/mcp"
+			hint = fmt.Sprintf(" (the URL has no path; an MCP endpoint usually has one: did you mean %s?)", u.Redacted())
+		}
+		return nil, cannotRunf("call: cannot connect to the MCP endpoint %s: %v%s", cfg.base.Redacted(), err, hint)
 	}
 	defer session.Close()
 	c, err := mcp.NewClient(ctx, session, remedy.WithRewriter(cfg.rewriter), remedy.WithRewritePolicy(cfg.rewrites), remedy.WithConfirmPolicy(policy), remedy.WithSchemaCheck(remedy.SchemaCheck(cfg.check)), remedy.WithHooks(remedy.Hooks{AttemptEnd: func(_ context.Context, a *remedy.Attempt) { onAttempt(a) }}))
@@ -381,7 +387,11 @@ func callMCP(ctx context.Context, cfg *callConfig, policy remedy.ConfirmPolicy, 
 		for i, n := range names {
 			shown[i] = termsafe.String(n)
 		}
-		return nil, usagef("call: %s has no tool %q (its tools: %s)", cfg.base.Redacted(), cfg.operation, strings.Join(shown, ", "))
+		var mean string
+		if near, ok := closest.Name(cfg.operation, names); ok {
+			mean = fmt.Sprintf("; did you mean %q?", termsafe.String(near))
+		}
+		return nil, usagef("call: %s has no tool %q%s (its tools: %s)", cfg.base.Redacted(), cfg.operation, mean, strings.Join(shown, ", "))
 	}
 	cfg.title = fmt.Sprintf("%s on %s (MCP)", cfg.operation, cfg.base.Redacted())
 	return c.Call(ctx, cfg.operation, cfg.args, cfg.callOptions()...)

@@ -150,3 +150,35 @@ func TestCallInvalidArgumentsSendNothing(t *testing.T) {
 		}
 	}
 }
+
+// An unknown operation or tool is a usage error that names the one probably meant and lists
+// those there are (issue 40), over REST and over MCP.
+func TestCallUnknownOperationSuggests(t *testing.T) {
+	t.Parallel()
+	urls, _, _ := startServe(t, "--addr", "127.0.0.1:0")
+	for _, args := range [][]string{
+		{"call", urls[0], "revenue_reprot"},
+		{"call", "--mcp", urls[2], "revenue_reprot"},
+	} {
+		r := remedyCmd(t, "", args...)
+		r.wantExit(t, exitUsage)
+		for _, want := range []string{`did you mean "revenue_report"?`, "revenue_report"} {
+			if !strings.Contains(r.stderr, want) {
+				t.Errorf("%v: the error lacks %q:\n%s", args, want, r)
+			}
+		}
+	}
+}
+
+// An MCP URL without its path fails to connect, and says which URL was probably meant
+// (issue 40).
+func TestCallMCPWithoutPathHints(t *testing.T) {
+	t.Parallel()
+	urls, _, _ := startServe(t, "--addr", "127.0.0.1:0")
+	base := strings.TrimSuffix(urls[2], "/mcp")
+	r := remedyCmd(t, "", "call", "--mcp", base, "revenue_report")
+	r.wantExit(t, exitCannotRun)
+	if want := "did you mean " + urls[2] + "?"; !strings.Contains(r.stderr, want) {
+		t.Errorf("the error lacks %q:\n%s", want, r)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -24,11 +25,13 @@ var lintCommand = &command{
 	synopsis: "remedy lint [--json] [--junit FILE] [--verbose] [--header 'Name: value'] openapi.yaml|URL|-",
 	about: `Lint checks an OpenAPI document (JSON or YAML, told by its content) alone, rule
 by rule: what a client needs from it to call the API and to repair its failures. The
-document is a file, an http(s) URL (fetched with GET, at most 8 MiB), or "-" for
+document is a file, an http(s) URL (fetched with GET, at most 8 MiB; a URL without a
+path is a server's, whose document is at /openapi.json, as probe reads it), or "-" for
 stdin. It prints one line per rule, then why each failure failed.`,
 	examples: []string{
 		"remedy lint openapi.yaml",
 		"remedy lint https://api.example.com/openapi.json",
+		"remedy lint http://127.0.0.1:8080",
 		"curl -s http://127.0.0.1:8080/openapi.json | remedy lint --junit lint.xml -",
 	},
 	exits: `0 no rule failed
@@ -55,6 +58,7 @@ func lint(_ context.Context, in *invocation) error {
 		name = "stdin"
 		doc, err = io.ReadAll(in.stdin)
 	case strings.HasPrefix(name, "http://") || strings.HasPrefix(name, "https://"):
+		name = withDocPath(name)
 		doc, err = lintFetch(name, header.h)
 	default:
 		doc, err = os.ReadFile(name)
@@ -65,6 +69,17 @@ func lint(_ context.Context, in *invocation) error {
 	rep := conformance.Lint(doc)
 	rep.Target = name
 	return report.write(in, rep)
+}
+
+// withDocPath is rawURL with the OpenAPI document's default path when it names none (a
+// server's base URL), as probe reads it: http://127.0.0.1:8080 → http://127.0.0.1:8080/openapi.json.
+func withDocPath(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+		return rawURL
+	}
+	u.Path = conformance.DefaultOpenAPIPath
+	return u.String()
 }
 
 // lintFetch gets the document at rawURL, sending header to its host only.

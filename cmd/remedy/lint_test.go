@@ -72,3 +72,17 @@ func TestLintYAMLSources(t *testing.T) {
 		t.Errorf("want the status:\n%s", r)
 	}
 }
+
+// A URL without a path is a server's: lint reads its document at /openapi.json, as probe does
+// (issue 40).
+func TestLintServerURL(t *testing.T) {
+	t.Parallel()
+	urls, _, _ := startServe(t, "--addr", "127.0.0.1:0")
+	for _, u := range []string{urls[0], urls[0] + "/"} {
+		r := remedyCmd(t, "", "lint", u)
+		r.wantExit(t, exitOK)
+		if !strings.Contains(r.stdout, "/openapi.json") {
+			t.Errorf("lint %s: the report does not name the document it read:\n%s", u, r)
+		}
+	}
+}

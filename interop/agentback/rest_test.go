@@ -33,7 +33,7 @@ const (
 // OpenAPI document.
 func restClient(t *testing.T, base string, opts ...remedy.Option) *remedy.Client {
 	t.Helper()
-	opts = append([]remedy.Option{remedy.WithBaseURL(base), remedy.WithRewriter(remedy.DefaultRewriter)}, opts...)
+	opts = append([]remedy.Option{remedy.WithBaseURL(base)}, opts...)
 	c, err := remedy.NewClient(opts...)
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)

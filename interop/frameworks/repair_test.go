@@ -360,7 +360,6 @@ func newClient(t *testing.T, base string, ops []remedy.Operation, more ...remedy
 	c, err := remedy.NewClient(append([]remedy.Option{
 		remedy.WithBaseURL(base),
 		remedy.WithOperations(ops...),
-		remedy.WithRewriter(remedy.DefaultRewriter),
 	}, more...)...)
 	if err != nil {
 		t.Fatal(err)

@@ -84,7 +84,7 @@ var goals = []Goal{
 		}
 		return ratioGoal(r, 1.1, "", true)
 	}},
-	{"`Parse` over every recorded corpus ÷ `encoding/json` into `map[string]any`", "≤ 0.6×, allocations independent of body size", func(tables []*Table) Outcome {
+	{"`Parse` over every recorded JSON corpus ÷ `encoding/json` into `map[string]any`", "≤ 0.6×, allocations independent of body size", func(tables []*Table) Outcome {
 		t, env := find(tables, "BenchmarkParse"), find(tables, "BenchmarkAgentEnvelope")
 		if t == nil || env == nil {
 			return Outcome{}
@@ -97,6 +97,9 @@ var goals = []Goal{
 		var worst Ratio
 		var n int
 		for _, cas := range t.Cases {
+			if notJSON[cas] {
+				continue
+			}
 			if r, ok := t.ratio(cas, "remedy", "encoding-json"); ok {
 				if n == 0 || r.Value > worst.Value {
 					worst = r
@@ -107,7 +110,7 @@ var goals = []Goal{
 		if n == 0 {
 			return Outcome{}
 		}
-		extra := fmt.Sprintf("the slowest of %d dialects, %s; allocs/op %s at 1 KB, %s at 1 MB", n, worst.Case,
+		extra := fmt.Sprintf("the slowest of %d JSON dialects, %s; allocs/op %s at 1 KB, %s at 1 MB", n, worst.Case,
 			formatCount(small.Allocs), formatCount(large.Allocs))
 		return ratioGoal(worst, 0.6, extra, large.Allocs <= small.Allocs)
 	}},
@@ -135,6 +138,10 @@ var goals = []Goal{
 		return out
 	}},
 }
+
+// notJSON are the corpora whose bodies are not JSON (XML, HTML and plain text): encoding/json
+// refuses them at their first byte, so that a ratio to it says nothing of reading them.
+var notJSON = map[string]bool{"aws_xml": true, "unstructured": true}
 
 // ratioGoal judges r against limit, with a condition that is not a ratio (an allocation
 // count) in extra and cond: reached when both the wall-time and the CPU-time ratio are at

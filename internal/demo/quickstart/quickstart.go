@@ -59,7 +59,6 @@ func Run(out io.Writer) error {
 	c, err := remedy.NewClient(
 		remedy.WithBaseURL(srv.URL),
 		remedy.WithHTTPClient(&http.Client{Transport: lossy{&lose}}),
-		remedy.WithRewriter(remedy.DefaultRewriter),
 		// A real agent would show ch.Operation and ch.Args to a person here; the quickstart
 		// approves, and the transcript records the approval.
 		remedy.WithConfirmPolicy(remedy.ConfirmFunc(func(context.Context, *remedy.Challenge) (bool, error) {
