@@ -65,3 +65,11 @@ func ExampleWithIdempotencyKeys() {
 	// keys honoured: 201, replayed true, after 2 attempts
 	// SMS sent: 2 (one per call)
 }
+
+// Replayed reads a replay in every spelling APIs mark it with: here Stripe's.
+func ExampleReplayed() {
+	h := http.Header{}
+	h.Set("Idempotent-Replayed", "true")
+	fmt.Println(remedy.Replayed(h))
+	// Output: true
+}

@@ -25,10 +25,10 @@ func ExampleDecide() {
 	// stop deadline - the wait would end after the context's deadline - asked 1.5s
 }
 
-// A Loop runs over any Transport: here a function standing in for a tool call that fails
-// once with a validation error, repaired by DefaultRewriter from the allowed value the failure
-// names.
-func ExampleLoop() {
+// NewLoop runs the loop over any Transport, with the defaults every entry point has: here a
+// function standing in for a tool call that fails once with a validation error, repaired by
+// the default rewriter from the allowed value the failure names.
+func ExampleNewLoop() {
 	tool := remedy.TransportFunc(func(ctx context.Context, req *remedy.Request) (*remedy.Response, error) {
 		var args struct{ Currency string }
 		json.Unmarshal(req.Args, &args)
@@ -39,8 +39,13 @@ func ExampleLoop() {
 		}
 		return &remedy.Response{Status: 200, Body: []byte(`{"id":"ord_1"}`)}, nil
 	})
-	loop := remedy.Loop{Transport: tool, Rewriter: remedy.DefaultRewriter}
-	resp, err := loop.Do(context.Background(), remedy.Call{Operation: "create_order", Args: json.RawMessage(`{"currency":"USD"}`)})
+	loop, err := remedy.NewLoop(tool)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	call, _ := remedy.NewCall("create_order", map[string]any{"currency": "USD"})
+	resp, err := loop.Do(context.Background(), call, remedy.WithLimits(remedy.Limits{MaxAttempts: 3})) // a call's own options
 	if err != nil {
 		fmt.Println(err)
 		return

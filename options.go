@@ -196,8 +196,8 @@ func WithRewriter(r Rewriter) Option {
 	return func(c *config) error { c.loop.Rewriter = r; return nil }
 }
 
-// WithRewritePolicy decides the repairs that change what a call means (default SafeRewrites:
-// none is sent; the call stops with ErrRewriteRefused and the proposal).
+// WithRewritePolicy decides the repairs that change what a call means (default, and nil,
+// SafeRewrites: none is sent; the call stops with ErrRewriteRefused and the proposal).
 func WithRewritePolicy(p RewritePolicy) Option {
 	return func(c *config) error {
 		if p == nil {
@@ -208,7 +208,7 @@ func WithRewritePolicy(p RewritePolicy) Option {
 	}
 }
 
-// WithConfirmPolicy decides confirmation challenges (default RefuseAll).
+// WithConfirmPolicy decides confirmation challenges (default, and nil, RefuseAll).
 func WithConfirmPolicy(p ConfirmPolicy) Option {
 	return func(c *config) error {
 		if p == nil {
