@@ -392,7 +392,7 @@ type Call struct {
 	NoPoll bool
 	// Schema is the JSON Schema of Args (an Operation's Parameters, an MCP tool's input
 	// schema), nil when unknown: the loop checks Args against it before the first attempt
-	// (see Loop.Check) and gives it to the Rewriter.
+	// (see WithSchemaCheck) and gives it to the Rewriter.
 	Schema json.RawMessage
 	// Origin is the server the call goes to ("https://api.example.com"), the key under which
 	// the Loop's Pacer holds what the server said of its rate limits; "" is not paced. Client

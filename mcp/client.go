@@ -59,7 +59,7 @@ func (c *Client) Transport() *Transport { return c.t }
 // that encodes to one) through the loop, as remedy.Client.Call runs an HTTP operation: it
 // returns the success (Body is the tool's result) or a *remedy.CallError saying why it
 // stopped. The arguments are checked against the tool's input schema, as tools/list gave it,
-// before the call is sent (see remedy.Loop.Check).
+// before the call is sent (see remedy.WithSchemaCheck).
 //
 // opts are the options of one call (remedy.WithIdempotencyKey, remedy.WithLimits, …), on top
 // of the client's.

@@ -209,9 +209,10 @@ func (t *Transport) lookup(ctx context.Context, name string) (tool, bool, error)
 	return info, ok, nil
 }
 
-// Registered reports whether name is a tool the server listed, for remedy.Loop.Registered: a
-// failure's next_operation then runs only tools this session offers. Before Load, it
-// approves nothing. To allow fewer, wrap it.
+// Registered reports whether name is a tool the server listed, for a loop's next operations
+// (remedy.WithNextOperations; NewClient uses it): a failure's next_operation then runs only
+// tools this session offers. Before Load, it approves nothing. To allow fewer, wrap it, or
+// give NewClient remedy.WithNextOperations(Only(...)).
 //
 // idempotent is true for a tool whose annotations say readOnlyHint or idempotentHint and
 // that takes no idempotencyKey: the loop sends it again after a lost answer, with no key. A
