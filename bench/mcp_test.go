@@ -14,13 +14,15 @@ import (
 
 // bareMCPServer is the validated POST's operation as a tool of a bare go-sdk server: the input
 // schema inferred from order, the constraints checked by hand (checkOrder, as the bare net/http
-// handler does), a violation answered as a tool error listing them. It is served as remedy's
-// server serves /mcp: streamable HTTP, sessions, answers as event streams.
+// handler does), a violation answered as a tool error listing them. Its output is typed any, so
+// that, like remedy's tool, it declares no output schema and the SDK validates no answer
+// against one (a created output would add both). It is served as remedy's server serves /mcp:
+// streamable HTTP, sessions, answers as event streams.
 func bareMCPServer() http.Handler {
 	s := sdk.NewServer(&sdk.Implementation{Name: "orders", Version: "1"}, nil)
-	sdk.AddTool(s, &sdk.Tool{Name: "create_order"}, func(ctx context.Context, req *sdk.CallToolRequest, in order) (*sdk.CallToolResult, created, error) {
+	sdk.AddTool(s, &sdk.Tool{Name: "create_order"}, func(ctx context.Context, req *sdk.CallToolRequest, in order) (*sdk.CallToolResult, any, error) {
 		if bad := checkOrder(&in); len(bad) > 0 {
-			return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: strings.Join(bad, "; ")}}}, created{}, nil
+			return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: strings.Join(bad, "; ")}}}, nil, nil
 		}
 		return nil, answer, nil
 	})

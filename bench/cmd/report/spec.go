@@ -130,8 +130,8 @@ var groups = []*Group{
 			"HTTP on loopback, through one go-sdk client session, on remedy's reference server (the " +
 			"operation's tool at `/mcp`: the same JSON Schema validation as the REST route, its " +
 			"envelope for a failure) and on a bare go-sdk server with the same tool (`mcp.AddTool` with " +
-			"the input struct, the same constraints checked by hand), each with sessions and answers as " +
-			"event streams. A test (`TestMCPServersAgree`) holds the two to the same result for the valid " +
+			"the input struct, the same constraints checked by hand, no output schema, as remedy's tool " +
+			"has none), each with sessions and answers as event streams. A test (`TestMCPServersAgree`) holds the two to the same result for the valid " +
 			"order and a tool error for the invalid one. Each time includes the client's side of the call.",
 		Subjects: []string{"remedy"}, Baselines: []string{"go-sdk"},
 	},
