@@ -293,6 +293,43 @@ func TestGoals(t *testing.T) {
 	}
 }
 
+// TestParseGoal holds the Parse goal to each of its conditions: every JSON dialect at most
+// 0.6× encoding/json, judged by the slowest (the corpora that are not JSON left out), and no
+// more allocations at 1 MB than at 1 KB.
+func TestParseGoal(t *testing.T) {
+	var goal Goal
+	for _, g := range goals {
+		if strings.HasPrefix(g.Figure, "`Parse`") {
+			goal = g
+		}
+	}
+	rows := func(slack, largeAllocs string) string {
+		return `BenchmarkParse/agent/remedy-2            1000	       300 ns/op	       300 cpu-ns/op	     100 B/op	       4 allocs/op
+BenchmarkParse/agent/encoding-json-2     1000	      1000 ns/op	      1000 cpu-ns/op	     900 B/op	      70 allocs/op
+BenchmarkParse/slack/remedy-2            1000	       ` + slack + ` ns/op	       ` + slack + ` cpu-ns/op	     100 B/op	       2 allocs/op
+BenchmarkParse/slack/encoding-json-2     1000	      1000 ns/op	      1000 cpu-ns/op	     700 B/op	      15 allocs/op
+BenchmarkParse/aws_xml/remedy-2          1000	      1000 ns/op	      1000 cpu-ns/op	     100 B/op	       2 allocs/op
+BenchmarkParse/aws_xml/encoding-json-2   1000	        10 ns/op	        10 cpu-ns/op	      50 B/op	       1 allocs/op
+BenchmarkAgentEnvelope/1KB/remedy-2      1000	      3000 ns/op	      3000 cpu-ns/op	    1700 B/op	       4 allocs/op
+BenchmarkAgentEnvelope/1MB/remedy-2      1000	   5000000 ns/op	   5000000 cpu-ns/op	 1000000 B/op	    ` + largeAllocs + ` allocs/op
+`
+	}
+	for _, c := range []struct {
+		name, slack, largeAllocs string
+		want                     Verdict
+	}{
+		{"every dialect under, flat allocations", "550", "4", Reached},
+		{"allocations grow with the body", "550", "1713", NotReached},
+		{"one dialect over", "650", "4", NotReached},
+	} {
+		_, _, tables := parse(t, rows(c.slack, c.largeAllocs))
+		o := goal.Check(tables)
+		if o.Verdict != c.want || !strings.Contains(o.Measured, "the slowest of 2 JSON dialects, slack") {
+			t.Errorf("%s: %v, %s", c.name, o.Verdict, o.Measured)
+		}
+	}
+}
+
 func TestMarkdown(t *testing.T) {
 	out, _, tables := parse(t, output+redisOutput)
 	profiles := []Profile{
