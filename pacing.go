@@ -369,7 +369,9 @@ func policies(values []string) map[string]policy {
 				k, val, _ := strings.Cut(strings.TrimSpace(param), "=")
 				switch k {
 				case "q":
-					p.quota, _ = count(val)
+					if q, ok := count(val); ok { // a negative quota is no quota
+						p.quota = q
+					}
 				case "w":
 					if w := deltaSeconds(val); w.ok {
 						p.window = w.d
