@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/internal/closest"
 )
 
 // segment is one segment of a route: a literal, or a parameter.
@@ -470,7 +471,7 @@ func (a *API) closest(method, path string, k int) []string {
 	got := strings.Split(req, "/")
 	var cs []cand
 	for _, o := range a.ops {
-		d := distance(req, strings.Trim(shape(o.route, got), "/"))
+		d := closest.Distance(req, strings.Trim(shape(o.route, got), "/"))
 		if o.Method != method {
 			d++
 		}
@@ -509,29 +510,4 @@ func shape(route []segment, got []string) string {
 		}
 	}
 	return b.String()
-}
-
-// distance is the Levenshtein distance between two strings, by bytes.
-func distance(a, b string) int {
-	if len(a) > 256 || len(b) > 256 {
-		// Long paths are not worth the quadratic cost; compare their starts.
-		a, b = a[:min(len(a), 256)], b[:min(len(b), 256)]
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

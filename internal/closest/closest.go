@@ -21,19 +21,22 @@ func Name(name string, names []string) (string, bool) {
 		if n == name {
 			return "", false
 		}
-		if d := distance(low, strings.ToLower(n), bestDist); d < bestDist {
+		if d := len(low) - len(n); d >= bestDist || -d >= bestDist {
+			continue // too far apart by length alone
+		}
+		if d := Distance(low, strings.ToLower(n)); d < bestDist {
 			best, bestDist = n, d
 		}
 	}
 	return best, best != ""
 }
 
-// distance is the optimal string alignment distance between a and b in bytes, or limit when
-// it is limit or more.
-func distance(a, b string, limit int) int {
-	if d := len(a) - len(b); d >= limit || -d >= limit {
-		return limit
-	}
+// Distance is the optimal string alignment distance between a and b in bytes: the
+// insertions, deletions, substitutions and swaps of two neighbours that make one the other.
+// Strings longer than 256 bytes are compared by their first 256, which bounds the quadratic
+// cost (a route's path, a name).
+func Distance(a, b string) int {
+	a, b = a[:min(len(a), 256)], b[:min(len(b), 256)]
 	// rows[i][j]: the distance between a[:i] and b[:j]; three rows kept.
 	prev2 := make([]int, len(b)+1)
 	prev := make([]int, len(b)+1)
@@ -55,5 +58,5 @@ func distance(a, b string, limit int) int {
 		}
 		prev2, prev, cur = prev, cur, prev2
 	}
-	return min(prev[len(b)], limit)
+	return prev[len(b)]
 }

@@ -24,6 +24,17 @@ func TestName(t *testing.T) {
 	}
 }
 
+func TestDistance(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want int
+	}{{"", "", 0}, {"abc", "", 3}, {"charge", "chrage", 1}, {"kitten", "sitting", 3}, {"v1/order/x", "v1/orders/x", 1}} {
+		if got := Distance(tc.a, tc.b); got != tc.want {
+			t.Errorf("Distance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
+
 func FuzzName(f *testing.F) {
 	f.Add("create_invoce", "create_invoice")
 	f.Fuzz(func(t *testing.T, name, other string) {
@@ -31,7 +42,7 @@ func FuzzName(f *testing.F) {
 		if ok && got == name {
 			t.Fatalf("suggested %q for itself", name)
 		}
-		if d := distance(name, name, 3); d != 0 {
+		if d := Distance(name, name); d != 0 {
 			t.Fatalf("distance to itself %d", d)
 		}
 	})
