@@ -82,7 +82,8 @@ type Options struct {
 	// keeps the key claimed until its lease ends). Issuing a challenge and storing a job do
 	// not wait. The client must be a *redis.Client or a *redis.ClusterClient.
 	Replicas int
-	// ReplicaTimeout bounds the wait for Replicas (default DefaultReplicaTimeout).
+	// ReplicaTimeout bounds the wait for Replicas (default DefaultReplicaTimeout). The wait is
+	// also bounded by the client's ReadTimeout: a longer one fails as too few replicas.
 	ReplicaTimeout time.Duration
 	// ScopeJobs is how many live jobs of background operations one scope may hold (default
 	// server.DefaultScopeJobs).
@@ -215,13 +216,9 @@ func (s *Store) TakeChallenge(ctx context.Context, scope, id string) ([]byte, bo
 		return nil, false, fmt.Errorf("redisstore: take challenge: %w", err)
 	}
 	keys := s.keys("c", scope, id)
-	on, done, err := s.writer(ctx, keys[0])
-	if err != nil {
-		return nil, false, fmt.Errorf("redisstore: take challenge: %w", err)
-	}
-	defer done()
 	start := time.Now()
-	v, err := takeScript.Run(ctx, on, keys, id).Result()
+	cmd, replicated := s.written(ctx, keys[0], takeScript, keys, id)
+	v, err := cmd.Result()
 	if errors.Is(err, redis.Nil) {
 		// Nothing taken, so nothing to wait for: a refusal stays safe whatever a failover undoes.
 		return nil, false, nil
@@ -242,15 +239,15 @@ func (s *Store) TakeChallenge(ctx context.Context, scope, id string) ([]byte, bo
 	if !ok {
 		return nil, false, fmt.Errorf("redisstore: take challenge: the script returned a %T", v)
 	}
-	if err := s.replicated(ctx, on); err != nil {
+	if replicated != nil {
 		// A take no replica holds may be undone by a failover, and the token spent again on
 		// the promoted replica: give the challenge back rather than let the operation run
 		// on it, with what was left of its life, if its scope has room. (Best effort: a
 		// challenge not given back is a token refused, the safe side.)
 		if left := time.Duration(ttl)*time.Millisecond - time.Since(start); ttl > 0 && left > 0 {
-			_ = putScript.Run(context.WithoutCancel(ctx), on, keys, binding, millis(left), id, s.scopeChallenges).Err()
+			_ = putScript.Run(context.WithoutCancel(ctx), s.client, keys, binding, millis(left), id, s.scopeChallenges).Err()
 		}
-		return nil, false, fmt.Errorf("redisstore: take challenge: %w", err)
+		return nil, false, fmt.Errorf("redisstore: take challenge: %w", replicated)
 	}
 	return []byte(binding), true, nil
 }
@@ -315,12 +312,8 @@ func (s *Store) Claim(ctx context.Context, scope, key string, fingerprint []byte
 		return server.IdempotencyRecord{}, false, fmt.Errorf("redisstore: claim: %w", err)
 	}
 	keys := s.keys("i", scope, key)
-	on, done, err := s.writer(ctx, keys[0])
-	if err != nil {
-		return server.IdempotencyRecord{}, false, fmt.Errorf("redisstore: claim: %w", err)
-	}
-	defer done()
-	v, err := claimScript.Run(ctx, on, keys, fingerprint, owner, millis(lease), key, s.scopeRecords).Result()
+	cmd, replicated := s.written(ctx, keys[0], claimScript, keys, fingerprint, owner, millis(lease), key, s.scopeRecords)
+	v, err := cmd.Result()
 	if err != nil {
 		return server.IdempotencyRecord{}, false, fmt.Errorf("redisstore: claim: %w", err)
 	}
@@ -328,12 +321,12 @@ func (s *Store) Claim(ctx context.Context, scope, key string, fingerprint []byte
 	case int64:
 		switch v {
 		case 1:
-			if err := s.replicated(ctx, on); err != nil {
+			if replicated != nil {
 				// The claim may not survive a failover: give it up rather than let the request
 				// run on a claim a retry might not find. (Best effort: a release lost with the
 				// master is a claim that expires with its lease.)
-				_ = releaseScript.Run(context.WithoutCancel(ctx), on, keys, owner, key).Err()
-				return server.IdempotencyRecord{}, false, fmt.Errorf("redisstore: claim: %w", err)
+				_ = releaseScript.Run(context.WithoutCancel(ctx), s.client, keys, owner, key).Err()
+				return server.IdempotencyRecord{}, false, fmt.Errorf("redisstore: claim: %w", replicated)
 			}
 			return server.IdempotencyRecord{Fingerprint: bytes.Clone(fingerprint), Owner: owner}, true, nil
 		case 0:
@@ -358,63 +351,63 @@ func (s *Store) Complete(ctx context.Context, scope, key, owner string, result s
 		return fmt.Errorf("redisstore: complete: %w", err)
 	}
 	keys := s.keys("i", scope, key)
-	on, done, err := s.writer(ctx, keys[0])
-	if err != nil {
-		return fmt.Errorf("redisstore: complete: %w", err)
-	}
-	defer done()
-	if err := s.owned(ctx, on, "complete", completeScript, scope, key, owner, encodeResult(result), millis(ttl), key); err != nil {
+	cmd, replicated := s.written(ctx, keys[0], completeScript, keys, owner, encodeResult(result), millis(ttl), key)
+	if err := owned("complete", cmd); err != nil {
 		return err
 	}
-	if err := s.replicated(ctx, on); err != nil {
-		return fmt.Errorf("redisstore: complete: %w", err)
+	if replicated != nil {
+		return fmt.Errorf("redisstore: complete: %w", replicated)
 	}
 	return nil
 }
 
-// scripter is what a script runs on: the Store's client, or one connection to a key's master.
-type scripter = redis.Scripter
-
-// writer is what a write to key runs on: the Store's client, or, with Options.Replicas, one
-// connection to key's master, on which WAIT then counts that write's replicas. done returns
-// the connection.
-func (s *Store) writer(ctx context.Context, key string) (on scripter, done func(), err error) {
+// written runs script on keys, all in key's slot, and reports, with Options.Replicas, whether
+// that many replicas hold what it wrote: WAIT follows the script in one pipeline to key's
+// master, so on the connection that wrote, within Options.ReplicaTimeout. replicated wraps
+// ErrNotReplicated when they did not, and means nothing when the script wrote nothing.
+//
+// A pipeline rather than a redis.Conn: go-redis's Conn shares its client's options under a
+// lock of its own, and the two race when both open a connection at once.
+func (s *Store) written(ctx context.Context, key string, script *redis.Script, keys []string, args ...any) (cmd *redis.Cmd, replicated error) {
 	if s.replicas == 0 {
-		return s.client, func() {}, nil
+		return script.Run(ctx, s.client, keys, args...), nil
 	}
 	var master *redis.Client
 	switch c := s.client.(type) {
 	case *redis.ClusterClient:
+		var err error
 		if master, err = c.MasterForKey(ctx, key); err != nil {
-			return nil, nil, err
+			cmd = redis.NewCmd(ctx)
+			cmd.SetErr(err)
+			return cmd, nil
 		}
 	case *redis.Client:
 		master = c
 	default:
-		return nil, nil, fmt.Errorf("Options.Replicas needs a *redis.Client or a *redis.ClusterClient, not a %T", s.client)
+		cmd = redis.NewCmd(ctx)
+		cmd.SetErr(fmt.Errorf("Options.Replicas needs a *redis.Client or a *redis.ClusterClient, not a %T", s.client))
+		return cmd, nil
 	}
-	conn := master.Conn()
-	return conn, func() { _ = conn.Close() }, nil
-}
-
-// replicated waits, with Options.Replicas, until that many replicas hold the writes made on
-// on, and fails with ErrNotReplicated when fewer did within Options.ReplicaTimeout.
-func (s *Store) replicated(ctx context.Context, on scripter) error {
-	if s.replicas == 0 {
-		return nil
+	var wait *redis.Cmd
+	pipe := func(eval func(redis.Pipeliner) *redis.Cmd) {
+		// Each command's error is its own, read below.
+		_, _ = master.Pipelined(ctx, func(p redis.Pipeliner) error {
+			cmd = eval(p)
+			wait = p.Do(ctx, "WAIT", s.replicas, millis(s.replicaTimeout))
+			return nil
+		})
 	}
-	conn, ok := on.(*redis.Conn)
-	if !ok {
-		return fmt.Errorf("%w: no connection to wait on", ErrNotReplicated)
+	pipe(func(p redis.Pipeliner) *redis.Cmd { return script.EvalSha(ctx, p, keys, args...) })
+	if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
+		pipe(func(p redis.Pipeliner) *redis.Cmd { return script.Eval(ctx, p, keys, args...) })
 	}
-	n, err := conn.Wait(ctx, s.replicas, s.replicaTimeout).Result()
-	switch {
+	switch n, err := wait.Int64(); {
 	case err != nil:
-		return fmt.Errorf("%w: %w", ErrNotReplicated, err)
+		return cmd, fmt.Errorf("%w: %w", ErrNotReplicated, err)
 	case n < int64(s.replicas):
-		return fmt.Errorf("%w: %d of %d within %v", ErrNotReplicated, n, s.replicas, s.replicaTimeout)
+		return cmd, fmt.Errorf("%w: %d of %d within %v", ErrNotReplicated, n, s.replicas, s.replicaTimeout)
 	}
-	return nil
+	return cmd, nil
 }
 
 // Release implements server.IdempotencyStore: one script, which deletes owner's in-flight
@@ -423,13 +416,13 @@ func (s *Store) Release(ctx context.Context, scope, key, owner string) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("redisstore: release: %w", err)
 	}
-	return s.owned(ctx, s.client, "release", releaseScript, scope, key, owner, key)
+	return owned("release", releaseScript.Run(ctx, s.client, s.keys("i", scope, key), owner, key))
 }
 
-// owned runs a script that acts on owner's in-flight record under key and returns 1 when it did,
-// 0 when the record was not owner's.
-func (s *Store) owned(ctx context.Context, on scripter, op string, script *redis.Script, scope, key, owner string, args ...any) error {
-	n, err := script.Run(ctx, on, s.keys("i", scope, key), append([]any{owner}, args...)...).Int64()
+// owned reads the reply of a script that acts on owner's in-flight record: 1 when it did, 0
+// when the record was not owner's.
+func owned(op string, cmd *redis.Cmd) error {
+	n, err := cmd.Int64()
 	switch {
 	case err != nil:
 		return fmt.Errorf("redisstore: %s: %w", op, err)
