@@ -18,6 +18,7 @@ import (
 	"github.com/remedy-go/remedy/internal/closest"
 	"github.com/remedy-go/remedy/internal/httpop"
 	"github.com/remedy-go/remedy/internal/sent"
+	"github.com/remedy-go/remedy/internal/tape"
 )
 
 // Headers the loop sends.
@@ -619,15 +620,15 @@ func buildRequest(ctx context.Context, base, baseQuery string, op *registered, a
 	}
 	switch {
 	case len(args) > 0 && (len(names) > 0 || len(op.Query) > 0 || op.bodyless()):
-		t := getTape()
-		defer putTape(t)
-		if !t.parse(view(args)) || t.root().kind() != kObject {
+		t := tape.Get()
+		defer tape.Put(t)
+		if !t.Parse(view(args)) || t.Root().Kind() != tape.Object {
 			return nil, argumentsError("", "not_object", "the arguments are not a JSON object")
 		}
 		var kept bytes.Buffer
 		moved := false
-		for it := t.root().iter(); it.next(); {
-			name, v := it.Key(), it.val()
+		for it := t.Root().Iter(); it.Next(); {
+			name, v := it.Key(), it.Val()
 			switch {
 			case slices.Contains(names, name):
 				s, err := paramText(v)
@@ -650,8 +651,8 @@ func buildRequest(ctx context.Context, base, baseQuery string, op *registered, a
 				} else {
 					kept.WriteByte(',')
 				}
-				kt := it.keyTok()
-				kept.WriteString(t.s[kt.start:kt.end])
+				kt := it.KeyTok()
+				kept.WriteString(t.Src[kt.Start:kt.End])
 				kept.WriteByte(':')
 				kept.WriteString(v.Raw())
 			}
@@ -789,15 +790,15 @@ func expandPath(b *strings.Builder, tmpl string, names, vals []string) error {
 }
 
 // paramText is an argument as a path segment: a string's text, a number or boolean as written.
-func paramText(v val) (string, error) {
-	switch v.kind() {
-	case kString:
+func paramText(v tape.Val) (string, error) {
+	switch v.Kind() {
+	case tape.String:
 		s := v.Str()
 		if s == "" {
 			return "", errors.New("empty")
 		}
 		return s, nil
-	case kNumber, kTrue, kFalse:
+	case tape.Number, tape.True, tape.False:
 		return v.Raw(), nil
 	}
 	return "", errors.New("must be a string, number or boolean")
@@ -805,24 +806,24 @@ func paramText(v val) (string, error) {
 
 // addQuery adds an argument to the query: scalars as text, an array of scalars as repeated
 // parameters, null as nothing, anything else as its JSON text.
-func addQuery(q url.Values, name string, v val) error {
-	switch v.kind() {
-	case kNull:
+func addQuery(q url.Values, name string, v tape.Val) error {
+	switch v.Kind() {
+	case tape.Null:
 		return nil
-	case kArray:
-		for it := v.iter(); it.next(); {
-			s, err := paramText(it.val())
-			if err != nil && it.val().kind() != kString {
-				q.Add(name, it.val().Raw())
+	case tape.Array:
+		for it := v.Iter(); it.Next(); {
+			s, err := paramText(it.Val())
+			if err != nil && it.Val().Kind() != tape.String {
+				q.Add(name, it.Val().Raw())
 				continue
 			}
 			q.Add(name, s)
 		}
 		return nil
-	case kObject:
+	case tape.Object:
 		q.Add(name, v.Raw())
 		return nil
-	case kString:
+	case tape.String:
 		q.Add(name, v.Str())
 		return nil
 	}

@@ -1,6 +1,9 @@
 package remedy
 
-import "strings"
+import (
+	"github.com/remedy-go/remedy/internal/tape"
+	"strings"
+)
 
 // dialectReader recognizes one family of JSON error bodies and fills the envelope from it.
 type dialectReader struct {
@@ -81,7 +84,7 @@ func (p *parser) read(id readerID) Dialect {
 // agentField reads the members the agent dialects share (the agent envelope, the agent error
 // spec, RFC 9457 agent extensions, AX), whichever object they sit in. It reports whether key
 // was one of them.
-func (p *parser) agentField(key string, v val) bool {
+func (p *parser) agentField(key string, v tape.Val) bool {
 	e := &p.e
 	switch key {
 	case "code", "error_code", "errorCode":
@@ -140,14 +143,14 @@ func (p *parser) agentField(key string, v val) bool {
 	case "docs_url", "doc_uri", "doc_url", "documentation_url":
 		e.DocsURL = v.Text()
 	case "related_codes":
-		for it := v.iter(); it.next(); {
-			p.related(it.val().Text(), false)
+		for it := v.Iter(); it.Next(); {
+			p.related(it.Val().Text(), false)
 		}
 	case "example_request":
 		e.ExampleRequest = p.raw(v)
 		if !p.full && v.Exists() && !v.IsNull() {
 			p.unread = true
-			p.kept = p.kept || v.height() <= maxRawHeight // as raw keeps it
+			p.kept = p.kept || v.Height() <= maxRawHeight // as raw keeps it
 		}
 	case "intent":
 		e.Intent = v.Text()
@@ -190,35 +193,35 @@ func (p *parser) flushField() {
 // issues reads a list of field-level facts in any of the shapes the agent dialects use:
 // {path|pointer|field|loc, code|keyword|reason, message|msg|detail|description, expected,
 // received, allowed_values|valid_values|enum, suggested_value}.
-func (p *parser) issues(v val) {
+func (p *parser) issues(v tape.Val) {
 	if !v.IsArray() {
 		return
 	}
 	if !p.full {
-		for it := v.iter(); it.next(); {
+		for it := v.Iter(); it.Next(); {
 			p.unread = true
 			// Every object and string becomes an issue (below).
-			p.kept = p.kept || it.val().IsObject() || it.val().IsString()
+			p.kept = p.kept || it.Val().IsObject() || it.Val().IsString()
 		}
 		return
 	}
 	if p.e.Issues == nil {
-		p.e.Issues = make([]Issue, 0, v.len())
+		p.e.Issues = make([]Issue, 0, v.Len())
 	}
-	for it := v.iter(); it.next(); {
-		if !it.val().IsObject() {
-			if it.val().IsString() {
-				p.addIssue(Issue{Message: it.val().Str()})
+	for it := v.Iter(); it.Next(); {
+		if !it.Val().IsObject() {
+			if it.Val().IsString() {
+				p.addIssue(Issue{Message: it.Val().Str()})
 			}
 			continue
 		}
 		var (
 			is                           Issue
-			pointer, path, location, ctx val
+			pointer, path, location, ctx tape.Val
 			loc                          bool // path is FastAPI's loc, led by where the value travelled
 		)
-		for f := it.val().iter(); f.next(); {
-			x := f.val()
+		for f := it.Val().Iter(); f.Next(); {
+			x := f.Val()
 			switch k := f.Key(); k {
 			case "pointer":
 				pointer = x
@@ -280,10 +283,10 @@ func (p *parser) issues(v val) {
 }
 
 // nestedReader reads one nested failure object into a child parser.
-type nestedReader func(c *parser, item val)
+type nestedReader func(c *parser, item tape.Val)
 
 // nested reads a list of nested failures with read applied to each object.
-func (p *parser) nested(v val, d Dialect, read nestedReader) {
+func (p *parser) nested(v tape.Val, d Dialect, read nestedReader) {
 	if !v.IsArray() {
 		return
 	}
@@ -294,25 +297,25 @@ func (p *parser) nested(v val, d Dialect, read nestedReader) {
 		return
 	}
 	if p.e.Errors == nil {
-		p.e.Errors = make([]Envelope, 0, v.len())
+		p.e.Errors = make([]Envelope, 0, v.Len())
 	}
 	var c *parser // one child, reset for each nested failure
-	for it := v.iter(); it.next(); {
-		if it.val().IsObject() {
+	for it := v.Iter(); it.Next(); {
+		if it.Val().IsObject() {
 			c = p.child(c)
-			read(c, it.val())
+			read(c, it.Val())
 			p.e.Errors = append(p.e.Errors, c.done(d))
 		}
 	}
 }
 
 // readAgentObject reads an object of agent members (and nested errors of the same shape).
-func (c *parser) readAgentObject(obj val) {
-	for it := obj.iter(); it.next(); {
+func (c *parser) readAgentObject(obj tape.Val) {
+	for it := obj.Iter(); it.Next(); {
 		if k := it.Key(); k == "errors" {
-			c.nested(it.val(), DialectAgent, (*parser).readAgentObject)
+			c.nested(it.Val(), DialectAgent, (*parser).readAgentObject)
 		} else {
-			c.agentField(k, it.val())
+			c.agentField(k, it.Val())
 		}
 	}
 	c.flushField()
@@ -329,7 +332,7 @@ func (p *parser) readErrorObj() Dialect {
 	var (
 		google, stripe, agent, spec, openai, odata bool
 		vendorType, param, status                  string
-		details                                    val
+		details                                    tape.Val
 		sawIssues                                  bool
 	)
 	if p.h.stripeShouldRetry != "" {
@@ -338,8 +341,8 @@ func (p *parser) readErrorObj() Dialect {
 	if p.h.openai {
 		openai = true
 	}
-	for it := obj.iter(); it.next(); {
-		k, v := it.Key(), it.val()
+	for it := obj.Iter(); it.Next(); {
+		k, v := it.Key(), it.Val()
 		switch k {
 		case "status":
 			if s := v.Str(); isUpperSnake(s) { // google.rpc.Code name
@@ -383,9 +386,9 @@ func (p *parser) readErrorObj() Dialect {
 			continue
 		case "innererror", "innerError":
 			odata = true
-			if id := v.member("request-id").Str(); id != "" && e.RequestID == "" {
+			if id := v.Member("request-id").Str(); id != "" && e.RequestID == "" {
 				e.RequestID = id
-			} else if id := v.member("requestId").Str(); id != "" && e.RequestID == "" {
+			} else if id := v.Member("requestId").Str(); id != "" && e.RequestID == "" {
 				e.RequestID = id
 			}
 			continue
@@ -403,7 +406,7 @@ func (p *parser) readErrorObj() Dialect {
 		p.agentField(k, v)
 	}
 	if details.IsArray() {
-		if details.member("0").member("@type").Exists() {
+		if details.Member("0").Member("@type").Exists() {
 			google = true
 		} else {
 			odata = true
@@ -446,16 +449,16 @@ func (p *parser) readErrorObj() Dialect {
 			p.issues(details) // AgentBack's historical key for the issues, which it sends beside them
 		}
 	case DialectOData:
-		if !p.full && details.len() > 0 {
+		if !p.full && details.Len() > 0 {
 			p.unread = true
 		}
 		if details.IsArray() && p.full {
-			if details.member("0").Exists() {
+			if details.Member("0").Exists() {
 				p.pending = false // the details name the fields; the top-level target restates them
 			}
-			for it := details.iter(); it.next(); {
-				x := it.val()
-				p.addIssue(Issue{Path: toPointer(x.member("target").Text()), Code: x.member("code").Text(), Message: x.member("message").Str()})
+			for it := details.Iter(); it.Next(); {
+				x := it.Val()
+				p.addIssue(Issue{Path: toPointer(x.Member("target").Text()), Code: x.Member("code").Text(), Message: x.Member("message").Str()})
 			}
 		}
 	}
@@ -465,33 +468,33 @@ func (p *parser) readErrorObj() Dialect {
 
 // googleDetails reads the google.rpc error details that carry facts an agent can use. status
 // is the google.rpc.Code name; ErrorInfo's reason, when present, is the more specific code.
-func (p *parser) googleDetails(details val, status string) {
+func (p *parser) googleDetails(details tape.Val, status string) {
 	if p.e.Code == "" {
 		p.e.Code = status
 	}
-	for it := details.iter(); it.next(); {
-		d := it.val()
-		t := d.member("@type").Str()
+	for it := details.Iter(); it.Next(); {
+		d := it.Val()
+		t := d.Member("@type").Str()
 		p.googleDetail(t[strings.LastIndexByte(t, '.')+1:], d)
 	}
 }
 
 // googleDetail reads one detail in its JSON form; kind is its message's name (ErrorInfo).
-func (p *parser) googleDetail(kind string, d val) {
+func (p *parser) googleDetail(kind string, d tape.Val) {
 	e := &p.e
 	switch kind {
 	case "ErrorInfo":
-		if r := d.member("reason").Str(); r != "" {
+		if r := d.Member("reason").Str(); r != "" {
 			p.googleReason(r)
 		}
 	case "RetryInfo":
-		if w := protoDuration(d.member("retryDelay")); w.ok {
+		if w := protoDuration(d.Member("retryDelay")); w.ok {
 			p.googleRetry(w)
 		}
 	case "BadRequest":
-		for fv := d.member("fieldViolations").iter(); fv.next(); {
-			x := fv.val()
-			p.addIssue(Issue{Path: toPointer(x.member("field").Str()), Code: x.member("reason").Str(), Message: x.member("description").Str()})
+		for fv := d.Member("fieldViolations").Iter(); fv.Next(); {
+			x := fv.Val()
+			p.addIssue(Issue{Path: toPointer(x.Member("field").Str()), Code: x.Member("reason").Str(), Message: x.Member("description").Str()})
 		}
 	case "QuotaFailure", "PreconditionFailure":
 		if e.Hint == "" {
@@ -502,7 +505,7 @@ func (p *parser) googleDetail(kind string, d val) {
 			e.DocsURL = u
 		}
 	case "RequestInfo":
-		if id := d.member("requestId").Str(); id != "" {
+		if id := d.Member("requestId").Str(); id != "" {
 			e.RequestID = id
 		}
 	}

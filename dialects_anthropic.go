@@ -7,8 +7,8 @@ func (p *parser) readAnthropic() Dialect {
 	if p.top.typ.Str() != "error" || !obj.IsObject() {
 		return ""
 	}
-	p.e.Code = obj.member("type").Str()
-	p.e.Message = obj.member("message").Str()
+	p.e.Code = obj.Member("type").Str()
+	p.e.Message = obj.Member("message").Str()
 	p.e.RequestID = p.top.requestID.Str()
 	return DialectAnthropic
 }

@@ -6,8 +6,8 @@ func (p *parser) readAX() Dialect {
 	if !p.top.errorCode.IsString() {
 		return ""
 	}
-	for it := p.top.root.iter(); it.next(); {
-		p.agentField(it.Key(), it.val())
+	for it := p.top.root.Iter(); it.Next(); {
+		p.agentField(it.Key(), it.Val())
 	}
 	p.flushField()
 	return DialectAX

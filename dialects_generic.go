@@ -1,6 +1,9 @@
 package remedy
 
-import "strings"
+import (
+	"github.com/remedy-go/remedy/internal/tape"
+	"strings"
+)
 
 // Failures of no known family: the members most frameworks use for a message, a code and a
 // list of field errors.
@@ -16,16 +19,16 @@ func (p *parser) readGenericJSON() Dialect {
 	if m := t.message; m.IsString() {
 		e.Message, found = m.Str(), true
 	} else if m.IsArray() { // NestJS: a list of validation messages (class-validator's)
-		for it := m.iter(); it.next(); {
+		for it := m.Iter(); it.Next(); {
 			if e.Message == "" {
-				e.Message = it.val().Str()
+				e.Message = it.Val().Str()
 			}
-			p.classValidatorIssue(it.val().Str())
+			p.classValidatorIssue(it.Val().Str())
 		}
 		found = e.Message != ""
 	}
 	if m := t.message; m.Str() == "Validation failed" { // celebrate's errors()
-		p.celebrateIssues(t.root.member("validation"))
+		p.celebrateIssues(t.root.Member("validation"))
 	}
 	if er := t.error; er.IsString() {
 		if e.Message == "" {
@@ -43,7 +46,7 @@ func (p *parser) readGenericJSON() Dialect {
 		e.Message, found = d.Str(), true
 	} else if d.IsArray() { // FastAPI / pydantic
 		p.issues(d)
-		e.Message = d.member("0").member("msg").Str()
+		e.Message = d.Member("0").Member("msg").Str()
 		found = true
 		if pydanticList(d) {
 			e.Category = CategoryValidation // FastAPI's RequestValidationError, whatever the status
@@ -86,9 +89,9 @@ func (p *parser) readGenericJSON() Dialect {
 }
 
 // pydanticList reports whether v is a list of pydantic validation errors: [{loc, msg, type}].
-func pydanticList(v val) bool {
-	x := v.member("0")
-	return v.IsArray() && x.member("loc").IsArray() && x.member("msg").IsString() && x.member("type").IsString()
+func pydanticList(v tape.Val) bool {
+	x := v.Member("0")
+	return v.IsArray() && x.Member("loc").IsArray() && x.Member("msg").IsString() && x.Member("type").IsString()
 }
 
 // fieldMessages reads a map of field names to lists of messages: Rails', Laravel's and
@@ -100,23 +103,23 @@ func pydanticList(v val) bool {
 // When a JSON path key is among them the body did not deserialize, and ASP.NET then also
 // reports the action's parameter as missing ("The input field is required.", keyed by the
 // parameter's name): those keys name no member of the body and are not read as fields.
-func (p *parser) fieldMessages(errs val) {
+func (p *parser) fieldMessages(errs tape.Val) {
 	e := &p.e
 	jsonPaths := false
-	for it := errs.iter(); it.next(); {
+	for it := errs.Iter(); it.Next(); {
 		jsonPaths = jsonPaths || strings.HasPrefix(it.Key(), "$")
 	}
-	for it := errs.iter(); it.next(); {
+	for it := errs.Iter(); it.Next(); {
 		k := it.Key()
 		if jsonPaths && !strings.HasPrefix(k, "$") {
 			continue
 		}
-		for m := it.val().iter(); m.next(); {
+		for m := it.Val().Iter(); m.Next(); {
 			if !p.full {
 				p.unread, p.kept = true, true
 				continue
 			}
-			msg := m.val().Text()
+			msg := m.Val().Text()
 			is := Issue{Path: toPointer(k), Message: msg}
 			p.dotnetFacts(&is, k)
 			p.addIssue(is)

@@ -10,8 +10,8 @@ func (p *parser) readGitHub() Dialect {
 	if !t.message.IsString() {
 		return ""
 	}
-	first := errs.member("0")
-	if !t.documentationURL.Exists() && !first.member("resource").Exists() && !first.member("field").Exists() {
+	first := errs.Member("0")
+	if !t.documentationURL.Exists() && !first.Member("resource").Exists() && !first.Member("field").Exists() {
 		return ""
 	}
 	e := &p.e
@@ -20,21 +20,21 @@ func (p *parser) readGitHub() Dialect {
 	p.setStatus(t.status)
 	e.Code = snakeWords(e.Message)
 	if !p.full {
-		p.unread = p.unread || errs.len() > 0
+		p.unread = p.unread || errs.Len() > 0
 		return DialectGitHub
 	}
-	for it := errs.iter(); it.next(); {
-		x := it.val()
+	for it := errs.Iter(); it.Next(); {
+		x := it.Val()
 		if x.IsString() {
 			p.addIssue(Issue{Message: x.Str()})
 			continue
 		}
-		is := Issue{Code: x.member("code").Str(), Message: x.member("message").Str()}
-		if f := x.member("field").Str(); f != "" {
+		is := Issue{Code: x.Member("code").Str(), Message: x.Member("message").Str()}
+		if f := x.Member("field").Str(); f != "" {
 			is.Path = toPointer(f)
 		}
 		if is.Message == "" && is.Code != "" {
-			is.Message = x.member("resource").Str() + "." + x.member("field").Str() + " is " + strings.ReplaceAll(is.Code, "_", " ")
+			is.Message = x.Member("resource").Str() + "." + x.Member("field").Str() + " is " + strings.ReplaceAll(is.Code, "_", " ")
 		}
 		p.addIssue(is)
 	}

@@ -2,6 +2,7 @@ package remedy
 
 import (
 	"encoding/json"
+	"github.com/remedy-go/remedy/internal/tape"
 	"strconv"
 	"strings"
 	"unicode"
@@ -570,11 +571,11 @@ func (p *parser) kinSchemaError(s string) {
 func (p *parser) kinReason(is *Issue, reason string) {
 	if list, ok := strings.CutPrefix(reason, "value is not one of the allowed values "); ok {
 		is.Code = "enum"
-		t := getTape()
-		if t.parse(list) && t.root().IsArray() {
-			is.AllowedValues = p.rawList(t.root())
+		t := tape.Get()
+		if t.Parse(list) && t.Root().IsArray() {
+			is.AllowedValues = p.rawList(t.Root())
 		}
-		putTape(t)
+		tape.Put(t)
 		return
 	}
 	if name, ok := strings.CutPrefix(reason, "property "); ok {

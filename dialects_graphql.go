@@ -1,5 +1,7 @@
 package remedy
 
+import "github.com/remedy-go/remedy/internal/tape"
+
 // GraphQL's errors list, with its extensions (in a 2xx).
 
 func (p *parser) readGraphQL() Dialect {
@@ -8,13 +10,13 @@ func (p *parser) readGraphQL() Dialect {
 		return ""
 	}
 	graphql, any := p.top.data.Exists() || p.top.extensions.Exists(), false
-	for it := errs.iter(); it.next(); {
-		x := it.val()
+	for it := errs.Iter(); it.Next(); {
+		x := it.Val()
 		any = true
-		if !x.member("message").Exists() || x.member("detail").Exists() || x.member("source").Exists() {
+		if !x.Member("message").Exists() || x.Member("detail").Exists() || x.Member("source").Exists() {
 			return ""
 		}
-		if x.member("locations").Exists() || x.member("path").Exists() || x.member("extensions").Exists() || x.member("type").Exists() {
+		if x.Member("locations").Exists() || x.Member("path").Exists() || x.Member("extensions").Exists() || x.Member("type").Exists() {
 			graphql = true
 		}
 	}
@@ -25,22 +27,22 @@ func (p *parser) readGraphQL() Dialect {
 	return DialectGraphQL
 }
 
-func (c *parser) readGraphQLError(x val) {
+func (c *parser) readGraphQLError(x tape.Val) {
 	e := &c.e
-	e.Message = x.member("message").Str()
-	ext := x.member("extensions")
-	e.Code = ext.member("code").Text()
+	e.Message = x.Member("message").Str()
+	ext := x.Member("extensions")
+	e.Code = ext.Member("code").Text()
 	if e.Code == "" {
-		e.Code = x.member("type").Text() // GitHub's GraphQL API
+		e.Code = x.Member("type").Text() // GitHub's GraphQL API
 	}
-	for it := ext.iter(); it.next(); {
+	for it := ext.Iter(); it.Next(); {
 		switch k := it.Key(); k {
 		case "retryable", "is_retriable", "retry_after_ms", "retry_after_seconds", "hint",
 			"next_operation", "next_operation_args", "trace_id", "request_id", "docs_url", "issues":
-			c.agentField(k, it.val())
+			c.agentField(k, it.Val())
 		}
 	}
-	if path := x.member("path"); path.IsArray() {
+	if path := x.Member("path"); path.IsArray() {
 		c.addIssue(Issue{Path: arrayPointer(path), Code: e.Code, Message: e.Message})
 	}
 }

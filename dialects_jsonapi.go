@@ -1,6 +1,9 @@
 package remedy
 
-import "strings"
+import (
+	"github.com/remedy-go/remedy/internal/tape"
+	"strings"
+)
 
 // JSON:API's errors list: status, code, title, detail, source.pointer.
 
@@ -12,7 +15,7 @@ func (p *parser) readJSONAPI() Dialect {
 		return "" // JSON:API's top level holds none of these; RFC 9457's does
 	}
 	jsonapi := t.jsonapi.Exists() || strings.Contains(p.h.contentType, "vnd.api+json")
-	if x := errs.member("0"); x.member("detail").Exists() || x.member("source").Exists() || x.member("title").Exists() {
+	if x := errs.Member("0"); x.Member("detail").Exists() || x.Member("source").Exists() || x.Member("title").Exists() {
 		jsonapi = true
 	}
 	if !jsonapi {
@@ -22,27 +25,27 @@ func (p *parser) readJSONAPI() Dialect {
 	return DialectJSONAPI
 }
 
-func (c *parser) readJSONAPIError(x val) {
+func (c *parser) readJSONAPIError(x tape.Val) {
 	e := &c.e
-	e.Code, e.Title = x.member("code").Text(), x.member("title").Str()
-	e.Message = x.member("detail").Str()
+	e.Code, e.Title = x.Member("code").Text(), x.Member("title").Str()
+	e.Message = x.Member("detail").Str()
 	if e.Message == "" {
 		e.Message = e.Title
 	}
-	c.setStatus(x.member("status"))
-	src := x.member("source")
+	c.setStatus(x.Member("status"))
+	src := x.Member("source")
 	switch {
-	case src.member("pointer").Exists():
-		c.addIssue(Issue{Path: toPointer(src.member("pointer").Str()), Code: e.Code, Message: e.Message})
-	case src.member("parameter").Exists():
-		c.addIssue(Issue{Path: toPointer(src.member("parameter").Str()), Code: e.Code, Message: e.Message})
-	case src.member("header").Exists():
-		e.Hint = "check the " + src.member("header").Str() + " header"
+	case src.Member("pointer").Exists():
+		c.addIssue(Issue{Path: toPointer(src.Member("pointer").Str()), Code: e.Code, Message: e.Message})
+	case src.Member("parameter").Exists():
+		c.addIssue(Issue{Path: toPointer(src.Member("parameter").Str()), Code: e.Code, Message: e.Message})
+	case src.Member("header").Exists():
+		e.Hint = "check the " + src.Member("header").Str() + " header"
 	}
 	if u := x.Get("links.about"); u.Exists() {
 		e.DocsURL = u.Text()
 		if u.IsObject() {
-			e.DocsURL = u.member("href").Str()
+			e.DocsURL = u.Member("href").Str()
 		}
 	}
 }

@@ -11,16 +11,16 @@ func (p *parser) readKubernetes() Dialect {
 	e.Message = p.top.message.Str()
 	p.setStatus(p.top.code)
 	details := p.top.details
-	if after := details.member("retryAfterSeconds"); after.Num() > 0 {
+	if after := details.Member("retryAfterSeconds"); after.Num() > 0 {
 		p.facts.k8s = waitFromJSON(after, 1e9)
 	}
-	for it := details.member("causes").iter(); it.next(); {
-		c := it.val()
-		field := c.member("field").Str()
+	for it := details.Member("causes").Iter(); it.Next(); {
+		c := it.Val()
+		field := c.Member("field").Str()
 		if field == "" {
 			continue // a cause without a field restates the message
 		}
-		p.addIssue(Issue{Path: toPointer(field), Code: c.member("reason").Str(), Message: c.member("message").Str()})
+		p.addIssue(Issue{Path: toPointer(field), Code: c.Member("reason").Str(), Message: c.Member("message").Str()})
 	}
 	if e.Code == "" {
 		e.Code = "Unknown"

@@ -1,6 +1,9 @@
 package remedy
 
-import "strings"
+import (
+	"github.com/remedy-go/remedy/internal/tape"
+	"strings"
+)
 
 // MCP tool results whose isError carries a failure (in a 2xx), and JSON-RPC 2.0 errors.
 
@@ -12,27 +15,27 @@ func (p *parser) readMCP() Dialect {
 		}
 		res = p.top.root
 	}
-	if res.member("isError").kind() != kTrue {
+	if res.Member("isError").Kind() != tape.True {
 		return ""
 	}
 	// The envelope the tool returned: structuredContent first, then the text content.
-	if sc := res.member("structuredContent"); sc.IsObject() && p.readInner(sc) {
+	if sc := res.Member("structuredContent"); sc.IsObject() && p.readInner(sc) {
 		return DialectMCP
 	}
 	var text strings.Builder
-	for it := res.member("content").iter(); it.next(); {
-		if it.val().member("type").Str() == "text" {
+	for it := res.Member("content").Iter(); it.Next(); {
+		if it.Val().Member("type").Str() == "text" {
 			if text.Len() > 0 {
 				text.WriteByte('\n')
 			}
-			text.WriteString(it.val().member("text").Str())
+			text.WriteString(it.Val().Member("text").Str())
 		}
 	}
 	t := strings.TrimSpace(text.String())
 	if strings.HasPrefix(t, "{") {
-		inner := getTape()
-		ok := inner.parse(t) && p.readInner(inner.root())
-		putTape(inner)
+		inner := tape.Get()
+		ok := inner.Parse(t) && p.readInner(inner.Root())
+		tape.Put(inner)
 		if ok {
 			return DialectMCP
 		}
@@ -47,7 +50,7 @@ func (p *parser) readMCP() Dialect {
 
 // readInner reads a body carried inside another (an MCP result's envelope) with the readers, as
 // a body without an HTTP status of its own. Nesting is bounded.
-func (p *parser) readInner(v val) bool {
+func (p *parser) readInner(v tape.Val) bool {
 	if p.depth >= 2 {
 		return false
 	}
@@ -82,8 +85,8 @@ func (p *parser) readJSONRPC() Dialect {
 		return ""
 	}
 	e := &p.e
-	e.Code = errObj.member("code").Text()
-	e.Message = errObj.member("message").Str()
+	e.Code = errObj.Member("code").Text()
+	e.Message = errObj.Member("message").Str()
 	e.Title = jsonrpcName(e.Code)
 	switch e.Code {
 	case "-32602":
@@ -94,12 +97,12 @@ func (p *parser) readJSONRPC() Dialect {
 	case "-32603":
 		e.Category = CategoryInternal
 	}
-	if data := errObj.member("data"); data.IsObject() {
-		for it := data.iter(); it.next(); {
+	if data := errObj.Member("data"); data.IsObject() {
+		for it := data.Iter(); it.Next(); {
 			switch k := it.Key(); k {
 			case "retryable", "is_retriable", "retry_after_ms", "retry_after_seconds", "hint", "issues",
 				"next_operation", "next_operation_args", "trace_id", "request_id", "docs_url":
-				p.agentField(k, it.val())
+				p.agentField(k, it.Val())
 			}
 		}
 	} else if data.IsString() && e.Hint == "" {

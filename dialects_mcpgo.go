@@ -2,6 +2,7 @@ package remedy
 
 import (
 	"encoding/json"
+	"github.com/remedy-go/remedy/internal/tape"
 	"slices"
 	"strconv"
 	"strings"
@@ -248,7 +249,7 @@ func (p *parser) enumIssue(at, got string, wants []string, quoted bool) {
 		for _, w := range wants {
 			if s, ok := jsUnquote(w); ok {
 				vals = append(vals, quoteJSON(s))
-			} else if validJSON(w) {
+			} else if tape.Valid(w) {
 				vals = append(vals, json.RawMessage(w))
 			} else {
 				vals = nil

@@ -2,6 +2,7 @@ package remedy
 
 import (
 	"encoding/json"
+	"github.com/remedy-go/remedy/internal/tape"
 	"strings"
 )
 
@@ -200,16 +201,16 @@ func (p *parser) fastifyIssue(msg string) {
 // nodeErrors reads a top-level errors list of express-openapi-validator (the error handler of
 // its README answers err.errors) or of express-validator (result.array()), and reports
 // whether it was one.
-func (p *parser) nodeErrors(errs val) bool {
+func (p *parser) nodeErrors(errs tape.Val) bool {
 	found := false
-	for it := errs.iter(); it.next(); {
-		x := it.val()
+	for it := errs.Iter(); it.Next(); {
+		x := it.Val()
 		if !x.IsObject() {
 			continue
 		}
-		if x.member("errorCode").IsString() {
+		if x.Member("errorCode").IsString() {
 			found = p.openAPIValidatorIssue(x) || found
-		} else if x.member("type").Str() == "field" {
+		} else if x.Member("type").Str() == "field" {
 			found = p.expressValidatorIssue(x) || found
 		}
 	}
@@ -220,9 +221,9 @@ func (p *parser) nodeErrors(errs val) bool {
 // errorCode: "<keyword>.openapi.validation"}, path being ajv's instancePath in the request
 // (/body/..., /query/<name>, /headers/<name>, /params/<name>, /cookies/<name>) with a missing
 // property's name appended as it is (not escaped), message ajv's, an enum's values appended.
-func (p *parser) openAPIValidatorIssue(x val) bool {
-	keyword, ok := strings.CutSuffix(x.member("errorCode").Str(), ".openapi.validation")
-	path, msg := x.member("path").Str(), x.member("message").Str()
+func (p *parser) openAPIValidatorIssue(x tape.Val) bool {
+	keyword, ok := strings.CutSuffix(x.Member("errorCode").Str(), ".openapi.validation")
+	path, msg := x.Member("path").Str(), x.Member("message").Str()
 	if !ok || keyword == "" || !strings.HasPrefix(path, "/") {
 		return false
 	}
@@ -258,9 +259,9 @@ func (p *parser) openAPIValidatorIssue(x val) bool {
 // expressValidatorIssue reads an item of express-validator's result.array() (v7):
 // {type: "field", value, msg, path, location}. Its default message ("Invalid value") names no
 // rule: what it states is the field, where it travelled and the value that arrived.
-func (p *parser) expressValidatorIssue(x val) bool {
-	path := x.member("path").Str()
-	in, known := ajvPart(x.member("location").Str())
+func (p *parser) expressValidatorIssue(x tape.Val) bool {
+	path := x.Member("path").Str()
+	in, known := ajvPart(x.Member("location").Str())
 	if path == "" || !known {
 		return false
 	}
@@ -268,7 +269,7 @@ func (p *parser) expressValidatorIssue(x val) bool {
 		p.unread, p.kept = true, true
 		return true
 	}
-	is := Issue{Message: x.member("msg").Text(), Received: p.raw(x.member("value"))}
+	is := Issue{Message: x.Member("msg").Text(), Received: p.raw(x.Member("value"))}
 	if in == "" {
 		is.Path = dottedPointer(path, false) // lines[1].quantity
 	} else {
@@ -356,21 +357,21 @@ func (p *parser) classValidatorFacts(is *Issue, rest string) bool {
 // {source, keys, message}, keys being the paths of Joi's errors (dotted, HTML-escaped) and
 // message Joi's messages joined by ". ". The facts of a message are read only when it is
 // about one key.
-func (p *parser) celebrateIssues(v val) {
-	for it := v.iter(); it.next(); {
-		x := it.val()
-		in, known := ajvPart(x.member("source").Str())
-		keys := x.member("keys")
+func (p *parser) celebrateIssues(v tape.Val) {
+	for it := v.Iter(); it.Next(); {
+		x := it.Val()
+		in, known := ajvPart(x.Member("source").Str())
+		keys := x.Member("keys")
 		if !known || !keys.IsArray() {
 			continue
 		}
 		if !p.full {
-			p.unread, p.kept = true, p.kept || keys.len() > 0
+			p.unread, p.kept = true, p.kept || keys.Len() > 0
 			continue
 		}
-		msg := x.member("message").Str()
-		for k := keys.iter(); k.next(); {
-			key := k.val().Str()
+		msg := x.Member("message").Str()
+		for k := keys.Iter(); k.Next(); {
+			key := k.Val().Str()
 			if strings.IndexByte(key, '&') >= 0 {
 				key = htmlEntities.Replace(key)
 			}
@@ -380,7 +381,7 @@ func (p *parser) celebrateIssues(v val) {
 			} else {
 				is.Path = paramPointer(key)
 			}
-			if keys.len() == 1 {
+			if keys.Len() == 1 {
 				p.joiFacts(&is, key, msg)
 			}
 			is.Message = paramMessage(in, key, msg)
@@ -469,28 +470,28 @@ func (p *parser) joiFacts(is *Issue, key, msg string) {
 
 // zodResult reports whether an error object is zod's ZodError as @hono/zod-validator's
 // default hook answers it: {"success": false, "error": {"name": "ZodError", ...}}.
-func (p *parser) zodResult(er val) bool {
-	return p.top.success.kind() == kFalse && er.IsObject() && er.member("name").Str() == "ZodError"
+func (p *parser) zodResult(er tape.Val) bool {
+	return p.top.success.Kind() == tape.False && er.IsObject() && er.Member("name").Str() == "ZodError"
 }
 
 // zodError reads a ZodError: zod 3's issues list, or zod 4's, which serializes as its message,
 // the issues as a JSON string.
-func (p *parser) zodError(er val) {
-	issues := er.member("issues")
-	msg := er.member("message").Str()
+func (p *parser) zodError(er tape.Val) {
+	issues := er.Member("issues")
+	msg := er.Member("message").Str()
 	if !p.full {
-		p.unread = p.unread || issues.len() > 0 || strings.HasPrefix(msg, "[")
-		p.kept = p.kept || issues.len() > 0
+		p.unread = p.unread || issues.Len() > 0 || strings.HasPrefix(msg, "[")
+		p.kept = p.kept || issues.Len() > 0
 		return
 	}
 	if issues.IsArray() {
 		p.zodList(issues)
 	} else if strings.HasPrefix(msg, "[") {
-		t := getTape()
-		if t.parse(msg) {
-			p.zodList(t.root())
+		t := tape.Get()
+		if t.Parse(msg) {
+			p.zodList(t.Root())
 		}
-		putTape(t)
+		tape.Put(t)
 	}
 	if p.e.Message == "" && len(p.e.Issues) > 0 {
 		p.e.Message = p.e.Issues[0].Message
@@ -501,11 +502,11 @@ func (p *parser) zodError(er val) {
 // severity, code, message}, location led by where the value travelled and followed by ajv's
 // instancePath split at "/"; code ajv's keyword; message "Request <where> property|parameter
 // <path, dotted> <ajv's message>" (prism-http's convertAjvErrors).
-func (c *parser) prismIssues(v val) {
-	for it := v.iter(); it.next(); {
-		x := it.val()
-		loc := x.member("location")
-		where := loc.member("0").Str()
+func (c *parser) prismIssues(v tape.Val) {
+	for it := v.Iter(); it.Next(); {
+		x := it.Val()
+		loc := x.Member("location")
+		where := loc.Member("0").Str()
 		in, known := ajvPart(where)
 		if !loc.IsArray() || !known || where == "querystring" || where == "params" || where == "headers" || where == "cookies" {
 			continue
@@ -516,12 +517,12 @@ func (c *parser) prismIssues(v val) {
 		}
 		var ptr, dotted strings.Builder
 		first := true
-		for s := loc.iter(); s.next(); {
+		for s := loc.Iter(); s.Next(); {
 			if first { // where the value travelled
 				first = false
 				continue
 			}
-			seg := s.val().Text()
+			seg := s.Val().Text()
 			ptr.WriteByte('/')
 			ptr.WriteString(seg) // a segment of ajv's instancePath: escaped already
 			if dotted.Len() > 0 {
@@ -529,7 +530,7 @@ func (c *parser) prismIssues(v val) {
 			}
 			dotted.WriteString(seg)
 		}
-		code, msg := x.member("code").Text(), x.member("message").Str()
+		code, msg := x.Member("code").Text(), x.Member("message").Str()
 		is := Issue{Path: ptr.String(), Code: code, Message: msg}
 		prefix := "Request " + where + " "
 		if dotted.Len() > 0 {

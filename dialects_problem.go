@@ -1,6 +1,9 @@
 package remedy
 
-import "strings"
+import (
+	"github.com/remedy-go/remedy/internal/tape"
+	"strings"
+)
 
 // RFC 9457 (and RFC 7807) problem details, in JSON and in XML, with the agent extensions.
 
@@ -20,36 +23,36 @@ func (p *parser) readProblem() Dialect {
 
 // readProblemObject reads one problem (and its nested problems): the RFC 9457 members, and the
 // agent extensions through agentField.
-func (c *parser) readProblemObject(obj val) {
+func (c *parser) readProblemObject(obj tape.Val) {
 	e := &c.e
-	var location, value val
-	for it := obj.iter(); it.next(); {
+	var location, value tape.Val
+	for it := obj.Iter(); it.Next(); {
 		switch k := it.Key(); k {
 		case "location":
-			location = it.val() // an item of Huma's errors list: {message, location, value}
+			location = it.Val() // an item of Huma's errors list: {message, location, value}
 		case "value":
-			value = it.val()
+			value = it.Val()
 		case "type":
-			if s := it.val().Str(); s != "about:blank" { // absent and about:blank mean the same
+			if s := it.Val().Str(); s != "about:blank" { // absent and about:blank mean the same
 				e.Type = s
 			}
 		case "instance":
 		case "validation":
-			c.prismIssues(it.val())
+			c.prismIssues(it.Val())
 		case "errors":
-			if it.val().IsObject() {
-				c.fieldMessages(it.val()) // ASP.NET's ValidationProblemDetails
+			if it.Val().IsObject() {
+				c.fieldMessages(it.Val()) // ASP.NET's ValidationProblemDetails
 			} else {
-				c.nested(it.val(), DialectProblem, (*parser).readProblemObject)
+				c.nested(it.Val(), DialectProblem, (*parser).readProblemObject)
 			}
 		case "pointer":
 			// An item of RFC 9457's errors list: {detail, pointer}.
 			if c.full {
-				c.field.Path = toPointer(it.val().Str())
+				c.field.Path = toPointer(it.Val().Str())
 			}
 			c.pending = true
 		default:
-			c.agentField(k, it.val())
+			c.agentField(k, it.Val())
 		}
 	}
 	if e.Code == "" {
@@ -66,7 +69,7 @@ func (c *parser) readProblemObject(obj val) {
 }
 
 // humaIssue reads the issue of an item of Huma's errors list, whose message is its own.
-func (c *parser) humaIssue(location string, value val) {
+func (c *parser) humaIssue(location string, value tape.Val) {
 	path, in, name := locationPath(location)
 	is := Issue{Path: path, Message: c.e.Message, Received: c.raw(value)}
 	c.humaFacts(&is)

@@ -2,6 +2,7 @@ package remedy
 
 import (
 	"encoding/json"
+	"github.com/remedy-go/remedy/internal/tape"
 	"strings"
 )
 
@@ -9,14 +10,14 @@ import (
 // with the bound or the choices.
 
 // locPath reads a FastAPI loc array the same way.
-func locPath(loc val) (path, in, name string) {
-	head := loc.member("0")
-	if h := head.Str(); head.IsString() && paramIn(h) && loc.len() > 1 {
+func locPath(loc tape.Val) (path, in, name string) {
+	head := loc.Member("0")
+	if h := head.Str(); head.IsString() && paramIn(h) && loc.Len() > 1 {
 		b := pointerBuilder{}
-		it := loc.iter()
-		it.next()
-		for it.next() {
-			seg := it.val().Text()
+		it := loc.Iter()
+		it.Next()
+		for it.Next() {
+			seg := it.Val().Text()
 			if name == "" {
 				name = seg
 			}
@@ -24,7 +25,7 @@ func locPath(loc val) (path, in, name string) {
 		}
 		return b.String(), h, name
 	}
-	if head.Str() == "body" && loc.len() == 1 {
+	if head.Str() == "body" && loc.Len() == 1 {
 		return "", "", "" // the whole body
 	}
 	return arrayPointer(loc), "", ""
@@ -33,7 +34,7 @@ func locPath(loc val) (path, in, name string) {
 // pydanticFacts reads a pydantic error's ctx into the issue: bounds and patterns as a schema
 // fragment, an enum's or literal's expected values as the allowed values; v2's keys, and v1's
 // (limit_value, whose keyword the code's last part names; enum_values, permitted, given).
-func (p *parser) pydanticFacts(is *Issue, ctx val) {
+func (p *parser) pydanticFacts(is *Issue, ctx tape.Val) {
 	switch is.Code {
 	case "missing":
 		is.Received = nil // pydantic's input is then the object that lacks the member
@@ -47,8 +48,8 @@ func (p *parser) pydanticFacts(is *Issue, ctx val) {
 	if !p.full || !ctx.IsObject() {
 		return
 	}
-	for it := ctx.iter(); it.next(); {
-		v := it.val()
+	for it := ctx.Iter(); it.Next(); {
+		v := it.Val()
 		keyword := ""
 		switch it.Key() {
 		case "limit_value":

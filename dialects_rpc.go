@@ -2,6 +2,7 @@ package remedy
 
 import (
 	"encoding/base64"
+	"github.com/remedy-go/remedy/internal/tape"
 	"math"
 	"strings"
 	"time"
@@ -108,12 +109,12 @@ func twirpStatus(code string) int {
 // readRPC reads grpc-gateway's, connect's and twirp's errors (see above).
 func (p *parser) readRPC() Dialect {
 	t := &p.top
-	switch t.code.kind() {
-	case kNumber:
+	switch t.code.Kind() {
+	case tape.Number:
 		if t.details.IsArray() && t.message.IsString() {
 			return p.readGatewayStatus()
 		}
-	case kString:
+	case tape.String:
 		if t.msg.IsString() {
 			return p.readTwirp()
 		}
@@ -124,7 +125,7 @@ func (p *parser) readRPC() Dialect {
 
 // onlyMembers reports whether the top-level object has no member but those named.
 func (p *parser) onlyMembers(a, b, c string) bool {
-	for it := p.top.root.iter(); it.next(); {
+	for it := p.top.root.Iter(); it.Next(); {
 		if k := it.Key(); k != a && k != b && k != c {
 			return false
 		}
@@ -139,11 +140,11 @@ func (p *parser) readGatewayStatus() Dialect {
 		return ""
 	}
 	code := grpcCodes[int(n)]
-	if t.details.len() == 0 && p.status != code.status {
+	if t.details.Len() == 0 && p.status != code.status {
 		return ""
 	}
-	for it := t.details.iter(); it.next(); {
-		if !strings.Contains(it.val().member("@type").Str(), "/") {
+	for it := t.details.Iter(); it.Next(); {
+		if !strings.Contains(it.Val().Member("@type").Str(), "/") {
 			return ""
 		}
 	}
@@ -161,27 +162,27 @@ func (p *parser) readConnect() Dialect {
 		t.message.Exists() && !t.message.IsString() || t.details.Exists() && !t.details.IsArray() {
 		return ""
 	}
-	if t.details.len() == 0 && (p.status != status || !strings.HasPrefix(p.h.contentType, "application/json")) {
+	if t.details.Len() == 0 && (p.status != status || !strings.HasPrefix(p.h.contentType, "application/json")) {
 		return ""
 	}
-	for it := t.details.iter(); it.next(); {
-		d := it.val()
-		if !d.member("type").IsString() || !d.member("value").IsString() {
+	for it := t.details.Iter(); it.Next(); {
+		d := it.Val()
+		if !d.Member("type").IsString() || !d.Member("value").IsString() {
 			return ""
 		}
 	}
 	p.e.Code, p.e.Message = code, t.message.Str()
 	p.bodyStatus = status
-	for it := t.details.iter(); it.next(); {
-		d := it.val()
+	for it := t.details.Iter(); it.Next(); {
+		d := it.Val()
 		// The type is the message's full name, or a type URL ending with it.
-		name := d.member("type").Str()
+		name := d.Member("type").Str()
 		name = name[strings.LastIndexByte(name, '/')+1:]
 		kind, ok := strings.CutPrefix(name, "google.rpc.")
 		if !ok {
 			continue
 		}
-		if debug := d.member("debug"); debug.IsObject() {
+		if debug := d.Member("debug"); debug.IsObject() {
 			p.googleDetail(kind, debug)
 			continue
 		}
@@ -193,7 +194,7 @@ func (p *parser) readConnect() Dialect {
 			}
 			continue
 		}
-		p.binaryDetail(kind, d.member("value").Str())
+		p.binaryDetail(kind, d.Member("value").Str())
 	}
 	return DialectConnect
 }
@@ -206,8 +207,8 @@ func (p *parser) readTwirp() Dialect {
 		t.meta.Exists() && !t.meta.IsObject() {
 		return ""
 	}
-	for it := t.meta.iter(); it.next(); {
-		if !it.val().IsString() {
+	for it := t.meta.Iter(); it.Next(); {
+		if !it.Val().IsString() {
 			return ""
 		}
 	}
@@ -217,7 +218,7 @@ func (p *parser) readTwirp() Dialect {
 	// twirp.InvalidArgumentError(argument, validationMsg) sets meta.argument; its message is
 	// argument+" "+validationMsg, and twirp.RequiredArgumentError's validationMsg is "is
 	// required". Any other text after the argument is the application's own.
-	if arg := t.meta.member("argument"); arg.IsString() && code == "invalid_argument" {
+	if arg := t.meta.Member("argument"); arg.IsString() && code == "invalid_argument" {
 		is := Issue{Message: e.Message}
 		if p.full {
 			is.Path = toPointer(arg.Str())

@@ -1,12 +1,15 @@
 package remedy
 
-import "strings"
+import (
+	"github.com/remedy-go/remedy/internal/tape"
+	"strings"
+)
 
 // Slack's Web API: ok false with an error code, the scope a token needs, and
 // response_metadata.messages (in a 2xx).
 
 func (p *parser) readSlack() Dialect {
-	if p.top.ok.kind() != kFalse {
+	if p.top.ok.Kind() != tape.False {
 		return ""
 	}
 	e := &p.e
@@ -17,8 +20,8 @@ func (p *parser) readSlack() Dialect {
 			e.Hint += " (it has " + prov + ")"
 		}
 	}
-	for it := p.top.metadata.member("messages").iter(); it.next(); {
-		msg := strings.TrimSpace(strings.TrimPrefix(it.val().Str(), "[ERROR]"))
+	for it := p.top.metadata.Member("messages").Iter(); it.Next(); {
+		msg := strings.TrimSpace(strings.TrimPrefix(it.Val().Str(), "[ERROR]"))
 		if e.Message == "" {
 			e.Message = msg
 		}

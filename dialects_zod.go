@@ -2,6 +2,7 @@ package remedy
 
 import (
 	"encoding/json"
+	"github.com/remedy-go/remedy/internal/tape"
 	"strings"
 )
 
@@ -30,11 +31,11 @@ func (p *parser) zodIssues(msg string) bool {
 		return true
 	}
 	if strings.HasPrefix(rest, "[") {
-		t := getTape()
-		if t.parse(rest) {
-			p.zodList(t.root())
+		t := tape.Get()
+		if t.Parse(rest) {
+			p.zodList(t.Root())
 		}
-		putTape(t)
+		tape.Put(t)
 		return true
 	}
 	for _, line := range strings.Split(rest, "\n") {
@@ -141,25 +142,25 @@ func isWord(s string) bool {
 // zodList reads zod's issues: zod 3's {code, message, path, expected, received, options,
 // minimum, maximum, type}, and zod 4's, which name the type origin and an enum's values. An
 // invalid_type's received is a type name, not the value, so it is not kept.
-func (p *parser) zodList(v val) {
-	for it := v.iter(); it.next(); {
-		x := it.val()
+func (p *parser) zodList(v tape.Val) {
+	for it := v.Iter(); it.Next(); {
+		x := it.Val()
 		if !x.IsObject() {
 			continue
 		}
-		is := Issue{Path: arrayPointer(x.member("path")), Code: x.member("code").Str(), Message: x.member("message").Str()}
+		is := Issue{Path: arrayPointer(x.Member("path")), Code: x.Member("code").Str(), Message: x.Member("message").Str()}
 		switch is.Code {
 		case "invalid_type":
 			// zod 3 names an enum or a literal it expected by its values ("'a' | 'b'"):
 			// only a JSON type name is an expected type.
-			if exp := x.member("expected"); jsonType(exp.Str()) {
+			if exp := x.Member("expected"); jsonType(exp.Str()) {
 				is.Expected = p.raw(exp)
 			}
 		case "invalid_enum_value", "invalid_literal":
-			is.Received = p.raw(x.member("received"))
-			is.AllowedValues = p.rawList(x.member("options"))
+			is.Received = p.raw(x.Member("received"))
+			is.AllowedValues = p.rawList(x.Member("options"))
 		case "invalid_value": // zod 4's enum and literal
-			is.AllowedValues = p.rawList(x.member("values"))
+			is.AllowedValues = p.rawList(x.Member("values"))
 		case "too_small", "too_big":
 			is.Expected = p.zodBound(x, is.Code == "too_small")
 		}
@@ -195,19 +196,19 @@ func zodKeyword(typ string, small, exclusive bool) string {
 
 // zodBound is zod's bound as a schema fragment: minimum or maximum (exclusive when not
 // inclusive) for numbers, minLength/maxLength for strings, minItems/maxItems for arrays.
-func (p *parser) zodBound(x val, small bool) json.RawMessage {
-	bound := x.member("maximum")
+func (p *parser) zodBound(x tape.Val, small bool) json.RawMessage {
+	bound := x.Member("maximum")
 	if small {
-		bound = x.member("minimum")
+		bound = x.Member("minimum")
 	}
 	if !bound.IsNumber() {
 		return nil
 	}
-	typ := x.member("type").Str()
+	typ := x.Member("type").Str()
 	if typ == "" {
-		typ = x.member("origin").Str() // zod 4
+		typ = x.Member("origin").Str() // zod 4
 	}
-	keyword := zodKeyword(typ, small, x.member("inclusive").kind() == kFalse)
+	keyword := zodKeyword(typ, small, x.Member("inclusive").Kind() == tape.False)
 	if keyword == "" {
 		return nil
 	}

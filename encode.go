@@ -7,6 +7,7 @@ import (
 
 	"github.com/remedy-go/remedy/internal/envwire"
 	"github.com/remedy-go/remedy/internal/jsonw"
+	"github.com/remedy-go/remedy/internal/tape"
 )
 
 // MarshalJSON encodes the envelope in the canonical form the reference server emits on REST and
@@ -209,7 +210,7 @@ func (w *objWriter) value(v json.RawMessage) {
 // appendRaw writes raw JSON, or null when it is not valid JSON (a RawMessage set by hand), so
 // the output is always one valid document.
 func appendRaw(b []byte, v json.RawMessage) []byte {
-	if !validJSON(view(v)) {
+	if !tape.Valid(view(v)) {
 		return append(b, "null"...)
 	}
 	return append(b, v...)

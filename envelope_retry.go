@@ -1,6 +1,7 @@
 package remedy
 
 import (
+	"github.com/remedy-go/remedy/internal/tape"
 	"math"
 	"net/http"
 	"strconv"
@@ -325,11 +326,11 @@ func (p *parser) resetHeader() wait {
 }
 
 // waitFromJSON reads a JSON number (or numeric string) of the given unit.
-func waitFromJSON(v val, unit float64) wait {
-	switch v.kind() {
-	case kNumber:
+func waitFromJSON(v tape.Val, unit float64) wait {
+	switch v.Kind() {
+	case tape.Number:
 		return waitFromFloat(v.Num(), unit)
-	case kString:
+	case tape.String:
 		return waitFromFloat(parseFloat(v.Str()), unit)
 	}
 	return wait{}
@@ -358,7 +359,7 @@ func parseFloat(s string) float64 {
 
 // protoDuration reads a google.protobuf.Duration in its JSON mapping ("30s", "1.5s") or as an
 // object {"seconds": 30, "nanos": 0}.
-func protoDuration(v val) wait {
+func protoDuration(v tape.Val) wait {
 	if v.IsString() {
 		s := strings.TrimSpace(v.Str())
 		if !strings.HasSuffix(s, "s") {
@@ -367,7 +368,7 @@ func protoDuration(v val) wait {
 		return waitFromFloat(parseFloat(s[:len(s)-1]), float64(time.Second))
 	}
 	if v.IsObject() {
-		sec, nanos := v.member("seconds"), v.member("nanos")
+		sec, nanos := v.Member("seconds"), v.Member("nanos")
 		if !sec.Exists() && !nanos.Exists() {
 			return wait{}
 		}

@@ -1,6 +1,9 @@
 package remedy
 
-import "time"
+import (
+	"github.com/remedy-go/remedy/internal/tape"
+	"time"
+)
 
 // SetNow fixes the clock that HTTP-date and epoch headers are measured against when a response
 // has no Date header.
@@ -10,7 +13,7 @@ func SetNow(t time.Time) { now = func() time.Time { return t } }
 var ToPointer = toPointer
 
 // ValidJSON exposes the strict validator to its tests.
-var ValidJSON = validJSON
+var ValidJSON = tape.Valid
 
 // SJSONPath exposes the pointer-to-sjson-path conversion to its table test.
 var SJSONPath = sjsonPath

@@ -17,6 +17,7 @@ import (
 	"github.com/cenkalti/backoff/v4"
 
 	"github.com/remedy-go/remedy/internal/neterr"
+	"github.com/remedy-go/remedy/internal/tape"
 )
 
 // Action is what the loop does after an attempt.
@@ -1000,7 +1001,7 @@ func isJSONObject(b json.RawMessage) bool {
 		case ' ', '\t', '\n', '\r':
 			continue
 		}
-		return c == '{' && validJSON(view(b))
+		return c == '{' && tape.Valid(view(b))
 	}
 	return false
 }

@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/remedy-go/remedy/internal/jsonscan"
+	"github.com/remedy-go/remedy/internal/tape"
 )
 
 // parser holds one parse: the response, the envelope being filled, and the retry facts the
@@ -149,29 +150,29 @@ func (a *arena) compact(s string) json.RawMessage {
 
 // topMembers are the top-level members the readers test for their markers, found in one pass.
 type topMembers struct {
-	root                                                    val
-	error, errors, message, messageCap, typ, title, status  val
-	detail, code, statusCode, jsonrpc, result, isError      val
-	content, kind, ok, success, awsType, errorCode, data    val
-	extensions, documentationURL, reason, details, jsonapi  val
-	errorDescription, errorURI, needed, provided, metadata  val
-	requestID, reasonCap, moreInfo, msg, meta, errorMessage val
+	root                                                    tape.Val
+	error, errors, message, messageCap, typ, title, status  tape.Val
+	detail, code, statusCode, jsonrpc, result, isError      tape.Val
+	content, kind, ok, success, awsType, errorCode, data    tape.Val
+	extensions, documentationURL, reason, details, jsonapi  tape.Val
+	errorDescription, errorURI, needed, provided, metadata  tape.Val
+	requestID, reasonCap, moreInfo, msg, meta, errorMessage tape.Val
 }
 
-func (t *topMembers) read(root val) {
+func (t *topMembers) read(root tape.Val) {
 	*t = topMembers{root: root}
-	if root.kind() != kObject {
+	if root.Kind() != tape.Object {
 		return
 	}
-	tp := root.t
-	for pos, end := root.i, root.tok().next; pos < end; {
-		kt, v := &tp.toks[pos], val{t: tp, i: pos + 2}
-		pos = tp.toks[pos+1].next
-		name := tp.s[kt.start+1 : kt.end-1]
-		if kt.esc {
+	tp, pos := root.Ref()
+	for end := root.Tok().Next; pos < end; {
+		kt, v := &tp.Toks[pos], tp.At(pos+2)
+		pos = tp.Toks[pos+1].Next
+		name := tp.Src[kt.Start+1 : kt.End-1]
+		if kt.Esc {
 			name = jsonscan.Unescape(name)
 		}
-		var dst *val
+		var dst *tape.Val
 		switch name {
 		case "error":
 			dst = &t.error
@@ -288,11 +289,11 @@ func (p *parser) run() bool {
 	if s != "" && !truncated {
 		switch s[0] {
 		case '{':
-			t := tapeFor(len(s))
-			if t.parse(s) {
-				d = p.readJSON(t.root())
+			t := tape.For(len(s))
+			if t.Parse(s) {
+				d = p.readJSON(t.Root())
 			}
-			putTape(t)
+			tape.Put(t)
 		case '<':
 			if p.failureStatus() {
 				d = p.readXML(s)
@@ -343,7 +344,7 @@ func (p *parser) allowed(r *dialectReader) bool {
 }
 
 // readJSON tries the readers in order on an object and returns the dialect that claimed it.
-func (p *parser) readJSON(root val) Dialect {
+func (p *parser) readJSON(root tape.Val) Dialect {
 	p.top.read(root)
 	for i := range readers {
 		r := &readers[i]
@@ -532,12 +533,12 @@ func (c *parser) done(d Dialect) Envelope {
 // maxRawHeight bounds the nesting of the JSON values an envelope keeps (schemas, expected,
 // received, arguments): deeper ones are dropped, so that every envelope's encodings, which nest
 // them a few levels further, stay within what Parse reads back.
-const maxRawHeight = maxDepth / 2
+const maxRawHeight = tape.MaxDepth / 2
 
 // raw keeps a value's JSON, compacted, when the parse wants details; null, absent and values
 // nested deeper than maxRawHeight are nil.
-func (p *parser) raw(v val) json.RawMessage {
-	if !p.full || !v.Exists() || v.IsNull() || v.height() > maxRawHeight {
+func (p *parser) raw(v tape.Val) json.RawMessage {
+	if !p.full || !v.Exists() || v.IsNull() || v.Height() > maxRawHeight {
 		return nil
 	}
 	return p.keep(v.Raw())
@@ -595,28 +596,28 @@ func appendCompact(out []byte, s string) []byte {
 // ' ' is whitespace there, since a string cannot hold one unescaped.
 func hasSpace(s string) bool { return jsonscan.HasControlOrSpace(s) }
 
-func (p *parser) rawList(v val) []json.RawMessage {
+func (p *parser) rawList(v tape.Val) []json.RawMessage {
 	if !p.full || !v.IsArray() {
 		return nil
 	}
-	if v.height() > maxRawHeight {
+	if v.Height() > maxRawHeight {
 		return nil
 	}
-	n := v.len()
+	n := v.Len()
 	if cap(p.lists)-len(p.lists) < n {
 		// Lists are cut from one block, which doubles when full: a body of many issues with
 		// allowed values costs a few allocations, not one per issue.
 		p.lists = make([]json.RawMessage, 0, max(n, 8, 2*cap(p.lists), len(p.body)>>8))
 	}
 	out := p.lists[len(p.lists) : len(p.lists) : len(p.lists)+n]
-	for it := v.iter(); it.next(); {
-		out = append(out, p.keep(it.val().Raw()))
+	for it := v.Iter(); it.Next(); {
+		out = append(out, p.keep(it.Val().Raw()))
 	}
 	p.lists = p.lists[:len(p.lists)+n]
 	return out
 }
 
-func (p *parser) strList(v val) []string {
+func (p *parser) strList(v tape.Val) []string {
 	if !p.full {
 		return nil
 	}
@@ -627,8 +628,8 @@ func (p *parser) strList(v val) []string {
 		return nil
 	}
 	var out []string
-	for it := v.iter(); it.next(); {
-		if s := it.val().Text(); s != "" {
+	for it := v.Iter(); it.Next(); {
+		if s := it.Val().Text(); s != "" {
 			out = append(out, s)
 		}
 	}
@@ -644,26 +645,26 @@ func (p *parser) addIssue(is Issue) {
 }
 
 // flag reads an explicit boolean retry flag.
-func (p *parser) flag(v val) {
-	switch v.kind() {
-	case kTrue:
+func (p *parser) flag(v tape.Val) {
+	switch v.Kind() {
+	case tape.True:
 		p.facts.flag = 1
-	case kFalse:
+	case tape.False:
 		p.facts.flag = -1
 	}
 }
 
 // setStatus records a status the body states.
-func (p *parser) setStatus(v val) {
+func (p *parser) setStatus(v tape.Val) {
 	var n int
-	switch v.kind() {
-	case kNumber:
+	switch v.Kind() {
+	case tape.Number:
 		f := v.Num()
 		if f != float64(int(f)) {
 			return
 		}
 		n = int(f)
-	case kString:
+	case tape.String:
 		p.setStatusText(v.Str())
 		return
 	default:
@@ -677,7 +678,7 @@ func (p *parser) setStatus(v val) {
 // numericCode reads a numeric code: a number that is an HTTP status restates the status (it is
 // recorded, and "" returned); any other is the API's own code, as text (Twilio's 21211,
 // JSON-RPC's -32602).
-func (p *parser) numericCode(v val) string {
+func (p *parser) numericCode(v tape.Val) string {
 	if n := v.Num(); n == float64(int(n)) && n >= 100 && n <= 599 {
 		p.setStatus(v)
 		return ""

@@ -1,6 +1,7 @@
 package remedy
 
 import (
+	"github.com/remedy-go/remedy/internal/tape"
 	"net/url"
 	"strings"
 )
@@ -91,16 +92,16 @@ func (b *pointerBuilder) add(seg string, more bool) {
 
 // arrayPointer converts a segment array (["items", 0, "sku"]) to a pointer; a leading "body"
 // location followed by more segments is dropped, as in toPointer.
-func arrayPointer(arr val) string {
+func arrayPointer(arr tape.Val) string {
 	b := pointerBuilder{first: true, dropBody: true}
-	for it := arr.iter(); it.next(); {
-		b.add(it.val().Text(), it.pos < it.end)
+	for it := arr.Iter(); it.Next(); {
+		b.add(it.Val().Text(), it.More())
 	}
 	return b.String()
 }
 
 // pathPointer reads a path that may be an array of segments or a string in any notation.
-func pathPointer(v val) string {
+func pathPointer(v tape.Val) string {
 	if v.IsArray() {
 		return arrayPointer(v)
 	}

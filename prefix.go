@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/remedy-go/remedy/internal/jsonscan"
+	"github.com/remedy-go/remedy/internal/tape"
 )
 
 // Reading a body cut at the bound. What arrived is not a JSON document, so the dialect readers
@@ -125,7 +126,7 @@ type prefixValue struct {
 	field prefixField // pfNone: no value pending
 	err   bool        // a member of "error", not of the top level
 	key   uint32      // the key's bit
-	kind  kind
+	kind  tape.Kind
 	raw   string // a string's body without its quotes, or a number's text
 	esc   bool   // a string holding escapes
 }
@@ -133,12 +134,12 @@ type prefixValue struct {
 // text is the value as agentField's Text reads it: a string's value, a number's text, or "".
 func (v *prefixValue) text() string {
 	switch v.kind {
-	case kString:
+	case tape.String:
 		if v.esc {
 			return jsonscan.Unescape(v.raw)
 		}
 		return v.raw
-	case kNumber:
+	case tape.Number:
 		return v.raw
 	}
 	return ""
@@ -147,7 +148,7 @@ func (v *prefixValue) text() string {
 // wait reads the value as waitFromJSON does.
 func (v *prefixValue) wait(unit float64) wait {
 	switch v.kind {
-	case kNumber, kString:
+	case tape.Number, tape.String:
 		return waitFromFloat(parseFloat(v.text()), unit)
 	}
 	return wait{}
@@ -161,7 +162,7 @@ func (l *prefixLevel) commit(v *prefixValue, full bool) {
 	bit := uint16(1) << f
 	switch f {
 	case pfCode:
-		if v.kind == kNumber && v.err && v.key == codeKey { // Google's HTTP status, which the transport's status already gives
+		if v.kind == tape.Number && v.err && v.key == codeKey { // Google's HTTP status, which the transport's status already gives
 			return
 		}
 		if l.stated&bit == 0 {
@@ -171,14 +172,14 @@ func (l *prefixLevel) commit(v *prefixValue, full bool) {
 			}
 		}
 	case pfMessage:
-		if v.kind == kString && v.raw != "" && l.stated&bit == 0 {
+		if v.kind == tape.String && v.raw != "" && l.stated&bit == 0 {
 			if full {
 				l.message = v.text()
 			}
 			l.stated |= bit
 		}
 	case pfType, pfStatus:
-		if v.kind == kString {
+		if v.kind == tape.String {
 			if f == pfType {
 				l.typ = v.text()
 			} else {
@@ -189,9 +190,9 @@ func (l *prefixLevel) commit(v *prefixValue, full bool) {
 	case pfFlag:
 		var flag int8
 		switch v.kind {
-		case kTrue:
+		case tape.True:
 			flag = 1
-		case kFalse:
+		case tape.False:
 			flag = -1
 		default:
 			return // not a flag: the full parse ignores it too
@@ -305,7 +306,7 @@ value: // a value: a member's or an element's
 		}
 		switch c := s[i]; c {
 		case '{', '[':
-			if depth == maxDepth {
+			if depth == tape.MaxDepth {
 				return false
 			}
 			depth++
@@ -342,15 +343,15 @@ value: // a value: a member's or an element's
 				return st == jsonscan.Cut
 			}
 			if f != pfNone {
-				pending = prefixValue{field: f, err: lvl == &r.err, key: key, kind: kString, raw: s[i+1 : end-1], esc: esc}
+				pending = prefixValue{field: f, err: lvl == &r.err, key: key, kind: tape.String, raw: s[i+1 : end-1], esc: esc}
 			}
 			i = end
 		case 't', 'f', 'n':
-			lit, k := "null", kNull
+			lit, k := "null", tape.Null
 			if c == 't' {
-				lit, k = "true", kTrue
+				lit, k = "true", tape.True
 			} else if c == 'f' {
-				lit, k = "false", kFalse
+				lit, k = "false", tape.False
 			}
 			if !strings.HasPrefix(s[i:], lit) {
 				if strings.HasPrefix(lit, s[i:]) {
@@ -364,7 +365,7 @@ value: // a value: a member's or an element's
 			i += len(lit)
 		default:
 			end, ok := jsonscan.Number(s, i)
-			if end-i > maxNumberLen {
+			if end-i > tape.MaxNumberLen {
 				return false
 			}
 			if end >= len(s) {
@@ -374,7 +375,7 @@ value: // a value: a member's or an element's
 				return false
 			}
 			if f != pfNone {
-				pending = prefixValue{field: f, err: lvl == &r.err, key: key, kind: kNumber, raw: s[i:end]}
+				pending = prefixValue{field: f, err: lvl == &r.err, key: key, kind: tape.Number, raw: s[i:end]}
 			}
 			i = end
 		}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/remedy-go/remedy/internal/tape"
 	"github.com/remedy-go/remedy/internal/testkit/corpus"
 )
 
@@ -95,7 +96,7 @@ func checkPrefix(t *testing.T, s string, n int) {
 		samePrefixLevel(t, s, n, "error", &cut.err, &whole.err)
 	}
 	// 3. Against the full parse, on a complete body.
-	if n == len(s) && wholeOK && validJSON(s) {
+	if n == len(s) && wholeOK && tape.Valid(s) {
 		agreesWithFullParse(t, s, &whole)
 	}
 	// 4. Parse and Classify read a cut body alike.

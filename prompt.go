@@ -2,6 +2,7 @@ package remedy
 
 import (
 	"encoding/json"
+	"github.com/remedy-go/remedy/internal/tape"
 	"strconv"
 	"strings"
 	"time"
@@ -195,7 +196,7 @@ func value(v json.RawMessage) string { return clip(compactJSON(v), promptMaxValu
 
 // compactJSON renders raw JSON on one line; what is not valid JSON is shown as a string.
 func compactJSON(v json.RawMessage) string {
-	if !validJSON(string(v)) {
+	if !tape.Valid(string(v)) {
 		return string(quoteJSON(string(v)))
 	}
 	return string(compact(string(v)))

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/remedy-go/remedy/internal/tape"
 )
 
 // Rewriter repairs a call's arguments from the envelope that refused them. It returns the new
@@ -308,7 +309,7 @@ func LLMRewriter(complete func(ctx context.Context, prompt string) (string, erro
 			return nil, nil
 		}
 		args := bytes.TrimSpace(r.Args)
-		if len(args) == 0 || args[0] != '{' || !validJSON(string(args)) {
+		if len(args) == 0 || args[0] != '{' || !tape.Valid(string(args)) {
 			return nil, nil
 		}
 		reply, err := complete(ctx, rewritePrompt(r.Envelope, r.Operation, args))

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/remedy-go/remedy/internal/tape"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 )
@@ -63,7 +64,7 @@ func rewriteDefault(r *Rewrite) json.RawMessage {
 	args := bytes.TrimSpace(r.Args)
 	// The strict validator also refuses duplicate keys: gjson would edit the first occurrence
 	// while many servers read the last, so a repair could not be trusted to land.
-	if len(args) == 0 || args[0] != '{' || !validJSON(string(args)) {
+	if len(args) == 0 || args[0] != '{' || !tape.Valid(string(args)) {
 		r.Blocked = []Blocked{{Why: whyArgsNotObject}}
 		return nil
 	}
@@ -99,7 +100,7 @@ func rewriteDefault(r *Rewrite) json.RawMessage {
 		r.Blocked = blocked
 		return nil
 	}
-	if doc == "" || doc[0] != '{' || !validJSON(doc) {
+	if doc == "" || doc[0] != '{' || !tape.Valid(doc) {
 		r.Blocked = []Blocked{{Why: whyArgsNotObject}}
 		return nil
 	}
@@ -209,13 +210,13 @@ func mergeIssues(issues []Issue, at []placement) []problem {
 }
 
 func (p *problem) add(is *Issue) {
-	if p.suggested == "" && len(is.SuggestedValue) > 0 && validJSON(string(is.SuggestedValue)) {
+	if p.suggested == "" && len(is.SuggestedValue) > 0 && tape.Valid(string(is.SuggestedValue)) {
 		p.suggested = string(compact(string(is.SuggestedValue)))
 	}
 	if p.allowed == nil && len(is.AllowedValues) > 0 {
 		p.allowed = compactAll(is.AllowedValues)
 	}
-	if len(is.Expected) > 0 && validJSON(string(is.Expected)) {
+	if len(is.Expected) > 0 && tape.Valid(string(is.Expected)) {
 		switch x := gjson.Parse(string(is.Expected)); {
 		case x.IsObject():
 			p.expected = append(p.expected, x)
@@ -266,7 +267,7 @@ func distinct(vals []string) []string {
 func compactAll(vals []json.RawMessage) []string {
 	out := make([]string, len(vals))
 	for i, v := range vals {
-		if len(v) == 0 || !validJSON(string(v)) {
+		if len(v) == 0 || !tape.Valid(string(v)) {
 			return nil
 		}
 		out[i] = string(compact(string(v)))
@@ -289,13 +290,13 @@ type envelopeJSON struct {
 // per issue: both can be large, and a hand-built envelope can hold anything.
 func readEnvelopeJSON(e *Envelope, paths int) envelopeJSON {
 	env := envelopeJSON{paths: paths}
-	if len(e.Schema) > 0 && validJSON(string(e.Schema)) {
+	if len(e.Schema) > 0 && tape.Valid(string(e.Schema)) {
 		if s := gjson.Parse(string(e.Schema)); s.IsObject() {
 			env.schema = s
 			env.objectRoot = env.hasProperties(s)
 		}
 	}
-	if len(e.ExampleRequest) > 0 && validJSON(string(e.ExampleRequest)) {
+	if len(e.ExampleRequest) > 0 && tape.Valid(string(e.ExampleRequest)) {
 		ex := gjson.Parse(string(e.ExampleRequest))
 		// An example of a whole HTTP request ({"method", "path", "body"}) is read from its
 		// body: the arguments are the body.
@@ -504,7 +505,7 @@ func setValue(doc, pointer, raw string) (string, bool) {
 
 // setAt is setValue once the pointer is resolved: path is its sjson path, cur the value there.
 func setAt(doc, pointer, path string, cur gjson.Result, raw string) (string, bool) {
-	if !validJSON(raw) {
+	if !tape.Valid(raw) {
 		return "", false
 	}
 	v := string(compact(raw))
@@ -819,9 +820,9 @@ func coerce(cur gjson.Result, typ string, allowed []string) string {
 // JSON that starts with a digit or a minus sign can be nothing else, and a JSON number always
 // ends with a digit.
 func isJSONNumber(s string) bool {
-	if s == "" || len(s) > maxNumberLen {
+	if s == "" || len(s) > tape.MaxNumberLen {
 		return false
 	}
 	first, last := s[0], s[len(s)-1]
-	return (first == '-' || first >= '0' && first <= '9') && last >= '0' && last <= '9' && validJSON(s)
+	return (first == '-' || first >= '0' && first <= '9') && last >= '0' && last <= '9' && tape.Valid(s)
 }

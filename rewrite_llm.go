@@ -3,6 +3,7 @@ package remedy
 import (
 	"errors"
 	"fmt"
+	"github.com/remedy-go/remedy/internal/tape"
 	"strings"
 )
 
@@ -44,7 +45,7 @@ func readRewriteReply(reply string) ([]byte, error) {
 	if s == "" || s == "null" {
 		return nil, nil
 	}
-	if !validJSON(s) {
+	if !tape.Valid(s) {
 		return nil, fmt.Errorf("%w: not valid JSON: %q", ErrRewriteReply, clip(s, 80))
 	}
 	if s[0] != '{' {

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/remedy-go/remedy/internal/tape"
 	"github.com/tidwall/gjson"
 )
 
@@ -17,7 +18,7 @@ import (
 // readOperationSchema is the operation's schema when it is one valid JSON object, else absent:
 // a schema that cannot be read says nothing.
 func readOperationSchema(raw json.RawMessage) gjson.Result {
-	if len(raw) == 0 || !validJSON(string(raw)) {
+	if len(raw) == 0 || !tape.Valid(string(raw)) {
 		return gjson.Result{}
 	}
 	if s := gjson.Parse(string(raw)); s.IsObject() {

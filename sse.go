@@ -1,6 +1,9 @@
 package remedy
 
-import "strings"
+import (
+	"github.com/remedy-go/remedy/internal/tape"
+	"strings"
+)
 
 // An MCP server on streamable HTTP (and other JSON-RPC servers) may answer a POST with
 // Content-Type text/event-stream: the JSON-RPC response is the data of an event, perhaps after
@@ -113,12 +116,12 @@ func cutLine(s string) (line, rest string, ended bool) {
 // the members "jsonrpc", and "result" or "error", and no "method" (which a request or a
 // notification has), at its top level.
 func isRPCResponse(d string) bool {
-	t := tapeFor(len(d))
-	defer putTape(t)
-	if !t.parse(d) {
+	t := tape.For(len(d))
+	defer tape.Put(t)
+	if !t.Parse(d) {
 		return false
 	}
-	root := t.root()
-	return root.member("jsonrpc").Exists() && (root.member("result").Exists() || root.member("error").Exists()) &&
-		!root.member("method").Exists()
+	root := t.Root()
+	return root.Member("jsonrpc").Exists() && (root.Member("result").Exists() || root.Member("error").Exists()) &&
+		!root.Member("method").Exists()
 }

@@ -1,4 +1,9 @@
-package remedy
+// Package tape is the JSON reader of remedy's Parse, shared with the packages built on it: one
+// pass over the text validates it and records every value as a token on a tape, so that readers
+// then move between members and elements by index, never rescanning text. It is strict where
+// lenient readers disagree (duplicate keys, invalid UTF-8, trailing data) and runs in time
+// linear in the input.
+package tape
 
 import (
 	"math/bits"
@@ -12,45 +17,41 @@ import (
 // Limits on what Parse accepts as structured JSON. A body beyond them is not guessed at: it is
 // classified by status and headers alone.
 const (
-	maxDepth     = 64 // nesting of objects and arrays
-	maxNumberLen = 64 // bytes in one number literal; no error body needs more
+	MaxDepth     = 64 // nesting of objects and arrays
+	MaxNumberLen = 64 // bytes in one number literal; no error body needs more
 	smallObject  = 16 // objects up to this many members are checked for duplicates without allocating
 )
 
-// The JSON reader: one pass over the body validates it and records every value as a token on a
-// tape, so that readers then move between members and elements by index, never rescanning text.
-// It is strict where lenient readers disagree (duplicate keys, invalid UTF-8, trailing data) and
-// runs in time linear in the input.
-
-type kind uint8
+// Kind is a JSON value's kind.
+type Kind uint8
 
 const (
-	kNone kind = iota
-	kObject
-	kArray
-	kString
-	kNumber
-	kTrue
-	kFalse
-	kNull
+	None Kind = iota
+	Object
+	Array
+	String
+	Number
+	True
+	False
+	Null
 )
 
 // tok is one value: s[start:end] is its text (strings with their quotes); next is the index of
 // the token after its whole subtree, so that siblings are one step apart.
-type tok struct {
-	start, end int32
-	next       int32
-	kind       kind
-	esc        bool  // a string holding escapes
-	height     uint8 // nesting inside the value: 0 for scalars, 1 for a flat object or array
-	count      uint8 // a container's members or elements, up to 255 (more are counted again)
+type Token struct {
+	Start, End int32
+	Next       int32
+	Kind       Kind
+	Esc        bool  // a string holding escapes
+	Height     uint8 // nesting inside the value: 0 for scalars, 1 for a flat object or array
+	Count      uint8 // a container's members or elements, up to 255 (more are counted again)
 }
 
-type tape struct {
-	s     string
-	toks  []tok
-	stack [maxDepth]frame
-	seen  [maxDepth]map[string]struct{} // the keys of open objects too large for the bloom filter, by depth
+type Tape struct {
+	Src   string
+	Toks  []Token
+	stack [MaxDepth]frame
+	seen  [MaxDepth]map[string]struct{} // the keys of open objects too large for the bloom filter, by depth
 	maps  bool                          // seen holds a map (which a failed parse may have left filled)
 }
 
@@ -76,38 +77,38 @@ func tapeClass(n int) int {
 }
 
 // getTape is a tape for a small document.
-func getTape() *tape { return tapeFor(0) }
+func Get() *Tape { return For(0) }
 
 // tapeFor is a tape for a document of size bytes. Error bodies hold about one token for every
 // ten bytes: the tape is taken from that class or the two above it, else made for it.
-func tapeFor(size int) *tape {
+func For(size int) *Tape {
 	want := max(size/10, minTape)
 	c := tapeClass(want)
 	if minTape<<c < want && c < tapeClasses-1 {
 		c++
 	}
 	for k := c; k < min(c+3, tapeClasses); k++ {
-		if t, ok := tapes[k].Get().(*tape); ok {
+		if t, ok := tapes[k].Get().(*Tape); ok {
 			return t
 		}
 	}
-	return &tape{toks: make([]tok, 0, minTape<<c)}
+	return &Tape{Toks: make([]Token, 0, minTape<<c)}
 }
 
-func putTape(t *tape) {
+func Put(t *Tape) {
 	if t.maps { // do not keep the keys of a huge object
 		return
 	}
-	t.s, t.toks = "", t.toks[:0]
-	tapes[tapeClass(cap(t.toks))].Put(t)
+	t.Src, t.Toks = "", t.Toks[:0]
+	tapes[tapeClass(cap(t.Toks))].Put(t)
 }
 
 // validJSON reports whether s is exactly one JSON value in valid UTF-8, nested at most maxDepth
 // deep, with no number longer than maxNumberLen and no object holding the same key twice.
-func validJSON(s string) bool {
-	t := getTape()
-	ok := t.parse(s)
-	putTape(t)
+func Valid(s string) bool {
+	t := Get()
+	ok := t.Parse(s)
+	Put(t)
 	return ok
 }
 
@@ -118,14 +119,14 @@ func validJSON(s string) bool {
 // and checked for duplicates without a call when it is new, a value followed at once by a
 // comma or its container's end takes no call, and only the rest (escapes, other bytes,
 // whitespace, numbers, string values) is handed to jsonscan.
-func (t *tape) parse(s string) bool {
-	t.s = s
-	toks, ok := t.scan(s, t.toks[:0])
-	t.toks = toks
+func (t *Tape) Parse(s string) bool {
+	t.Src = s
+	toks, ok := t.scan(s, t.Toks[:0])
+	t.Toks = toks
 	return ok
 }
 
-func (t *tape) scan(s string, toks []tok) ([]tok, bool) {
+func (t *Tape) scan(s string, toks []Token) ([]Token, bool) {
 	if len(s) >= 1<<31-1 {
 		return toks, false
 	}
@@ -134,7 +135,7 @@ func (t *tape) scan(s string, toks []tok) ([]tok, bool) {
 		depth int        // open containers
 		i     = jsonscan.SkipWS(s, 0)
 		top   *frame
-		tk    *tok
+		tk    *Token
 		start int
 	)
 value: // a value starts at s[i]
@@ -152,7 +153,7 @@ value: // a value starts at s[i]
 	// The token's fields are stored one by one in place: a token built whole and copied in
 	// is written in parts and read back in one piece, which the processor cannot forward
 	// and stalls on, once for every token.
-	tk.start, tk.next, tk.height, tk.count, tk.esc = int32(i), int32(len(toks)), 0, 0, false
+	tk.Start, tk.Next, tk.Height, tk.Count, tk.Esc = int32(i), int32(len(toks)), 0, 0, false
 	switch c := s[i]; {
 	case c == '"':
 		j := jsonscan.SkipPlain(s, i+1)
@@ -163,17 +164,17 @@ value: // a value starts at s[i]
 			if i, esc, ok = jsonscan.String(s, j); !ok {
 				return toks, false
 			}
-			tk.esc = esc
+			tk.Esc = esc
 		}
-		tk.kind, tk.end = kString, int32(i)
+		tk.Kind, tk.End = String, int32(i)
 	case c == '{' || c == '[':
-		if depth == maxDepth {
+		if depth == MaxDepth {
 			return toks, false
 		}
-		tk.kind = kObject
+		tk.Kind = Object
 		closer := byte('}')
 		if c == '[' {
-			tk.kind, closer = kArray, ']'
+			tk.Kind, closer = Array, ']'
 		}
 		top = &stack[depth]
 		depth++
@@ -192,19 +193,19 @@ value: // a value starts at s[i]
 		goto value
 	case c == '-' || (c >= '0' && c <= '9'):
 		end, ok := jsonscan.Number(s, i)
-		if !ok || end-i > maxNumberLen {
+		if !ok || end-i > MaxNumberLen {
 			return toks, false
 		}
-		tk.kind, tk.end = kNumber, int32(end)
+		tk.Kind, tk.End = Number, int32(end)
 		i = end
 	case c == 't' && strings.HasPrefix(s[i:], "true"):
-		tk.kind, tk.end = kTrue, int32(i+4)
+		tk.Kind, tk.End = True, int32(i+4)
 		i += 4
 	case c == 'f' && strings.HasPrefix(s[i:], "false"):
-		tk.kind, tk.end = kFalse, int32(i+5)
+		tk.Kind, tk.End = False, int32(i+5)
 		i += 5
 	case c == 'n' && strings.HasPrefix(s[i:], "null"):
-		tk.kind, tk.end = kNull, int32(i+4)
+		tk.Kind, tk.End = Null, int32(i+4)
 		i += 4
 	default:
 		return toks, false
@@ -238,7 +239,7 @@ closed: // the container on top of the stack ended just before s[i]
 	{
 		h := top.height
 		tk = &toks[top.tok]
-		tk.end, tk.next, tk.height, tk.count = int32(i), int32(len(toks)), h, uint8(min(top.count, 255))
+		tk.End, tk.Next, tk.Height, tk.Count = int32(i), int32(len(toks)), h, uint8(min(top.count, 255))
 		if top.big {
 			clear(t.seen[depth-1])
 		}
@@ -261,7 +262,7 @@ key: // a member starts at s[i]
 	toks = toks[:len(toks)+1]
 	tk = &toks[len(toks)-1]
 	start = i
-	tk.start, tk.next, tk.height, tk.count, tk.esc, tk.kind = int32(i), int32(len(toks)), 0, 0, false, kString
+	tk.Start, tk.Next, tk.Height, tk.Count, tk.Esc, tk.Kind = int32(i), int32(len(toks)), 0, 0, false, String
 	j := i + 1
 	for ; j+8 <= len(s); j += 8 {
 		x := jsonscan.Word(s[j : j+8])
@@ -279,9 +280,9 @@ keyEnd:
 		if i, esc, ok = jsonscan.String(s, j); !ok {
 			return toks, false
 		}
-		tk.esc = esc
+		tk.Esc = esc
 	}
-	tk.end = int32(i)
+	tk.End = int32(i)
 	// A key whose hash bit is not yet set in a small object is new: no call (see duplicate).
 	if bit := keyBit(s[start+1 : i-1]); top.bloom&bit == 0 && top.count < smallObject {
 		top.bloom |= bit
@@ -303,8 +304,8 @@ keyEnd:
 
 // grow makes room for more tokens: twice as many, so that a tape grows through the classes
 // in as few steps as possible.
-func grow(toks []tok) []tok {
-	bigger := make([]tok, len(toks), max(2*cap(toks), minTape))
+func grow(toks []Token) []Token {
+	bigger := make([]Token, len(toks), max(2*cap(toks), minTape))
 	copy(bigger, toks)
 	return bigger
 }
@@ -325,8 +326,8 @@ type frame struct {
 // comparisons: most keys are new and compared with nothing, and a key whose bit is already set
 // is compared with the object's earlier keys, which are on the tape. Objects of more than
 // smallObject members keep their keys in a map instead.
-func (t *tape) duplicate(toks []tok, top *frame, level, start, end int) bool {
-	k := t.s[start:end]
+func (t *Tape) duplicate(toks []Token, top *frame, level, start, end int) bool {
+	k := t.Src[start:end]
 	if top.big {
 		seen := t.seen[level]
 		if _, dup := seen[k]; dup {
@@ -337,7 +338,7 @@ func (t *tape) duplicate(toks []tok, top *frame, level, start, end int) bool {
 	}
 	bit := keyBit(k)
 	if top.bloom&bit != 0 {
-		for it := t.members(toks, top); it.next(); {
+		for it := t.members(toks, top); it.Next(); {
 			if it.key() == k {
 				return true
 			}
@@ -352,7 +353,7 @@ func (t *tape) duplicate(toks []tok, top *frame, level, start, end int) bool {
 		t.seen[level] = make(map[string]struct{}, 2*smallObject)
 	}
 	seen := t.seen[level]
-	for it := t.members(toks, top); it.next(); {
+	for it := t.members(toks, top); it.Next(); {
 		seen[it.key()] = struct{}{}
 	}
 	seen[k] = struct{}{}
@@ -360,20 +361,20 @@ func (t *tape) duplicate(toks []tok, top *frame, level, start, end int) bool {
 }
 
 // members walks the keys of the open object top read so far, but the last key of toks.
-func (t *tape) members(toks []tok, top *frame) keyIter {
-	return keyIter{s: t.s, toks: toks, pos: top.tok + 1, end: int32(len(toks) - 1), first: true}
+func (t *Tape) members(toks []Token, top *frame) keyIter {
+	return keyIter{src: t.Src, toks: toks, pos: top.tok + 1, end: int32(len(toks) - 1), first: true}
 }
 
 type keyIter struct {
-	s        string
-	toks     []tok
+	src      string
+	toks     []Token
 	pos, end int32
 	first    bool
 }
 
-func (it *keyIter) next() bool {
+func (it *keyIter) Next() bool {
 	if !it.first {
-		it.pos = it.toks[it.pos+1].next // past the value of the key at pos
+		it.pos = it.toks[it.pos+1].Next // past the value of the key at pos
 	}
 	it.first = false
 	return it.pos < it.end
@@ -382,12 +383,12 @@ func (it *keyIter) next() bool {
 // key is the current key as written.
 func (it *keyIter) key() string {
 	kt := &it.toks[it.pos]
-	return it.s[kt.start+1 : kt.end-1]
+	return it.src[kt.Start+1 : kt.End-1]
 }
 
 // str reads the string literal at s[i] and returns the position after it: printable ASCII
 // is passed over here, and the rest handed to jsonscan.String.
-func (t *tape) str(s string, i int) (end int, esc, ok bool) {
+func (t *Tape) str(s string, i int) (end int, esc, ok bool) {
 	j := jsonscan.SkipPlain(s, i+1)
 	if j < len(s) && s[j] == '"' {
 		return j + 1, false, true
@@ -407,70 +408,70 @@ func keyHash(k string) uint32 {
 
 // --- reading the tape ---
 
-// val is one value on a tape; the zero val is absent.
-type val struct {
-	t *tape
+// Val is one value on a tape; the zero val is absent.
+type Val struct {
+	t *Tape
 	i int32 // token index + 1, so that the zero value is "absent"
 }
 
-func (t *tape) root() val {
-	if len(t.toks) == 0 {
-		return val{}
+func (t *Tape) Root() Val {
+	if len(t.Toks) == 0 {
+		return Val{}
 	}
-	return val{t: t, i: 1}
+	return Val{t: t, i: 1}
 }
 
-func (v val) tok() *tok { return &v.t.toks[v.i-1] }
+func (v Val) Tok() *Token { return &v.t.Toks[v.i-1] }
 
-// height is how deeply the value nests (0 for a scalar).
-func (v val) height() int {
+// Height is how deeply the value nests (0 for a scalar).
+func (v Val) Height() int {
 	if v.i == 0 {
 		return 0
 	}
-	return int(v.tok().height)
+	return int(v.Tok().Height)
 }
 
 // Exists reports whether the value is present (null is present).
-func (v val) Exists() bool { return v.i > 0 }
+func (v Val) Exists() bool { return v.i > 0 }
 
-func (v val) kind() kind {
+func (v Val) Kind() Kind {
 	if v.i == 0 {
-		return kNone
+		return None
 	}
-	return v.tok().kind
+	return v.Tok().Kind
 }
 
-func (v val) IsObject() bool { return v.kind() == kObject }
-func (v val) IsArray() bool  { return v.kind() == kArray }
-func (v val) IsString() bool { return v.kind() == kString }
-func (v val) IsNumber() bool { return v.kind() == kNumber }
-func (v val) IsNull() bool   { return v.kind() == kNull }
+func (v Val) IsObject() bool { return v.Kind() == Object }
+func (v Val) IsArray() bool  { return v.Kind() == Array }
+func (v Val) IsString() bool { return v.Kind() == String }
+func (v Val) IsNumber() bool { return v.Kind() == Number }
+func (v Val) IsNull() bool   { return v.Kind() == Null }
 
 // Raw is the value's JSON text.
-func (v val) Raw() string {
+func (v Val) Raw() string {
 	if v.i == 0 {
 		return ""
 	}
-	tk := v.tok()
-	return v.t.s[tk.start:tk.end]
+	tk := v.Tok()
+	return v.t.Src[tk.Start:tk.End]
 }
 
 // Str is a string's value (unescaped); "" for anything else.
-func (v val) Str() string {
-	if v.kind() != kString {
+func (v Val) Str() string {
+	if v.Kind() != String {
 		return ""
 	}
-	tk := v.tok()
-	s := v.t.s[tk.start+1 : tk.end-1]
-	if tk.esc {
+	tk := v.Tok()
+	s := v.t.Src[tk.Start+1 : tk.End-1]
+	if tk.Esc {
 		return jsonscan.Unescape(s)
 	}
 	return s
 }
 
 // Num is a number's value; 0 for anything else. Out-of-range values are ±Inf.
-func (v val) Num() float64 {
-	if v.kind() != kNumber {
+func (v Val) Num() float64 {
+	if v.Kind() != Number {
 		return 0
 	}
 	f, _ := strconv.ParseFloat(v.Raw(), 64)
@@ -478,33 +479,33 @@ func (v val) Num() float64 {
 }
 
 // Text is a string's value or a number's literal: how codes are spelled in either form.
-func (v val) Text() string {
-	switch v.kind() {
-	case kString:
+func (v Val) Text() string {
+	switch v.Kind() {
+	case String:
 		return v.Str()
-	case kNumber:
+	case Number:
 		return v.Raw()
 	}
 	return ""
 }
 
-// len is the number of an array's elements or an object's members.
-func (v val) len() int {
+// Len is the number of an array's elements or an object's members.
+func (v Val) Len() int {
 	if v.i == 0 {
 		return 0
 	}
-	if n := v.tok().count; n < 255 {
+	if n := v.Tok().Count; n < 255 {
 		return int(n)
 	}
 	n := 0
-	for it := v.iter(); it.next(); {
+	for it := v.Iter(); it.Next(); {
 		n++
 	}
 	return n
 }
 
 // Get reads a member by name, or a dotted path of names and array indexes ("links.0.url").
-func (v val) Get(path string) val {
+func (v Val) Get(path string) Val {
 	for path != "" && v.i > 0 {
 		name := path
 		if i := strings.IndexByte(path, '.'); i >= 0 {
@@ -512,54 +513,61 @@ func (v val) Get(path string) val {
 		} else {
 			path = ""
 		}
-		v = v.member(name)
+		v = v.Member(name)
 	}
 	return v
 }
 
-func (v val) member(name string) val {
-	switch v.kind() {
-	case kObject:
-		for it := v.iter(); it.next(); {
-			if it.keyIs(name) {
-				return it.val()
+func (v Val) Member(name string) Val {
+	switch v.Kind() {
+	case Object:
+		for it := v.Iter(); it.Next(); {
+			if it.KeyIs(name) {
+				return it.Val()
 			}
 		}
-	case kArray:
+	case Array:
 		n, err := strconv.Atoi(name)
 		if err != nil || n < 0 {
-			return val{}
+			return Val{}
 		}
-		for it := v.iter(); it.next(); n-- {
+		for it := v.Iter(); it.Next(); n-- {
 			if n == 0 {
-				return it.val()
+				return it.Val()
 			}
 		}
 	}
-	return val{}
+	return Val{}
 }
 
-// iter walks an object's members or an array's elements.
-type iter struct {
-	t        *tape
-	toks     []tok // t.toks, at hand
-	pos, end int32 // token indexes
-	cur      int32 // the current value's token index + 1 (a val's i)
+// Iter walks an object's members or an array's elements.
+type Iter struct {
+	t        *Tape
+	toks     []Token // t.Toks, at hand
+	pos, end int32   // token indexes
+	cur      int32   // the current value's token index + 1 (a val's i)
 	obj      bool
 }
 
-func (v val) iter() (it iter) {
+// Ref returns v's tape and its token index + 1 (0 when v is absent), for a reader that walks
+// the tokens itself; At makes a Val of them again.
+func (v Val) Ref() (*Tape, int32) { return v.t, v.i }
+
+// At is the value whose token index + 1 is i.
+func (t *Tape) At(i int32) Val { return Val{t: t, i: i} }
+
+func (v Val) Iter() (it Iter) {
 	if v.i == 0 {
 		return
 	}
-	tk := v.tok()
-	if tk.kind == kObject || tk.kind == kArray {
-		it.t, it.toks, it.pos, it.end, it.obj = v.t, v.t.toks, v.i, tk.next, tk.kind == kObject
+	tk := v.Tok()
+	if tk.Kind == Object || tk.Kind == Array {
+		it.t, it.toks, it.pos, it.end, it.obj = v.t, v.t.Toks, v.i, tk.Next, tk.Kind == Object
 	}
 	return
 }
 
-func (it *iter) next() bool {
+func (it *Iter) Next() bool {
 	if it.pos >= it.end {
 		return false
 	}
@@ -567,26 +575,29 @@ func (it *iter) next() bool {
 		it.pos++ // the key
 	}
 	it.cur = it.pos + 1
-	it.pos = it.toks[it.pos].next
+	it.pos = it.toks[it.pos].Next
 	return true
 }
 
-// val is the current element or member value.
-func (it *iter) val() val { return val{t: it.t, i: it.cur} }
+// Val is the current element or member value.
+func (it *Iter) Val() Val { return Val{t: it.t, i: it.cur} }
 
-// keyTok is the current member's key.
-func (it *iter) keyTok() *tok { return &it.toks[it.cur-2] }
+// KeyTok is the current member's key.
+func (it *Iter) KeyTok() *Token { return &it.toks[it.cur-2] }
 
 // keyIs compares the current key with name without unescaping (keys with escapes are
 // compared after unescaping).
-func (it *iter) keyIs(name string) bool {
-	tk := it.keyTok()
-	raw := it.t.s[tk.start+1 : tk.end-1]
-	if tk.esc {
+func (it *Iter) KeyIs(name string) bool {
+	tk := it.KeyTok()
+	raw := it.t.Src[tk.Start+1 : tk.End-1]
+	if tk.Esc {
 		return jsonscan.Unescape(raw) == name
 	}
 	return raw == name
 }
 
+// More reports whether an element or member follows the current one.
+func (it *Iter) More() bool { return it.pos < it.end }
+
 // Key is the current member's name.
-func (it *iter) Key() string { return val{t: it.t, i: it.cur - 1}.Str() }
+func (it *Iter) Key() string { return Val{t: it.t, i: it.cur - 1}.Str() }

@@ -1,4 +1,4 @@
-package remedy
+package tape
 
 import (
 	"encoding/json"
@@ -18,9 +18,9 @@ var scanBody = `{"error":{"statusCode":422,"code":"invalid_body","message":"The 
 // envelope, beside encoding/json's Valid, which validates without indexing anything.
 func BenchmarkScan(b *testing.B) {
 	b.SetBytes(int64(len(scanBody)))
-	t := getTape()
+	t := Get()
 	for b.Loop() {
-		t.parse(scanBody)
+		t.Parse(scanBody)
 	}
 }
 func BenchmarkJSONValid(b *testing.B) {

@@ -1,6 +1,6 @@
 //go:build race
 
-package remedy
+package tape
 
 // raceBuild reports a build with the race detector, under which sync.Pool drops items on
 // purpose (see raceEnabled in the external tests).

@@ -1,5 +1,5 @@
 //go:build !race
 
-package remedy
+package tape
 
 const raceBuild = false

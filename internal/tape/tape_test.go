@@ -1,4 +1,4 @@
-package remedy
+package tape
 
 import (
 	"os"
@@ -14,8 +14,8 @@ import (
 // the same grammar the plain way, and is the oracle it is fuzzed against: both must accept
 // the same texts and record the same tokens.
 
-func refParse(t *tape, s string) bool {
-	t.s, t.toks = s, t.toks[:0]
+func refParse(t *Tape, s string) bool {
+	t.Src, t.Toks = s, t.Toks[:0]
 	if len(s) >= 1<<31-1 {
 		return false
 	}
@@ -24,57 +24,57 @@ func refParse(t *tape, s string) bool {
 		return false
 	}
 	// Counts of members and elements, by walking each container's children.
-	for idx := range t.toks {
-		tk := &t.toks[idx]
-		if tk.kind != kObject && tk.kind != kArray {
+	for idx := range t.Toks {
+		tk := &t.Toks[idx]
+		if tk.Kind != Object && tk.Kind != Array {
 			continue
 		}
 		n := 0
-		for c := idx + 1; c < int(tk.next); c = int(t.toks[c].next) {
-			if tk.kind == kObject {
+		for c := idx + 1; c < int(tk.Next); c = int(t.Toks[c].Next) {
+			if tk.Kind == Object {
 				c++ // the key
 			}
 			n++
 		}
-		tk.count = uint8(min(n, 255))
+		tk.Count = uint8(min(n, 255))
 	}
 	return true
 }
 
 // value scans the value at s[i:] and returns the position after it and its height.
-func (t *tape) refValue(s string, i, depth int) (int, uint8, bool) {
+func (t *Tape) refValue(s string, i, depth int) (int, uint8, bool) {
 	if i >= len(s) {
 		return i, 0, false
 	}
 	start := i
-	var k kind
+	var k Kind
 	switch c := s[i]; {
 	case c == '"':
 		end, esc, ok := jsonscan.String(s, i+1)
-		t.leaf(kString, start, end, esc)
+		t.leaf(String, start, end, esc)
 		return end, 0, ok
 	case c == '{':
-		if depth >= maxDepth {
+		if depth >= MaxDepth {
 			return i, 0, false
 		}
 		return t.refObject(s, i, depth+1)
 	case c == '[':
-		if depth >= maxDepth {
+		if depth >= MaxDepth {
 			return i, 0, false
 		}
 		return t.refArray(s, i, depth+1)
 	case c == '-' || (c >= '0' && c <= '9'):
 		var ok bool
-		if i, ok = jsonscan.Number(s, i); !ok || i-start > maxNumberLen {
+		if i, ok = jsonscan.Number(s, i); !ok || i-start > MaxNumberLen {
 			return i, 0, false
 		}
-		k = kNumber
+		k = Number
 	case c == 't' && strings.HasPrefix(s[i:], "true"):
-		i, k = i+4, kTrue
+		i, k = i+4, True
 	case c == 'f' && strings.HasPrefix(s[i:], "false"):
-		i, k = i+5, kFalse
+		i, k = i+5, False
 	case c == 'n' && strings.HasPrefix(s[i:], "null"):
-		i, k = i+4, kNull
+		i, k = i+4, Null
 	default:
 		return i, 0, false
 	}
@@ -82,8 +82,8 @@ func (t *tape) refValue(s string, i, depth int) (int, uint8, bool) {
 	return i, 0, true
 }
 
-func (t *tape) refObject(s string, i, depth int) (int, uint8, bool) {
-	obj := t.open(kObject, i)
+func (t *Tape) refObject(s string, i, depth int) (int, uint8, bool) {
+	obj := t.open(Object, i)
 	i = jsonscan.SkipWS(s, i+1)
 	height := uint8(1)
 	if i < len(s) && s[i] == '}' {
@@ -106,7 +106,7 @@ func (t *tape) refObject(s string, i, depth int) (int, uint8, bool) {
 		if !ok {
 			return end, 0, false
 		}
-		t.leaf(kString, i, end, esc)
+		t.leaf(String, i, end, esc)
 		// Keys are compared as written; two spellings of one key through escapes are rare
 		// enough that the first one read is accepted.
 		k := s[i+1 : end-1]
@@ -149,7 +149,7 @@ func (t *tape) refObject(s string, i, depth int) (int, uint8, bool) {
 
 // after reads what follows a member or element: a comma (more follow) or the container's
 // closer, which completes its token (closed). Anything else is invalid.
-func (t *tape) refAfter(s string, i int, closer byte, idx int, height uint8) (next int, closed, ok bool) {
+func (t *Tape) refAfter(s string, i int, closer byte, idx int, height uint8) (next int, closed, ok bool) {
 	next, more, ok := jsonscan.Next(s, i, closer)
 	if ok && !more {
 		t.closeAt(idx, next, height, 0)
@@ -157,8 +157,8 @@ func (t *tape) refAfter(s string, i int, closer byte, idx int, height uint8) (ne
 	return next, ok && !more, ok
 }
 
-func (t *tape) refArray(s string, i, depth int) (int, uint8, bool) {
-	arr := t.open(kArray, i)
+func (t *Tape) refArray(s string, i, depth int) (int, uint8, bool) {
+	arr := t.open(Array, i)
 	i = jsonscan.SkipWS(s, i+1)
 	height := uint8(1)
 	if i < len(s) && s[i] == ']' {
@@ -183,14 +183,14 @@ func (t *tape) refArray(s string, i, depth int) (int, uint8, bool) {
 
 func checkTape(t *testing.T, s string) {
 	t.Helper()
-	got, want := getTape(), &tape{}
-	defer putTape(got)
-	okGot, okWant := got.parse(s), refParse(want, s)
+	got, want := Get(), &Tape{}
+	defer Put(got)
+	okGot, okWant := got.Parse(s), refParse(want, s)
 	if okGot != okWant {
 		t.Fatalf("parse(%q) = %v, the recursive reader says %v", s, okGot, okWant)
 	}
-	if okGot && !slices.Equal(got.toks, want.toks) {
-		t.Fatalf("parse(%q): tokens\n%v\nthe recursive reader's\n%v", s, got.toks, want.toks)
+	if okGot && !slices.Equal(got.Toks, want.Toks) {
+		t.Fatalf("parse(%q): tokens\n%v\nthe recursive reader's\n%v", s, got.Toks, want.Toks)
 	}
 }
 
@@ -205,7 +205,7 @@ func tapeSeeds(tb testing.TB) []string {
 		`[{"a":1,"b":2},{"a":1,"b":2}]`, `{"a":{"x":1},"b":{"x":1}}`,
 		"[" + strings.Repeat("1,", 300) + "1]", "[" + strings.Repeat("1,", 254) + "1]", "[" + strings.Repeat("1,", 253) + "1]",
 	}
-	files, _ := filepath.Glob(filepath.Join("testdata", "envelopes", "*", "*.http"))
+	files, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "envelopes", "*", "*.http"))
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
@@ -239,32 +239,32 @@ func FuzzTape(f *testing.F) {
 // push adds a token and returns it to be filled in (for the reference reader). Its fields are stored one by one in place:
 // a token built whole and copied in is written to the stack in parts and read back in one
 // piece, which the processor cannot forward and stalls on, once for every token.
-func (t *tape) push() (*tok, int) {
-	n := len(t.toks)
-	if n == cap(t.toks) {
-		t.toks = append(t.toks, tok{})[:n]
+func (t *Tape) push() (*Token, int) {
+	n := len(t.Toks)
+	if n == cap(t.Toks) {
+		t.Toks = append(t.Toks, Token{})[:n]
 	}
-	t.toks = t.toks[:n+1]
-	return &t.toks[n], n
+	t.Toks = t.Toks[:n+1]
+	return &t.Toks[n], n
 }
 
 // leaf pushes a scalar's token.
-func (t *tape) leaf(k kind, start, end int, esc bool) {
+func (t *Tape) leaf(k Kind, start, end int, esc bool) {
 	tk, n := t.push()
-	tk.start, tk.end, tk.next = int32(start), int32(end), int32(n+1)
-	tk.kind, tk.esc, tk.height, tk.count = k, esc, 0, 0
+	tk.Start, tk.End, tk.Next = int32(start), int32(end), int32(n+1)
+	tk.Kind, tk.Esc, tk.Height, tk.Count = k, esc, 0, 0
 }
 
 // open pushes a container's token; closeAt completes it once its last member is read.
-func (t *tape) open(k kind, start int) int {
+func (t *Tape) open(k Kind, start int) int {
 	tk, n := t.push()
-	tk.start, tk.kind, tk.esc = int32(start), k, false
+	tk.Start, tk.Kind, tk.Esc = int32(start), k, false
 	return n
 }
 
-func (t *tape) closeAt(idx, end int, h uint8, count int32) {
-	tk := &t.toks[idx]
-	tk.end, tk.next, tk.height, tk.count = int32(end), int32(len(t.toks)), h, uint8(min(count, 255))
+func (t *Tape) closeAt(idx, end int, h uint8, count int32) {
+	tk := &t.Toks[idx]
+	tk.End, tk.Next, tk.Height, tk.Count = int32(end), int32(len(t.Toks)), h, uint8(min(count, 255))
 }
 
 // TestTapeClasses: a tape is made with room for the tokens its body likely holds (one for
@@ -280,20 +280,20 @@ func TestTapeClasses(t *testing.T) {
 		}
 	}
 	for _, size := range []int{0, 1 << 10, 100 << 10, 1 << 20} {
-		tp := tapeFor(size)
-		if cap(tp.toks) < size/10 {
-			t.Errorf("tapeFor(%d): room for %d tokens, want %d at least", size, cap(tp.toks), size/10)
+		tp := For(size)
+		if cap(tp.Toks) < size/10 {
+			t.Errorf("tapeFor(%d): room for %d tokens, want %d at least", size, cap(tp.Toks), size/10)
 		}
-		putTape(tp)
+		Put(tp)
 	}
-	big := tapeFor(1 << 20)
-	big.toks = grow(big.toks[:cap(big.toks)])
-	want := cap(big.toks)
-	putTape(big)
+	big := For(1 << 20)
+	big.Toks = grow(big.Toks[:cap(big.Toks)])
+	want := cap(big.Toks)
+	Put(big)
 	if raceBuild {
 		return // the race detector makes sync.Pool drop items at random
 	}
-	if got := tapeFor(want * 5); cap(got.toks) != want { // from the class of its capacity, or the one below
-		t.Errorf("a grown tape (room for %d) was not found again: got room for %d", want, cap(got.toks))
+	if got := For(want * 5); cap(got.Toks) != want { // from the class of its capacity, or the one below
+		t.Errorf("a grown tape (room for %d) was not found again: got room for %d", want, cap(got.Toks))
 	}
 }
