@@ -1,8 +1,9 @@
 package remedy
 
 import (
-	"github.com/remedy-go/remedy/internal/tape"
 	"strings"
+
+	"github.com/remedy-go/remedy/internal/tape"
 )
 
 // dialectReader recognizes one family of JSON error bodies and fills the envelope from it.

@@ -2,11 +2,12 @@ package remedy
 
 import (
 	"encoding/json"
-	"github.com/remedy-go/remedy/internal/tape"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/remedy-go/remedy/internal/tape"
 )
 
 // The texts of Go's validators and decoders, which the Go web frameworks pass through as a

@@ -1,8 +1,9 @@
 package remedy
 
 import (
-	"github.com/remedy-go/remedy/internal/tape"
 	"strings"
+
+	"github.com/remedy-go/remedy/internal/tape"
 )
 
 // JSON:API's errors list: status, code, title, detail, source.pointer.

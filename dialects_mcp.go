@@ -1,8 +1,9 @@
 package remedy
 
 import (
-	"github.com/remedy-go/remedy/internal/tape"
 	"strings"
+
+	"github.com/remedy-go/remedy/internal/tape"
 )
 
 // MCP tool results whose isError carries a failure (in a 2xx), and JSON-RPC 2.0 errors.

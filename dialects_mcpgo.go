@@ -2,10 +2,11 @@ package remedy
 
 import (
 	"encoding/json"
-	"github.com/remedy-go/remedy/internal/tape"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/remedy-go/remedy/internal/tape"
 )
 
 // mcp-go's (github.com/mark3labs/mcp-go) argument failures, which come as the text of a tool

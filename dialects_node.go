@@ -2,8 +2,9 @@ package remedy
 
 import (
 	"encoding/json"
-	"github.com/remedy-go/remedy/internal/tape"
 	"strings"
+
+	"github.com/remedy-go/remedy/internal/tape"
 )
 
 // The default failures of the Node validators: ajv's messages (as fastify, express-openapi-

@@ -2,8 +2,9 @@ package remedy
 
 import (
 	"encoding/json"
-	"github.com/remedy-go/remedy/internal/tape"
 	"strings"
+
+	"github.com/remedy-go/remedy/internal/tape"
 )
 
 // Pydantic's errors, as FastAPI answers them: a loc array read as Huma's location, a type and a ctx

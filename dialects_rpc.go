@@ -2,10 +2,11 @@ package remedy
 
 import (
 	"encoding/base64"
-	"github.com/remedy-go/remedy/internal/tape"
 	"math"
 	"strings"
 	"time"
+
+	"github.com/remedy-go/remedy/internal/tape"
 )
 
 // The RPC frameworks' JSON errors, which sit at the top level of the body:

@@ -1,8 +1,9 @@
 package remedy
 
 import (
-	"github.com/remedy-go/remedy/internal/tape"
 	"strings"
+
+	"github.com/remedy-go/remedy/internal/tape"
 )
 
 // Slack's Web API: ok false with an error code, the scope a token needs, and

@@ -2,8 +2,9 @@ package remedy
 
 import (
 	"encoding/json"
-	"github.com/remedy-go/remedy/internal/tape"
 	"strings"
+
+	"github.com/remedy-go/remedy/internal/tape"
 )
 
 // Zod's issues, as the TypeScript MCP SDK reports invalid tool arguments.

@@ -1,12 +1,13 @@
 package remedy
 
 import (
-	"github.com/remedy-go/remedy/internal/tape"
 	"math"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/remedy-go/remedy/internal/tape"
 )
 
 // now is the clock HTTP-date and epoch headers are measured against when the response has no

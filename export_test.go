@@ -1,8 +1,9 @@
 package remedy
 
 import (
-	"github.com/remedy-go/remedy/internal/tape"
 	"time"
+
+	"github.com/remedy-go/remedy/internal/tape"
 )
 
 // SetNow fixes the clock that HTTP-date and epoch headers are measured against when a response

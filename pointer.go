@@ -1,9 +1,10 @@
 package remedy
 
 import (
-	"github.com/remedy-go/remedy/internal/tape"
 	"net/url"
 	"strings"
+
+	"github.com/remedy-go/remedy/internal/tape"
 )
 
 // toPointer converts a field path, in whichever notation the server used, to an RFC 6901 JSON

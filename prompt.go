@@ -2,10 +2,11 @@ package remedy
 
 import (
 	"encoding/json"
-	"github.com/remedy-go/remedy/internal/tape"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/remedy-go/remedy/internal/tape"
 )
 
 // Limits that keep a prompt short enough to hand to a model after every failure.

@@ -10,9 +10,10 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/remedy-go/remedy/internal/tape"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
+
+	"github.com/remedy-go/remedy/internal/tape"
 )
 
 // maxRewriteIssues bounds the issues DefaultRewriter repairs. Each repair edits the whole

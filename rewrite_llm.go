@@ -3,8 +3,9 @@ package remedy
 import (
 	"errors"
 	"fmt"
-	"github.com/remedy-go/remedy/internal/tape"
 	"strings"
+
+	"github.com/remedy-go/remedy/internal/tape"
 )
 
 // maxRewriteReply bounds the model's reply: arguments are a request body, and a reply past the

@@ -6,8 +6,9 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/remedy-go/remedy/internal/tape"
 	"github.com/tidwall/gjson"
+
+	"github.com/remedy-go/remedy/internal/tape"
 )
 
 // What DefaultRewriter reads from the operation's schema (Rewrite.Schema): the facts at a path

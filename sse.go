@@ -1,8 +1,9 @@
 package remedy
 
 import (
-	"github.com/remedy-go/remedy/internal/tape"
 	"strings"
+
+	"github.com/remedy-go/remedy/internal/tape"
 )
 
 // An MCP server on streamable HTTP (and other JSON-RPC servers) may answer a POST with
