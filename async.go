@@ -13,6 +13,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/remedy-go/remedy/internal/neterr"
+	"github.com/remedy-go/remedy/internal/waits"
 )
 
 // Operations that take time: a server answers 202 Accepted with where to follow the operation
@@ -55,10 +56,6 @@ import (
 //     the call with ErrOutcomeUnknown: the operation was accepted and may have run.
 //   - Records: each poll is an Attempt with Poll set (Method GET, Target the status path),
 //     passed to the hooks and the logger; the attempt before it decided ActPoll.
-
-// HeaderOperationLocation names the status resource of an accepted operation (Azure's
-// long-running operations); Location is read when it is absent.
-const HeaderOperationLocation = "Operation-Location"
 
 // DefaultPollInterval is the first wait between polls when the server gives no Retry-After;
 // later waits grow by half each time, up to Limits.MaxWait.
@@ -157,13 +154,12 @@ func statusWord(w string) opState {
 // Retry-After (delta-seconds, or an HTTP-date from the answer's Date); 0 when it asks none.
 func pollAfter(h http.Header) time.Duration {
 	if v := h.Get("Retry-After-Ms"); v != "" {
-		if w := waitFromFloat(parseFloat(v), float64(time.Millisecond)); w.ok {
-			return w.d
+		if w := waits.FromFloat(waits.ParseFloat(v), float64(time.Millisecond)); w.OK {
+			return w.D
 		}
 	}
-	p := parser{h: headerFacts{retryAfter: h.Get("Retry-After"), date: h.Get("Date")}}
-	if w := p.retryAfterHeader(); w.ok {
-		return w.d
+	if w := waits.RetryAfter(h.Get("Retry-After"), h.Get("Date")); w.OK {
+		return w.D
 	}
 	return 0
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/remedy-go/remedy/internal/jsonw"
 )
 
 // diffArgs lists what changed between two argument objects, for a rewriter that does not
@@ -24,7 +26,7 @@ func diffValue(out *[]Change, path string, a, b gjson.Result) {
 			p := appendPointer(path, k.Str)
 			bv := b.Get(escapeKey(k.Str))
 			if !bv.Exists() {
-				*out = append(*out, Change{Path: p, Old: compact(av.Raw), Rule: "rewriter"})
+				*out = append(*out, Change{Path: p, Old: jsonw.Compact(av.Raw), Rule: "rewriter"})
 				return true
 			}
 			diffValue(out, p, av, bv)
@@ -32,13 +34,13 @@ func diffValue(out *[]Change, path string, a, b gjson.Result) {
 		})
 		b.ForEach(func(k, bv gjson.Result) bool {
 			if !seen[k.Str] {
-				*out = append(*out, Change{Path: appendPointer(path, k.Str), New: compact(bv.Raw), Rule: "rewriter"})
+				*out = append(*out, Change{Path: appendPointer(path, k.Str), New: jsonw.Compact(bv.Raw), Rule: "rewriter"})
 			}
 			return true
 		})
 		return
 	}
-	if oa, ob := compact(a.Raw), compact(b.Raw); string(oa) != string(ob) {
+	if oa, ob := jsonw.Compact(a.Raw), jsonw.Compact(b.Raw); string(oa) != string(ob) {
 		*out = append(*out, Change{Path: path, Old: oa, New: ob, Rule: "rewriter"})
 	}
 }

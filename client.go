@@ -15,25 +15,11 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/remedy-go/remedy/internal/boundread"
 	"github.com/remedy-go/remedy/internal/closest"
 	"github.com/remedy-go/remedy/internal/httpop"
 	"github.com/remedy-go/remedy/internal/sent"
 	"github.com/remedy-go/remedy/internal/tape"
-)
-
-// Headers the loop sends.
-const (
-	HeaderIdempotencyKey    = "Idempotency-Key"
-	HeaderConfirmationToken = "X-Confirmation-Token"
-	HeaderReplayed          = "Idempotency-Replayed" // read in other spellings too: see Replayed
-)
-
-// Over MCP, where a tool call has no headers, the confirmation token and the idempotency key
-// are arguments of the call, and a replayed result says so in its _meta.
-const (
-	ArgConfirmationToken = "confirmationToken"
-	ArgIdempotencyKey    = "idempotencyKey"
-	MetaReplayed         = "remedy/replayed"
 )
 
 // DefaultMaxResult bounds the success body Client.Call reads into Response.Body.
@@ -439,7 +425,7 @@ var (
 func readResponse(hresp *http.Response, maxBody, maxResult int64, resp *Response) (*Response, error) {
 	*resp = Response{Status: hresp.StatusCode, Header: hresp.Header, Replayed: Replayed(hresp.Header)}
 	if hresp.StatusCode >= 400 || hresp.StatusCode < 200 {
-		read, err := readBounded(hresp.Body, maxBody+1, hresp.ContentLength)
+		read, err := boundread.Read(hresp.Body, maxBody+1, hresp.ContentLength)
 		resp.Envelope = parseFailure(hresp, read, maxBody)
 		if sev := severity(resp.Envelope); sev != SeverityInfo && sev != SeverityWarning {
 			if err == nil && int64(len(read)) <= maxBody {
@@ -453,7 +439,7 @@ func readResponse(hresp *http.Response, maxBody, maxResult int64, resp *Response
 		// read as a result's, from its start.
 		hresp.Body = readAgain(read, err, hresp.Body)
 	}
-	body, err := readBounded(hresp.Body, maxResult+1, hresp.ContentLength)
+	body, err := boundread.Read(hresp.Body, maxResult+1, hresp.ContentLength)
 	hresp.Body.Close()
 	if err != nil {
 		return nil, err
@@ -470,7 +456,7 @@ func readResponse(hresp *http.Response, maxBody, maxResult int64, resp *Response
 	return resp, nil
 }
 
-// parseFailure parses a failure's body, of which read is what readBounded read with the limit
+// parseFailure parses a failure's body, of which read is what boundread.Read read with the limit
 // maxBody+1 (a read error is the end of the body, as ParseResponse has it). The body is read
 // once: a body that fits the bound is parsed where it lies, and a longer one is handed to
 // ParseResponse, which reads the decision members at its start.
@@ -515,29 +501,8 @@ func discard(body io.ReadCloser) {
 	body.Close()
 }
 
-// Replayed reports whether an answer says it is the stored result of an earlier request with
-// the same idempotency key, not a new execution: Idempotency-Replayed: true, in any of the
-// spellings APIs use (Stripe's Idempotent-Replayed, and the X- forms of both; true, or ?1).
-func Replayed(h http.Header) bool {
-	for _, name := range replayedHeaders {
-		if replayTrue(canonicalGet(h, name)) {
-			return true
-		}
-	}
-	return false
-}
-
-// replayTrue reports whether a replay header's value says replayed: true, or a structured ?1.
-func replayTrue(v string) bool {
-	v = strings.TrimSpace(v)
-	return strings.EqualFold(v, "true") || v == "?1"
-}
-
-// replayedHeaders are the spellings of HeaderReplayed, canonical.
-var replayedHeaders = [...]string{HeaderReplayed, "Idempotent-Replayed", "X-Idempotency-Replayed", "X-Idempotent-Replayed"}
-
 func isJSONType(h http.Header) bool {
-	ct := canonicalGet(h, "Content-Type")
+	ct := httpop.Header(h, "Content-Type")
 	if i := strings.IndexByte(ct, ';'); i >= 0 {
 		ct = ct[:i]
 	}
@@ -546,19 +511,10 @@ func isJSONType(h http.Header) bool {
 }
 
 // isEventStreamType reports whether the Content-Type is text/event-stream, whose events may
-// carry a failure (a JSON-RPC error, an MCP isError result: see eventStream).
+// carry a failure (a JSON-RPC error, an MCP isError result), which Parse reads.
 func isEventStreamType(h http.Header) bool {
-	ct := canonicalGet(h, "Content-Type")
-	return ct != "" && eventStream(ct, "")
-}
-
-// canonicalGet is h.Get(name) for a name in its canonical form already: the same lookup,
-// without canonicalizing the name on every call.
-func canonicalGet(h http.Header, name string) string {
-	if v := h[name]; len(v) > 0 {
-		return v[0]
-	}
-	return ""
+	mt, _, _ := strings.Cut(httpop.Header(h, "Content-Type"), ";")
+	return strings.EqualFold(strings.TrimSpace(mt), "text/event-stream")
 }
 
 // guardRedirects copies hc with a redirect policy that drops the idempotency key and the
@@ -622,7 +578,7 @@ func buildRequest(ctx context.Context, base, baseQuery string, op *registered, a
 	case len(args) > 0 && (len(names) > 0 || len(op.Query) > 0 || op.bodyless()):
 		t := tape.Get()
 		defer tape.Put(t)
-		if !t.Parse(view(args)) || t.Root().Kind() != tape.Object {
+		if !t.Parse(tape.View(args)) || t.Root().Kind() != tape.Object {
 			return nil, argumentsError("", "not_object", "the arguments are not a JSON object")
 		}
 		var kept bytes.Buffer

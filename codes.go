@@ -2,7 +2,8 @@ package remedy
 
 import (
 	"strings"
-	"unsafe"
+
+	"github.com/remedy-go/remedy/internal/codename"
 )
 
 // codeInfo is what a well-known error code says about a failure whatever the status: its
@@ -68,32 +69,11 @@ func init() {
 
 func lookupCode(code string) codeInfo {
 	var buf [64]byte
-	norm, ok := normCode(&buf, code)
+	norm, ok := codename.Norm(&buf, code)
 	if !ok {
 		return codeInfo{}
 	}
 	return wellKnownCodes[norm]
-}
-
-// normCode writes code lowercased with every non-alphanumeric removed into buf, the form
-// wellKnownCodes is keyed by. ok is false for an empty code or one longer than buf.
-func normCode(buf *[64]byte, code string) (string, bool) {
-	if code == "" || len(code) > len(buf) {
-		return "", false
-	}
-	n := 0
-	for i := 0; i < len(code); i++ {
-		c := code[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
-			buf[n] = c
-			n++
-		case c >= 'A' && c <= 'Z':
-			buf[n] = c + 'a' - 'A'
-			n++
-		}
-	}
-	return unsafe.String(&buf[0], n), true
 }
 
 // statusCategory is the category a status implies when neither the body nor its code says.

@@ -27,11 +27,6 @@ type Challenge struct {
 	Unverified bool            // Elicited only: Operation and Args are the server's words, matched to no call of this client's
 }
 
-// MetaConfirmation is the _meta key of an MCP elicitation request that asks to confirm a call
-// (sent by remedy's server, read by remedy/mcp's ElicitationHandler): an object with the
-// operation (the tool name) and, unless they were too long to show, the arguments.
-const MetaConfirmation = "remedy/confirmation"
-
 // ConfirmPolicy decides whether the loop may confirm an operation on the caller's behalf.
 // Approving makes the loop send the byte-identical payload once more with the token;
 // refusing (the default) ends the call with an error carrying the challenge, so that an agent

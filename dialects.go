@@ -489,7 +489,7 @@ func (p *parser) googleDetail(kind string, d tape.Val) {
 			p.googleReason(r)
 		}
 	case "RetryInfo":
-		if w := protoDuration(d.Member("retryDelay")); w.ok {
+		if w := protoDuration(d.Member("retryDelay")); w.OK {
 			p.googleRetry(w)
 		}
 	case "BadRequest":

@@ -1,6 +1,10 @@
 package remedy
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/remedy-go/remedy/internal/prose"
+)
 
 // AWS's failures: the JSON protocols' __type and message, and the XML of the query and REST
 // protocols (which also carries problem details in XML to readProblemXML).
@@ -96,7 +100,7 @@ func xmlText(s, tag string) string {
 	if strings.IndexByte(v, '&') >= 0 {
 		v = xmlEntities.Replace(v)
 	}
-	return clip(v, 1000)
+	return prose.Clip(v, 1000)
 }
 
 var xmlEntities = strings.NewReplacer("&lt;", "<", "&gt;", ">", "&quot;", `"`, "&apos;", "'", "&amp;", "&")

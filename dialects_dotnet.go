@@ -3,6 +3,8 @@ package remedy
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/remedy-go/remedy/internal/tape"
 )
 
 // ASP.NET Core's validation failures (ValidationProblemDetails): a map from each field, as the
@@ -62,20 +64,20 @@ func (p *parser) dotnetFacts(is *Issue, key string) {
 			}
 		case "range": // "1 and 100."
 			lo, hi, ok := strings.Cut(strings.TrimSuffix(rest, "."), " and ")
-			if !ok || !strings.HasSuffix(rest, ".") || !isJSONNumber(lo) || !isJSONNumber(hi) {
+			if !ok || !strings.HasSuffix(rest, ".") || !tape.IsNumber(lo) || !tape.IsNumber(hi) {
 				return
 			}
 			is.Expected = json.RawMessage(`{"minimum":` + lo + `,"maximum":` + hi + `}`)
 		case "stringLength": // "100."
 			n, ok := strings.CutSuffix(rest, ".")
-			if !ok || !isJSONNumber(n) {
+			if !ok || !tape.IsNumber(n) {
 				return
 			}
 			is.Expected = p.fragment("maxLength", json.RawMessage(n))
 		case "maxLength", "minLength":
 			// A string's length or an array's count: which one the message does not say, so
 			// no bound is stated as a keyword.
-			if n, ok := strings.CutSuffix(rest, "'."); !ok || !isJSONNumber(n) {
+			if n, ok := strings.CutSuffix(rest, "'."); !ok || !tape.IsNumber(n) {
 				return
 			}
 		case "regularExpression":

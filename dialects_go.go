@@ -7,6 +7,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/remedy-go/remedy/internal/jsonw"
 	"github.com/remedy-go/remedy/internal/tape"
 )
 
@@ -174,7 +175,7 @@ func validatorPointer(ns string) string {
 			return "" // a Go field's name, or a label for people (a tag name function may give either)
 		}
 		b.WriteByte('/')
-		writeEscaped(&b, name)
+		jsonw.WriteSegment(&b, name)
 		rest = rest[end:]
 		for strings.HasPrefix(rest, "[") { // a slice's index or a map's key
 			close := strings.IndexByte(rest, ']')
@@ -187,7 +188,7 @@ func validatorPointer(ns string) string {
 				return ""
 			}
 			b.WriteByte('/')
-			writeEscaped(&b, key)
+			jsonw.WriteSegment(&b, key)
 		}
 		switch {
 		case rest == "":
@@ -323,7 +324,7 @@ func (p *parser) decodeTypeIssue(field, kind, goType, text string) Issue {
 	if t := goDecodesFrom(goType); t != "" {
 		is.Expected = quoteJSON(t)
 	}
-	if num, ok := strings.CutPrefix(kind, "number "); ok && isJSONNumber(num) {
+	if num, ok := strings.CutPrefix(kind, "number "); ok && tape.IsNumber(num) {
 		is.Received = json.RawMessage(num)
 	}
 	return is
@@ -336,7 +337,7 @@ func decodedKind(s string) bool {
 		return true
 	}
 	num, ok := strings.CutPrefix(s, "number ")
-	return ok && isJSONNumber(num)
+	return ok && tape.IsNumber(num)
 }
 
 // goDecodesFrom is the JSON type a Go type decodes from, for the types whose answer is
@@ -608,7 +609,7 @@ func (p *parser) kinReason(is *Issue, reason string) {
 		return
 	}
 	for _, b := range kinBounds {
-		if n, ok := strings.CutPrefix(reason, b.prefix); ok && isJSONNumber(n) {
+		if n, ok := strings.CutPrefix(reason, b.prefix); ok && tape.IsNumber(n) {
 			is.Code, is.Expected = b.keyword, p.fragment(b.keyword, json.RawMessage(n))
 			return
 		}
@@ -835,7 +836,7 @@ func (p *parser) ogenReason(is *Issue, reason string) {
 	}
 	for _, op := range [...]struct{ word, keyword string }{{" greater than ", "exclusiveMaximum"}, {" less than ", "exclusiveMinimum"}} {
 		v, bound, ok := strings.Cut(r, op.word)
-		if !ok || !isJSONNumber(v) || !isJSONNumber(bound) {
+		if !ok || !tape.IsNumber(v) || !tape.IsNumber(bound) {
 			continue
 		}
 		is.Received = json.RawMessage(v)

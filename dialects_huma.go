@@ -3,6 +3,9 @@ package remedy
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/remedy-go/remedy/internal/jsonw"
+	"github.com/remedy-go/remedy/internal/tape"
 )
 
 // Huma's issues: a location ("body.amount", "query.limit") whose first segment says where in
@@ -37,7 +40,7 @@ func paramPointer(name string) string {
 	var b strings.Builder
 	b.Grow(len(name) + 1)
 	b.WriteByte('/')
-	writeEscaped(&b, name)
+	jsonw.WriteSegment(&b, name)
 	return b.String()
 }
 
@@ -87,7 +90,7 @@ func (p *parser) humaFacts(is *Issue) {
 		return
 	}
 	for _, b := range humaBounds {
-		if s, ok := strings.CutPrefix(rest, b.prefix); ok && isJSONNumber(s) {
+		if s, ok := strings.CutPrefix(rest, b.prefix); ok && tape.IsNumber(s) {
 			is.Code, is.Expected = b.keyword, p.fragment(b.keyword, json.RawMessage(s))
 			return
 		}
@@ -128,9 +131,9 @@ func (p *parser) humaEnum(is *Issue, list string) {
 		return
 	}
 	parts := strings.Split(list, ", ")
-	numeric := len(is.Received) > 0 && isJSONNumber(string(is.Received))
+	numeric := len(is.Received) > 0 && tape.IsNumber(string(is.Received))
 	for _, s := range parts {
-		numeric = numeric && isJSONNumber(s)
+		numeric = numeric && tape.IsNumber(s)
 	}
 	is.AllowedValues = make([]json.RawMessage, len(parts))
 	for i, s := range parts {

@@ -3,6 +3,7 @@ package remedy
 import (
 	"strings"
 
+	"github.com/remedy-go/remedy/internal/prose"
 	"github.com/remedy-go/remedy/internal/tape"
 )
 
@@ -42,7 +43,7 @@ func (p *parser) readMCP() Dialect {
 		}
 	}
 	p.e.Code = "tool_error"
-	p.e.Message = clip(t, 500)
+	p.e.Message = prose.Clip(t, 500)
 	if p.zodIssues(t) || p.mcpgoIssues(t) { // the TypeScript SDK's or mcp-go's argument failure
 		p.e.Code, p.e.Category = "invalid_arguments", CategoryValidation
 	}
@@ -107,7 +108,7 @@ func (p *parser) readJSONRPC() Dialect {
 			}
 		}
 	} else if data.IsString() && e.Hint == "" {
-		e.Hint = clip(data.Str(), 300)
+		e.Hint = prose.Clip(data.Str(), 300)
 	}
 	return DialectJSONRPC
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/remedy-go/remedy/internal/prose"
 	"github.com/remedy-go/remedy/internal/tape"
 )
 
@@ -134,7 +135,7 @@ func (p *parser) goKind(at, v string) {
 		switch {
 		case gr != "" && wr != "": // a numeric bound or multipleOf: which, Go's print does not say
 			is := Issue{Path: at, Message: "got " + gr + ", want " + wr}
-			if isJSONNumber(gr) {
+			if tape.IsNumber(gr) {
 				is.Received = json.RawMessage(gr)
 			}
 			p.addIssue(is)
@@ -155,7 +156,7 @@ func (p *parser) goKind(at, v string) {
 		p.addIssue(Issue{Path: at, Code: "false", Message: "false schema"})
 		return
 	}
-	p.addIssue(Issue{Path: at, Message: clip(v, 300)})
+	p.addIssue(Issue{Path: at, Message: prose.Clip(v, 300)})
 }
 
 // schemaMessage reads one violation as the validator words it.
@@ -192,7 +193,7 @@ func (p *parser) schemaMessage(at, v string) {
 		}
 	}
 	if kw, rest, ok := strings.Cut(v, ": got "); ok && schemaBounds[kw] {
-		if _, want, ok := strings.Cut(rest, ", want "); ok && isJSONNumber(want) {
+		if _, want, ok := strings.Cut(rest, ", want "); ok && tape.IsNumber(want) {
 			p.addIssue(Issue{Path: at, Code: kw, Message: v, Expected: p.fragment(kw, json.RawMessage(want))})
 			return
 		}
@@ -205,7 +206,7 @@ func (p *parser) schemaMessage(at, v string) {
 			return
 		}
 	}
-	p.addIssue(Issue{Path: at, Message: clip(v, 300)})
+	p.addIssue(Issue{Path: at, Message: prose.Clip(v, 300)})
 }
 
 // schemaBounds are the keywords whose violation the validator words "<keyword>: got X, want Y".
@@ -261,7 +262,7 @@ func (p *parser) enumIssue(at, got string, wants []string, quoted bool) {
 	} else {
 		numeric := true
 		for _, w := range wants {
-			numeric = numeric && isJSONNumber(w)
+			numeric = numeric && tape.IsNumber(w)
 		}
 		shown := make([]string, len(wants))
 		for i, w := range wants {
@@ -272,7 +273,7 @@ func (p *parser) enumIssue(at, got string, wants []string, quoted bool) {
 			}
 		}
 		is.Message = "value must be one of " + strings.Join(shown, ", ")
-		if numeric && isJSONNumber(got) {
+		if numeric && tape.IsNumber(got) {
 			is.Received = json.RawMessage(got)
 		} else {
 			is.Received = quoteJSON(got)

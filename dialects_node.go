@@ -48,7 +48,7 @@ func (p *parser) ajvFacts(is *Issue, msg string, listed bool) bool {
 		is.Expected = p.fragment("format", p.quote(msg[len(`must match format "`):len(msg)-1]))
 	case strings.HasPrefix(msg, "must be multiple of "):
 		n := msg[len("must be multiple of "):]
-		if !isJSONNumber(n) {
+		if !tape.IsNumber(n) {
 			return false
 		}
 		is.Code, is.Expected = "multipleOf", p.fragment("multipleOf", json.RawMessage(n))
@@ -72,7 +72,7 @@ func (p *parser) ajvFacts(is *Issue, msg string, listed bool) bool {
 		case ">":
 			keyword = "exclusiveMinimum"
 		}
-		if keyword == "" || !isJSONNumber(n) {
+		if keyword == "" || !tape.IsNumber(n) {
 			return false
 		}
 		is.Code, is.Expected = keyword, p.fragment(keyword, json.RawMessage(n))
@@ -87,7 +87,7 @@ func (p *parser) ajvFacts(is *Issue, msg string, listed bool) bool {
 func (p *parser) ajvSize(is *Issue, rest string) bool {
 	comp, rest, _ := strings.Cut(rest, " than ")
 	n, unit, _ := strings.Cut(rest, " ")
-	if !isJSONNumber(n) || comp != "more" && comp != "fewer" {
+	if !tape.IsNumber(n) || comp != "more" && comp != "fewer" {
 		return false
 	}
 	var keyword string
@@ -131,7 +131,7 @@ func (p *parser) nodeList(list, sep string) []json.RawMessage {
 		parts = strings.Split(list, sep)
 	}
 	for _, s := range parts {
-		if s == "" || isJSONNumber(s) || s == "true" || s == "false" || s == "null" || s == "[object Object]" {
+		if s == "" || tape.IsNumber(s) || s == "true" || s == "false" || s == "null" || s == "[object Object]" {
 			return nil
 		}
 	}
@@ -345,7 +345,7 @@ func (p *parser) classValidatorFacts(is *Issue, rest string) bool {
 	}
 	for _, b := range classValidatorBounds {
 		if n, ok := strings.CutPrefix(rest, b.before); ok {
-			if n, ok = strings.CutSuffix(n, b.after); ok && isJSONNumber(n) {
+			if n, ok = strings.CutSuffix(n, b.after); ok && tape.IsNumber(n) {
 				is.Code, is.Expected = b.code, p.fragment(b.keyword, json.RawMessage(n))
 				return true
 			}
@@ -461,7 +461,7 @@ func (p *parser) joiFacts(is *Issue, key, msg string) {
 	}
 	for _, b := range joiBounds {
 		if n, ok := strings.CutPrefix(rest, b.before); ok {
-			if n, ok = strings.CutSuffix(n, b.after); ok && isJSONNumber(n) {
+			if n, ok = strings.CutSuffix(n, b.after); ok && tape.IsNumber(n) {
 				is.Code, is.Expected = b.code, p.fragment(b.keyword, json.RawMessage(n))
 				return
 			}

@@ -139,7 +139,7 @@ func pydanticChoices(s string) []json.RawMessage {
 				end = len(s)
 			}
 			item, s = s[:end], s[end:]
-			if !isJSONNumber(item) {
+			if !tape.IsNumber(item) {
 				return nil
 			}
 			out = append(out, json.RawMessage(item))

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/remedy-go/remedy/internal/tape"
+	"github.com/remedy-go/remedy/internal/waits"
 )
 
 // The RPC frameworks' JSON errors, which sit at the top level of the body:
@@ -255,7 +256,7 @@ func (p *parser) binaryDetail(kind, value string) {
 		}
 	case "RetryInfo":
 		if d, ok := wireMessage(b, 1); ok {
-			if w := wireDuration(d); w.ok {
+			if w := wireDuration(d); w.OK {
 				p.googleRetry(w)
 			}
 		}
@@ -317,9 +318,9 @@ func wireDuration(b []byte) wait {
 	if sec < 0 || nanos < 0 || nanos >= 1e9 {
 		return wait{}
 	}
-	w := waitFromFloat(float64(sec), float64(time.Second))
-	if d := w.d + time.Duration(nanos); d >= w.d {
-		w.d = d
+	w := waits.FromFloat(float64(sec), float64(time.Second))
+	if d := w.D + time.Duration(nanos); d >= w.D {
+		w.D = d
 	}
 	return w
 }

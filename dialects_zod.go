@@ -94,7 +94,7 @@ func (p *parser) zod4Facts(is *Issue) {
 		rest = strings.TrimPrefix(strings.TrimPrefix(rest, "to have "), "to be ")
 		op := strings.TrimRight(rest[:len(rest)-len(strings.TrimLeft(rest, "<>="))], " ")
 		num, _, _ := strings.Cut(rest[len(op):], " ")
-		if !isJSONNumber(num) || (op != "<=" && op != ">=" && op != "<" && op != ">") {
+		if !tape.IsNumber(num) || (op != "<=" && op != ">=" && op != "<" && op != ">") {
 			return
 		}
 		numeric := origin == "number" || origin == "int" || origin == "bigint"
@@ -121,7 +121,7 @@ func zodLiteral(s string) json.RawMessage {
 		}
 		return nil
 	}
-	if isJSONNumber(s) || s == "true" || s == "false" || s == "null" {
+	if tape.IsNumber(s) || s == "true" || s == "false" || s == "null" {
 		return json.RawMessage(s)
 	}
 	return nil

@@ -210,7 +210,7 @@ func (w *objWriter) value(v json.RawMessage) {
 // appendRaw writes raw JSON, or null when it is not valid JSON (a RawMessage set by hand), so
 // the output is always one valid document.
 func appendRaw(b []byte, v json.RawMessage) []byte {
-	if !tape.Valid(view(v)) {
+	if !tape.Valid(tape.View(v)) {
 		return append(b, "null"...)
 	}
 	return append(b, v...)

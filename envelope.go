@@ -35,6 +35,10 @@ import (
 	"strings"
 	"time"
 	"unsafe"
+
+	"github.com/remedy-go/remedy/internal/boundread"
+	"github.com/remedy-go/remedy/internal/httpop"
+	"github.com/remedy-go/remedy/internal/tape"
 )
 
 // Dialect names the family of error format a body was recognized as.
@@ -244,8 +248,8 @@ func readBound(header http.Header, body []byte) (b []byte, truncated bool) {
 	if len(body) <= DefaultMaxBody {
 		return body, false
 	}
-	s := strings.TrimSpace(strings.TrimPrefix(view(body), "\ufeff"))
-	if s != "" && s[0] != '{' && eventStream(canonicalGet(header, "Content-Type"), s) {
+	s := strings.TrimSpace(strings.TrimPrefix(tape.View(body), "\ufeff"))
+	if s != "" && s[0] != '{' && eventStream(httpop.Header(header, "Content-Type"), s) {
 		if data, _, ok := streamJSON(s, true); ok {
 			// Read only, as body is: the bytes of data, in body or of its own; an answer
 			// longer than the bound is cut as a JSON body of its size would be.
@@ -259,12 +263,9 @@ func readBound(header http.Header, body []byte) (b []byte, truncated bool) {
 	return body[:DefaultMaxBody], true
 }
 
-// view reads b as a string without copying; the string must not outlive b's contents.
-func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
-
 // parse reads body in place and detaches the envelope from it before returning.
 func parse(status int, header http.Header, body []byte, truncated bool) (*Envelope, bool) {
-	s := view(body)
+	s := tape.View(body)
 	if plainSuccess(status, s, truncated) {
 		return nil, false
 	}
@@ -300,12 +301,12 @@ type Verdict struct {
 // its message) is read in full, as are nested failures.
 func Classify(status int, header http.Header, body []byte) Verdict {
 	body, truncated := readBound(header, body)
-	if plainSuccess(status, view(body), truncated) {
+	if plainSuccess(status, tape.View(body), truncated) {
 		return Verdict{Status: status}
 	}
 	// The body is only read, never retained: no string escapes this call except the
 	// constants the verdict is made of.
-	p := parser{status: status, header: header, body: view(body), truncated: truncated}
+	p := parser{status: status, header: header, body: tape.View(body), truncated: truncated}
 	if !p.run() {
 		return Verdict{Status: status}
 	}
@@ -355,7 +356,7 @@ func parseResponse(resp *http.Response, maxBody int64) (*Envelope, bool) {
 	truncated := false
 	if resp.Body != nil && resp.Body != http.NoBody {
 		var err error
-		body, err = readBounded(resp.Body, maxBody+1, resp.ContentLength)
+		body, err = boundread.Read(resp.Body, maxBody+1, resp.ContentLength)
 		if int64(len(body)) > maxBody {
 			truncated = true
 		}
@@ -366,47 +367,6 @@ func parseResponse(resp *http.Response, maxBody int64) (*Envelope, bool) {
 	}
 	return parse(resp.StatusCode, resp.Header, body, truncated)
 }
-
-// readBounded reads r to its end or to limit bytes, whichever comes first. The buffer grows
-// with what arrives, never with what the sender declared: hint (a Content-Length, -1 when
-// unknown) only sizes the first read, up to readFirst, and stops a doubling short of the
-// declared end, so that an honest length is read without a spare copy. Each step doubles the
-// buffer (or goes to the limit when the next doubling would pass it), so all it allocates stays
-// under about twice what arrived, and twice the limit, where append's growth of large slices by
-// a quarter allocated five times the limit.
-func readBounded(r io.Reader, limit, hint int64) ([]byte, error) {
-	size := int64(512)
-	if hint >= 0 {
-		size = min(hint, readFirst-1) + 1 // room to see the end of a short body without growing
-	}
-	buf := make([]byte, 0, min(size, limit))
-	for int64(len(buf)) < limit {
-		if len(buf) == cap(buf) {
-			next := 2 * int64(cap(buf))
-			switch {
-			case hint >= int64(len(buf)) && hint < next-1: // (hint+1 may overflow)
-				next = hint + 1 // the declared end, and room to see it
-			case 2*next > limit:
-				next = limit // the step after would pass it: one step to the limit, not two
-			}
-			grown := make([]byte, len(buf), min(max(next, 512), limit))
-			copy(grown, buf)
-			buf = grown
-		}
-		n, err := r.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			return buf, nil
-		}
-		if err != nil {
-			return buf, err
-		}
-	}
-	return buf, nil
-}
-
-// readFirst is the most readBounded allocates before anything arrived.
-const readFirst = 64 << 10
 
 // replayBody gives back what ParseResponse read, then the unread rest of the original body.
 type replayBody struct {

@@ -2,23 +2,16 @@ package remedy
 
 import (
 	"math"
-	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/remedy-go/remedy/internal/codename"
 	"github.com/remedy-go/remedy/internal/tape"
+	"github.com/remedy-go/remedy/internal/waits"
 )
 
-// now is the clock HTTP-date and epoch headers are measured against when the response has no
-// Date header. Tests replace it.
-var now = time.Now
-
 // wait is a server-supplied wait and whether one was given at all.
-type wait struct {
-	d  time.Duration
-	ok bool
-}
+type wait = waits.Wait
 
 // retryFacts are what the dialect readers found in the body about retrying. The rules that turn
 // them, the headers and the status into a decision are all in resolveRetry.
@@ -69,7 +62,7 @@ func (p *parser) resolveRetry(info codeInfo) {
 	case header != 0:
 		e.Retryable, e.RetrySource = header > 0, RetryFromHeader
 	case e.Status >= 400:
-		e.Retryable, e.RetrySource = statusRetryable(e.Status), RetryFromStatus
+		e.Retryable, e.RetrySource = RetryableStatus(e.Status), RetryFromStatus
 		if info.transient != 0 {
 			e.Retryable = info.transient > 0
 		}
@@ -83,29 +76,31 @@ func (p *parser) resolveRetry(info codeInfo) {
 	}
 
 	for _, w := range [...]wait{p.facts.bodyMs, p.headerMs(), p.facts.bodySec, p.facts.google, p.facts.k8s} {
-		if w.ok {
-			e.RetryAfter = w.d
+		if w.OK {
+			e.RetryAfter = w.D
 			return
 		}
 	}
-	if w := p.retryAfterHeader(); w.ok {
-		e.RetryAfter = w.d
+	if w := p.retryAfterHeader(); w.OK {
+		e.RetryAfter = w.D
 		return
 	}
 	if e.Status == 429 || e.Category == CategoryRateLimit {
-		if w := p.rateLimitReset(); w.ok {
-			e.RetryAfter = w.d
+		if w := p.rateLimitReset(); w.OK {
+			e.RetryAfter = w.D
 		}
 	}
 }
 
-// namesFix reports whether a failure says what to change in the arguments: issues or an
+// NamesFix reports whether the failure says what to change in the arguments: issues or an
 // example request in a validation failure or an uncategorized one; or, in a state or internal
 // failure that only its status or a code nothing knows categorizes, issues that name a field
 // or the values it takes. A not-found failure names a fix only with the values the server
 // offers in its place. It is the one test of "names fields": resolveRetry reads such a
 // failure as not retryable (so Parse, Classify and everything built on them agree), and
 // Decide hands it to the Rewriter (rule 9).
+func (e *Envelope) NamesFix() bool { return namesFix(e) }
+
 func namesFix(e *Envelope) bool {
 	if len(e.Issues) == 0 && len(e.ExampleRequest) == 0 {
 		return false
@@ -135,7 +130,7 @@ const (
 
 func fixNeedOf(e *Envelope) fixNeed {
 	var buf [64]byte
-	if code, _ := normCode(&buf, e.Code); strings.Contains(code, "notfound") || strings.HasPrefix(code, "nosuch") {
+	if code, _ := codename.Norm(&buf, e.Code); strings.Contains(code, "notfound") || strings.HasPrefix(code, "nosuch") {
 		// A resource that does not exist is looked up, not guessed: only the values the
 		// server offers repair it.
 		return fixValues
@@ -196,7 +191,10 @@ func namesFields(e *Envelope) bool {
 	return false
 }
 
-func statusRetryable(status int) bool {
+// RetryableStatus reports whether a failure with this status and nothing else said can succeed
+// when sent again unchanged: a timeout, too early, too many requests, or a server or gateway
+// failure (500, 502, 503, 504, 408, 425, 429, and the 52x statuses of Cloudflare and others).
+func RetryableStatus(status int) bool {
 	switch status {
 	case 408, 425, 429, 500, 502, 503, 504, 520, 521, 522, 523, 524, 529:
 		return true
@@ -225,42 +223,17 @@ func (p *parser) headerMs() wait {
 	if v == "" {
 		return wait{}
 	}
-	return waitFromFloat(parseFloat(v), float64(time.Millisecond))
+	return waits.FromFloat(waits.ParseFloat(v), float64(time.Millisecond))
 }
 
-func (p *parser) retryAfterHeader() wait {
-	v := strings.TrimSpace(p.h.retryAfter)
-	if v == "" {
-		return wait{}
-	}
-	if c := v[0]; c >= '0' && c <= '9' || c == '-' || c == '.' {
-		return waitFromFloat(parseFloat(v), float64(time.Second))
-	}
-	t, err := http.ParseTime(v)
-	if err != nil {
-		return wait{}
-	}
-	return p.until(t)
-}
+func (p *parser) retryAfterHeader() wait { return waits.RetryAfter(p.h.retryAfter, p.h.date) }
 
 // until is the wait from the response's Date (or now) to t; a time already past is no wait.
-func (p *parser) until(t time.Time) wait {
-	ref := now()
-	if d := p.h.date; d != "" {
-		if dt, err := http.ParseTime(d); err == nil {
-			ref = dt
-		}
-	}
-	d := t.Sub(ref)
-	if d < 0 {
-		d = 0
-	}
-	return wait{d: d, ok: true}
-}
+func (p *parser) until(t time.Time) wait { return waits.Until(t, p.h.date) }
 
 // rateLimitReset reads the reset headers rate-limited APIs send instead of Retry-After.
 func (p *parser) rateLimitReset() wait {
-	if w := p.resetHeader(); w.ok {
+	if w := p.resetHeader(); w.OK {
 		return w
 	}
 	// OpenAI: durations such as "6m0s", "1s", "20ms"; the exhausted limit is the one to wait for.
@@ -275,13 +248,13 @@ func (p *parser) rateLimitReset() wait {
 			continue
 		}
 		if strings.TrimSpace(p.header.Get(kind[1])) == "0" {
-			return wait{d: d, ok: true}
+			return wait{D: d, OK: true}
 		}
-		if !best.ok || d > best.d {
-			best = wait{d: d, ok: true}
+		if !best.OK || d > best.D {
+			best = wait{D: d, OK: true}
 		}
 	}
-	if best.ok {
+	if best.OK {
 		return best
 	}
 	// Anthropic: RFC 3339 instants.
@@ -308,54 +281,17 @@ func (p *parser) rateLimitReset() wait {
 
 // resetHeader reads RateLimit-Reset, X-RateLimit-Reset or X-Rate-Limit-Reset: seconds until
 // the reset, or an epoch timestamp (GitHub).
-func (p *parser) resetHeader() wait {
-	for _, name := range [...]string{"RateLimit-Reset", "X-RateLimit-Reset", "X-Rate-Limit-Reset"} {
-		v := strings.TrimSpace(p.header.Get(name))
-		if v == "" {
-			continue
-		}
-		f := parseFloat(v)
-		if f > 1e9 { // an epoch timestamp (GitHub), not a delta
-			sec, frac := math.Modf(f)
-			return p.until(time.Unix(int64(sec), int64(frac*1e9)))
-		}
-		if w := waitFromFloat(f, float64(time.Second)); w.ok {
-			return w
-		}
-	}
-	return wait{}
-}
+func (p *parser) resetHeader() wait { return waits.Reset(p.header, p.h.date) }
 
 // waitFromJSON reads a JSON number (or numeric string) of the given unit.
 func waitFromJSON(v tape.Val, unit float64) wait {
 	switch v.Kind() {
 	case tape.Number:
-		return waitFromFloat(v.Num(), unit)
+		return waits.FromFloat(v.Num(), unit)
 	case tape.String:
-		return waitFromFloat(parseFloat(v.Str()), unit)
+		return waits.FromFloat(waits.ParseFloat(v.Str()), unit)
 	}
 	return wait{}
-}
-
-// waitFromFloat applies the validity rules every source shares: NaN and negative values are
-// ignored; values too large for a Duration saturate.
-func waitFromFloat(f, unit float64) wait {
-	if math.IsNaN(f) || f < 0 {
-		return wait{}
-	}
-	ns := f * unit
-	if ns >= math.MaxInt64 {
-		return wait{d: time.Duration(math.MaxInt64), ok: true}
-	}
-	return wait{d: time.Duration(ns), ok: true}
-}
-
-func parseFloat(s string) float64 {
-	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-	if err != nil && !math.IsInf(f, 0) {
-		return math.NaN()
-	}
-	return f
 }
 
 // protoDuration reads a google.protobuf.Duration in its JSON mapping ("30s", "1.5s") or as an
@@ -366,7 +302,7 @@ func protoDuration(v tape.Val) wait {
 		if !strings.HasSuffix(s, "s") {
 			return wait{}
 		}
-		return waitFromFloat(parseFloat(s[:len(s)-1]), float64(time.Second))
+		return waits.FromFloat(waits.ParseFloat(s[:len(s)-1]), float64(time.Second))
 	}
 	if v.IsObject() {
 		sec, nanos := v.Member("seconds"), v.Member("nanos")
@@ -374,20 +310,20 @@ func protoDuration(v tape.Val) wait {
 			return wait{}
 		}
 		s := waitFromJSON(sec, float64(time.Second))
-		if sec.Exists() && !s.ok {
+		if sec.Exists() && !s.OK {
 			return wait{}
 		}
 		n := waitFromJSON(nanos, 1)
-		if nanos.Exists() && !n.ok {
+		if nanos.Exists() && !n.OK {
 			return wait{}
 		}
-		d := s.d + n.d
-		if d < s.d {
+		d := s.D + n.D
+		if d < s.D {
 			// seconds near the largest Duration plus nanos overflow: saturate, as every other
 			// enormous wait does.
 			d = time.Duration(math.MaxInt64)
 		}
-		return wait{d: d, ok: true}
+		return wait{D: d, OK: true}
 	}
 	return wait{}
 }

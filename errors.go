@@ -6,6 +6,9 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/remedy-go/remedy/internal/jsonw"
+	"github.com/remedy-go/remedy/internal/sent"
 )
 
 // Why a call stopped without succeeding: the Cause of a CallError, for errors.Is.
@@ -39,11 +42,6 @@ var (
 	// succeed. The call stopped at once, without retrying early; CallError.Err is a
 	// *RetryLater saying when a new call can succeed.
 	ErrWaitTooLong = errors.New("the server asks to wait longer than the loop waits")
-	// ErrOutcomeUnknown: the request was written and no answer came back (a reset, a timeout,
-	// a lost response), so it may have executed; sending it again could execute it twice,
-	// because the operation is not idempotent and the server is not known to honour
-	// idempotency keys (see KeySupport).
-	ErrOutcomeUnknown = errors.New("outcome unknown: the request may have executed")
 	// ErrRewriteRefused: the only repair the rewriter found changes what the call means
 	// (a clamp, a cut, a dropped member, a choice among several values) and the RewritePolicy
 	// did not approve it; CallError.Proposal holds the proposed arguments and each change.
@@ -100,7 +98,7 @@ func argumentsError(name, code, message string) *ArgumentsError {
 	var path strings.Builder
 	if name != "" {
 		path.WriteByte('/')
-		writeEscaped(&path, name)
+		jsonw.WriteSegment(&path, name)
 	}
 	return &ArgumentsError{Issues: []Issue{{Path: path.String(), Code: code, Message: message}}}
 }
@@ -119,29 +117,8 @@ func (e *RetryLater) Error() string {
 	return "the server asks to retry after " + e.After.String()
 }
 
-// notSent marks a transport error that happened before any byte of the request was written.
-type notSent struct{ err error }
-
-func (e *notSent) Error() string { return e.err.Error() }
-func (e *notSent) Unwrap() error { return e.err }
-
-// NotSent marks err, a transport's failure, as one that happened before the request was
-// written (a refused connection, a failed dial or TLS handshake): the server cannot have
-// executed it, so the loop retries it like any transient failure even for an operation that
-// is not safe to repeat. Without the mark, a transport error counts as one that may have
-// executed. A nil err stays nil.
-func NotSent(err error) error {
-	if err == nil {
-		return nil
-	}
-	return &notSent{err}
-}
-
 // wasNotSent reports whether err is marked by NotSent.
-func wasNotSent(err error) bool {
-	var ns *notSent
-	return errors.As(err, &ns)
-}
+func wasNotSent(err error) bool { return sent.Marked(err) }
 
 // CallError is the error of a call that did not succeed. It holds every attempt (nested next
 // operations included), the last envelope, and the sentinel cause:

@@ -16,7 +16,9 @@ import (
 
 	"github.com/cenkalti/backoff/v4"
 
+	"github.com/remedy-go/remedy/internal/codename"
 	"github.com/remedy-go/remedy/internal/neterr"
+	"github.com/remedy-go/remedy/internal/sent"
 	"github.com/remedy-go/remedy/internal/tape"
 )
 
@@ -199,7 +201,7 @@ func Decide(env *Envelope, err error, s *State) Decision {
 		return stop(ErrNotRetryable, "the failure is fatal")
 	}
 	var buf [64]byte
-	code, _ := normCode(&buf, env.Code) // IDEMPOTENCY_KEY_REUSED and idempotency-key-reused alike
+	code, _ := codename.Norm(&buf, env.Code) // IDEMPOTENCY_KEY_REUSED and idempotency-key-reused alike
 	switch {
 	case code == "idempotencykeyreused":
 		return stop(ErrIdempotencyKeyReused, "the server holds this idempotency key for another payload")
@@ -224,7 +226,7 @@ func Decide(env *Envelope, err error, s *State) Decision {
 			return stop(ErrRetryBudget, "the client-wide retry budget is empty")
 		}
 		return resend(ActNextOperation, s, lim, "the failure names the operation to run first")
-	case namesFix(env):
+	case env.NamesFix():
 		if !s.CanRewrite {
 			return stop(ErrRewriteGaveUp, "the failure names a fix and no rewriter is configured")
 		}
@@ -301,7 +303,7 @@ func retry(asked time.Duration, s *State, lim Limits, why string) Decision {
 // this one in flight, or for another payload.
 func keyHeld(e *Envelope) bool {
 	var buf [64]byte
-	code, _ := normCode(&buf, e.Code)
+	code, _ := codename.Norm(&buf, e.Code)
 	return code == "idempotencyinflight" || code == "idempotencykeyreused"
 }
 
@@ -320,9 +322,10 @@ func unprocessedStatus(status int) bool {
 // transientTransportError does, so that the decision allocates nothing.
 func notSentError(err error) bool {
 	for e := err; e != nil; {
-		switch x := e.(type) {
-		case *notSent:
+		if sent.IsMark(e) {
 			return true
+		}
+		switch x := e.(type) {
 		case *net.OpError:
 			if x.Op == "dial" {
 				return true
@@ -1001,7 +1004,7 @@ func isJSONObject(b json.RawMessage) bool {
 		case ' ', '\t', '\n', '\r':
 			continue
 		}
-		return c == '{' && tape.Valid(view(b))
+		return c == '{' && tape.Valid(tape.View(b))
 	}
 	return false
 }

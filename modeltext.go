@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/remedy-go/remedy/internal/prose"
 )
 
 // What a model reads when a tool call did not succeed is derived from why the loop stopped:
@@ -82,7 +84,7 @@ func failureText(tool string, op *Operation, err error, readTool func(*Operation
 	}
 	o := &outcome{tool: tool, op: op, ce: ce, secrets: callSecrets(ce)}
 	if ce.Envelope != nil {
-		o.env = ce.Envelope.withoutSecrets(o.secrets)
+		o.env = ce.Envelope.Redacted(o.secrets)
 	}
 	if readTool != nil && op != nil {
 		o.read = readTool(op)
@@ -90,7 +92,7 @@ func failureText(tool string, op *Operation, err error, readTool func(*Operation
 	text := o.text()
 	// The rows render the envelope without its secrets; the details and errors they quote
 	// are searched once more.
-	return redact(text, o.secrets)
+	return prose.Redact(text, o.secrets)
 }
 
 // callSecrets are the confirmation tokens and idempotency keys of a call: every token a
@@ -143,9 +145,9 @@ func (o *outcome) summary() string {
 	if (o.env.Hint != "" || len(o.env.Suggestions) > 0) && (o.ce.Cause == ErrOutcomeUnknown || o.mayHaveRun()) {
 		e := *o.env
 		e.Hint, e.Suggestions = "", nil
-		return e.summary()
+		return e.Summary()
 	}
-	return o.env.summary()
+	return o.env.Summary()
 }
 
 // mayHaveRun reports whether the call may have executed: a write whose attempt failed after
@@ -209,11 +211,13 @@ func (o *outcome) invalidArguments() string {
 	if errors.As(o.ce, &ae) && len(ae.Issues) > 0 {
 		b.WriteString("Fix these arguments:\n")
 		for i := range ae.Issues {
-			if i == promptMaxIssues {
+			if i == prose.MaxIssues {
 				b.WriteString("- and " + strconv.Itoa(len(ae.Issues)-i) + " more\n")
 				break
 			}
-			writeIssue(&b, &ae.Issues[i])
+			b.WriteString("- ")
+			b.WriteString(ae.Issues[i].Prompt())
+			b.WriteByte('\n')
 		}
 	}
 	b.WriteString("Change the arguments above, then call " + o.tool + " again.\n")
@@ -242,15 +246,15 @@ func (o *outcome) refusedRepair() string {
 				continue
 			}
 			b.WriteString("- ")
-			b.WriteString(clip(c.Path, 120))
+			b.WriteString(prose.Clip(c.Path, 120))
 			b.WriteString(": ")
 			switch {
 			case len(c.Old) > 0 && len(c.New) > 0:
-				b.WriteString(value(c.Old) + " → " + value(c.New))
+				b.WriteString(prose.Value(c.Old) + " → " + prose.Value(c.New))
 			case len(c.New) > 0:
-				b.WriteString("add " + value(c.New))
+				b.WriteString("add " + prose.Value(c.New))
 			default:
-				b.WriteString("remove " + value(c.Old))
+				b.WriteString("remove " + prose.Value(c.Old))
 			}
 			b.WriteString(" (" + c.Rule + ")\n")
 		}
@@ -280,7 +284,7 @@ func (o *outcome) confirmationRequired() string {
 	b.WriteString(o.tool)
 	b.WriteString(" needs the user's confirmation before it runs, and it did not run.")
 	if o.env != nil {
-		if msg := clip(oneLine(o.env.Message), 2*promptMaxText); msg != "" {
+		if msg := prose.Clip(prose.OneLine(o.env.Message), 2*prose.MaxText); msg != "" {
 			b.WriteString(" The server says: ")
 			b.WriteString(msg)
 			if !strings.ContainsAny(msg[len(msg)-1:], ".!?…") {
@@ -303,7 +307,7 @@ func (o *outcome) outcomeUnknown() string {
 	if o.env == nil {
 		s = o.tool + " was sent and no answer came back"
 		if o.ce.Err != nil {
-			s += " (" + clip(oneLine(o.ce.Err.Error()), promptMaxText) + ")"
+			s += " (" + prose.Clip(prose.OneLine(o.ce.Err.Error()), prose.MaxText) + ")"
 		}
 		s += ".\n"
 	}
@@ -323,7 +327,7 @@ func (o *outcome) stoppedAtLimit() string {
 			b.WriteString(o.checkFirst())
 			return b.String()
 		}
-		b.WriteString(" did not run. The server asks to wait " + humanDuration(later.After) +
+		b.WriteString(" did not run. The server asks to wait " + prose.Duration(later.After) +
 			": a new call can succeed after " + later.At.UTC().Format(time.RFC3339) + ", and calling it sooner will fail the same way.\n")
 		return b.String()
 	}
@@ -333,7 +337,7 @@ func (o *outcome) stoppedAtLimit() string {
 	case o.mayHaveRun():
 		b.WriteString(" It may have run. ")
 		b.WriteString(o.checkFirst())
-	case o.env != nil && o.env.needsConfirmation():
+	case o.env != nil && o.env.AsksConfirmation():
 		b.WriteString(" It did not run, and it needs the user's confirmation, which the program that runs you decides, not a tool call. Tell the user.\n")
 	case o.env != nil && len(o.env.Issues) > 0:
 		b.WriteString(" It did not run. Change the fields above, then call it again.\n")
@@ -398,7 +402,7 @@ func errSuffix(err error) string {
 	if err == nil {
 		return ""
 	}
-	return ": " + clip(oneLine(strings.TrimPrefix(err.Error(), "remedy: ")), promptMaxText)
+	return ": " + prose.Clip(prose.OneLine(strings.TrimPrefix(err.Error(), "remedy: ")), prose.MaxText)
 }
 
 // readOf names the operation among ops that reads what op writes, for a model told to check

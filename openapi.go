@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/remedy-go/remedy/internal/boundread"
 	"github.com/remedy-go/remedy/internal/httpop"
 	"github.com/remedy-go/remedy/internal/oadoc"
 )
@@ -156,7 +157,7 @@ func (c *Client) LoadOpenAPI(ctx context.Context, docURL string) (int, error) {
 		resp.Body.Close()
 		return 0, tooLarge
 	}
-	doc, err := readBounded(resp.Body, maxOpenAPIDocument+1, resp.ContentLength)
+	doc, err := boundread.Read(resp.Body, maxOpenAPIDocument+1, resp.ContentLength)
 	resp.Body.Close()
 	if err != nil {
 		return 0, fmt.Errorf("remedy: reading the OpenAPI document %s: %w", where, err)

@@ -202,7 +202,7 @@ func (d *oaDoc) errorCodes(obj map[string]json.RawMessage) []ErrorCode {
 					e.Status = n
 				}
 			}
-			e.Retryable = statusRetryable(e.Status)
+			e.Retryable = RetryableStatus(e.Status)
 		}
 		out = append(out, e)
 	}

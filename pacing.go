@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/remedy-go/remedy/internal/waits"
 )
 
 // Pacing: what a server says of its rate limit paces every call to its origin, through the
@@ -48,15 +50,15 @@ func limitOf(resp *Response, at time.Time) Limit {
 		d = env.RetryAfter
 	}
 	fields := rateFields(resp.Header)
-	if w := exhausted(fields); w.ok && w.d > d {
-		d = w.d
+	if w := exhausted(fields); w.OK && w.D > d {
+		d = w.D
 	}
 	var l Limit
 	if d > 0 {
 		l.Until = at.Add(min(d, maxPaceHold))
 	}
 	if b, ok := budget(fields); ok {
-		l.Remaining, l.Reset = int(min(b.remaining, math.MaxInt32)), at.Add(b.reset.d)
+		l.Remaining, l.Reset = int(min(b.remaining, math.MaxInt32)), at.Add(b.reset.D)
 		if b.quota > 0 && b.window > 0 {
 			l.Quota, l.Window = int(min(b.quota, math.MaxInt32)), b.window
 		}
@@ -182,7 +184,7 @@ func (r *run) paceFailed(ctx context.Context, c *Call, what string, err error) {
 // does not spend one of).
 type rateField struct {
 	remaining int64
-	reset     wait
+	reset     waits.Wait
 	requests  bool
 	// quota units are admitted per window, when the server states both (RateLimit-Policy).
 	quota  int64
@@ -203,7 +205,7 @@ func rateFields(h http.Header) []rateField {
 	fields := rateLimitField(h.Values("Ratelimit"), policies(h.Values("Ratelimit-Policy")))
 	for _, name := range [...]string{"Ratelimit-Remaining", "X-Ratelimit-Remaining", "X-Rate-Limit-Remaining"} {
 		if n, ok := count(h.Get(name)); ok {
-			if w := resetOf(h); w.ok {
+			if w := resetOf(h); w.OK {
 				fields = append(fields, rateField{remaining: n, reset: w, requests: true})
 			}
 			break
@@ -218,7 +220,7 @@ func rateFields(h http.Header) []rateField {
 			continue
 		}
 		if d, err := time.ParseDuration(strings.TrimSpace(h.Get(kind[1]))); err == nil && d >= 0 {
-			fields = append(fields, rateField{remaining: n, reset: wait{d: d, ok: true}, requests: i == 0})
+			fields = append(fields, rateField{remaining: n, reset: waits.Wait{D: d, OK: true}, requests: i == 0})
 		}
 	}
 	for i, kind := range [...][2]string{
@@ -238,15 +240,15 @@ func rateFields(h http.Header) []rateField {
 	// However far ahead a server puts a reset (an epoch or an instant years away), no count
 	// or hold outlives maxPaceHold: the loop refuses such a wait at once anyway.
 	for i := range fields {
-		fields[i].reset.d = min(fields[i].reset.d, maxPaceHold)
+		fields[i].reset.D = min(fields[i].reset.D, maxPaceHold)
 	}
 	return fields
 }
 
 // exhausted is the wait until the latest reset of the limits an answer says nothing remains
 // of that count no requests (tokens, bytes): a limit of requests is the count's (budget).
-func exhausted(fields []rateField) wait {
-	var best wait
+func exhausted(fields []rateField) waits.Wait {
+	var best waits.Wait
 	for _, f := range fields {
 		if f.remaining == 0 && !f.requests {
 			best = later(best, f.reset)
@@ -260,10 +262,10 @@ func exhausted(fields []rateField) wait {
 // nothing remains. ok is false when the answer states none.
 func budget(fields []rateField) (best rateField, ok bool) {
 	for _, f := range fields {
-		if !f.requests || f.reset.d <= 0 {
+		if !f.requests || f.reset.D <= 0 {
 			continue
 		}
-		if !ok || f.remaining < best.remaining || f.remaining == best.remaining && f.reset.d > best.reset.d {
+		if !ok || f.remaining < best.remaining || f.remaining == best.remaining && f.reset.D > best.reset.D {
 			best, ok = f, true
 		}
 	}
@@ -280,23 +282,15 @@ func count(s string) (int64, bool) {
 	return n, err == nil && n >= 0
 }
 
-// resetOf reads h's reset header as the parser does (resetHeader), measured from its Date.
-func resetOf(h http.Header) wait {
-	p := parser{header: h}
-	p.h.date = h.Get("Date")
-	return p.resetHeader()
-}
+// resetOf reads h's reset header as the parser does, measured from its Date.
+func resetOf(h http.Header) waits.Wait { return waits.Reset(h, h.Get("Date")) }
 
-// untilOf is the wait until t, measured from h's Date as the parser measures it (until).
-func untilOf(h http.Header, t time.Time) wait {
-	p := parser{header: h}
-	p.h.date = h.Get("Date")
-	return p.until(t)
-}
+// untilOf is the wait until t, measured from h's Date as the parser measures it.
+func untilOf(h http.Header, t time.Time) waits.Wait { return waits.Until(t, h.Get("Date")) }
 
 // later is the longer of two waits.
-func later(a, b wait) wait {
-	if b.ok && (!a.ok || b.d > a.d) {
+func later(a, b waits.Wait) waits.Wait {
+	if b.OK && (!a.OK || b.D > a.D) {
 		return b
 	}
 	return a
@@ -337,13 +331,13 @@ func rateLimitField(values []string, policies map[string]policy) []rateField {
 			}
 			n, ok := count(r)
 			w := deltaSeconds(t)
-			if ok && w.ok {
+			if ok && w.OK {
 				p := policies[strings.TrimSpace(params[0])]
 				fields = append(fields, rateField{remaining: n, reset: w, requests: !p.units, quota: p.quota, window: p.window})
 			}
 		}
 		n, ok := count(dict.remaining)
-		if w := deltaSeconds(dict.reset); ok && w.ok {
+		if w := deltaSeconds(dict.reset); ok && w.OK {
 			fields = append(fields, rateField{remaining: n, reset: w, requests: true})
 		}
 	}
@@ -373,8 +367,8 @@ func policies(values []string) map[string]policy {
 						p.quota = q
 					}
 				case "w":
-					if w := deltaSeconds(val); w.ok {
-						p.window = w.d
+					if w := deltaSeconds(val); w.OK {
+						p.window = w.D
 					}
 				case "qu":
 					p.units = strings.Trim(val, `"`) != "requests"
@@ -390,13 +384,13 @@ func policies(values []string) map[string]policy {
 }
 
 // deltaSeconds reads a non-negative integer number of seconds.
-func deltaSeconds(s string) wait {
+func deltaSeconds(s string) waits.Wait {
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || n < 0 {
-		return wait{}
+		return waits.Wait{}
 	}
 	if n > int64(maxPaceHold/time.Second) {
 		n = int64(maxPaceHold / time.Second)
 	}
-	return wait{d: time.Duration(n) * time.Second, ok: true}
+	return waits.Wait{D: time.Duration(n) * time.Second, OK: true}
 }

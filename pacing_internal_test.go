@@ -31,7 +31,7 @@ func FuzzRateLimitFields(f *testing.F) {
 			if rf.remaining < 0 || rf.quota < 0 {
 				t.Fatalf("a count below zero: %+v", rf)
 			}
-			if rf.reset.d < 0 || rf.reset.d > maxPaceHold || rf.window < 0 || rf.window > maxPaceHold {
+			if rf.reset.D < 0 || rf.reset.D > maxPaceHold || rf.window < 0 || rf.window > maxPaceHold {
 				t.Fatalf("a reset or window out of bounds: %+v", rf)
 			}
 		}

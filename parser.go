@@ -6,10 +6,11 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 	"unsafe"
 
 	"github.com/remedy-go/remedy/internal/jsonscan"
+	"github.com/remedy-go/remedy/internal/jsonw"
+	"github.com/remedy-go/remedy/internal/prose"
 	"github.com/remedy-go/remedy/internal/tape"
 )
 
@@ -144,7 +145,7 @@ func (a *arena) compact(s string) json.RawMessage {
 		a.buf = make([]byte, 0, max(len(s), a.hint))
 	}
 	start := len(a.buf)
-	a.buf = appendCompact(a.buf, s)
+	a.buf = jsonw.AppendCompact(a.buf, s)
 	return a.buf[start:len(a.buf):len(a.buf)]
 }
 
@@ -548,7 +549,7 @@ func (p *parser) raw(v tape.Val) json.RawMessage {
 // own copy of the body holds, or detach moves out of the caller's), else a compacted copy in
 // the envelope's arena.
 func (p *parser) keep(raw string) json.RawMessage {
-	if !hasSpace(raw) {
+	if !jsonscan.HasControlOrSpace(raw) {
 		return unsafe.Slice(unsafe.StringData(raw), len(raw))[:len(raw):len(raw)]
 	}
 	return p.arenaFor().compact(raw)
@@ -562,39 +563,6 @@ func (p *parser) arenaFor() *arena {
 	}
 	return p.arena
 }
-
-// compact copies valid JSON without the whitespace between tokens.
-func compact(s string) json.RawMessage { return appendCompact(make([]byte, 0, len(s)), s) }
-
-func appendCompact(out []byte, s string) []byte {
-	if !hasSpace(s) {
-		return append(out, s...)
-	}
-	inStr, esc := false, false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case inStr:
-			if esc {
-				esc = false
-			} else if c == '\\' {
-				esc = true
-			} else if c == '"' {
-				inStr = false
-			}
-		case c == '"':
-			inStr = true
-		case c == ' ' || c == '\n' || c == '\r' || c == '\t':
-			continue
-		}
-		out = append(out, c)
-	}
-	return out
-}
-
-// hasSpace reports whether valid JSON s holds whitespace between its tokens: any byte up to
-// ' ' is whitespace there, since a string cannot hold one unescaped.
-func hasSpace(s string) bool { return jsonscan.HasControlOrSpace(s) }
 
 func (p *parser) rawList(v tape.Val) []json.RawMessage {
 	if !p.full || !v.IsArray() {
@@ -720,7 +688,7 @@ func (p *parser) readText(s string) {
 	if i := strings.IndexAny(msg, "\r\n"); i >= 0 {
 		msg = msg[:i]
 	}
-	p.e.Message = clip(strings.TrimSpace(msg), 200)
+	p.e.Message = prose.Clip(strings.TrimSpace(msg), 200)
 }
 
 func htmlTitle(s string) string {
@@ -755,20 +723,6 @@ func indexASCIIFold(s, needle string) int {
 		}
 	}
 	return -1
-}
-
-// clip bounds s to n bytes without splitting a rune, and replaces invalid UTF-8.
-func clip(s string, n int) string {
-	if !utf8.ValidString(s) {
-		s = strings.ToValidUTF8(s, "\uFFFD")
-	}
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }
 
 // traceparentID is the trace id of a W3C traceparent header: "00-<trace-id>-<parent-id>-<flags>".

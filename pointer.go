@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/remedy-go/remedy/internal/jsonw"
 	"github.com/remedy-go/remedy/internal/tape"
 )
 
@@ -88,7 +89,7 @@ func (b *pointerBuilder) add(seg string, more bool) {
 		return
 	}
 	b.WriteByte('/')
-	writeEscaped(&b.Builder, seg)
+	jsonw.WriteSegment(&b.Builder, seg)
 }
 
 // arrayPointer converts a segment array (["items", 0, "sku"]) to a pointer; a leading "body"
@@ -107,21 +108,4 @@ func pathPointer(v tape.Val) string {
 		return arrayPointer(v)
 	}
 	return toPointer(v.Text())
-}
-
-func writeEscaped(b *strings.Builder, seg string) {
-	if !strings.ContainsAny(seg, "~/") {
-		b.WriteString(seg)
-		return
-	}
-	for i := 0; i < len(seg); i++ {
-		switch seg[i] {
-		case '~':
-			b.WriteString("~0")
-		case '/':
-			b.WriteString("~1")
-		default:
-			b.WriteByte(seg[i])
-		}
-	}
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/remedy-go/remedy/internal/jsonscan"
 	"github.com/remedy-go/remedy/internal/tape"
+	"github.com/remedy-go/remedy/internal/waits"
 )
 
 // Reading a body cut at the bound. What arrived is not a JSON document, so the dialect readers
@@ -149,7 +150,7 @@ func (v *prefixValue) text() string {
 func (v *prefixValue) wait(unit float64) wait {
 	switch v.kind {
 	case tape.Number, tape.String:
-		return waitFromFloat(parseFloat(v.text()), unit)
+		return waits.FromFloat(waits.ParseFloat(v.text()), unit)
 	}
 	return wait{}
 }

@@ -4,18 +4,14 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
-	"time"
 
-	"github.com/remedy-go/remedy/internal/tape"
+	"github.com/remedy-go/remedy/internal/codename"
+	"github.com/remedy-go/remedy/internal/jsonw"
+	"github.com/remedy-go/remedy/internal/prose"
 )
 
-// Limits that keep a prompt short enough to hand to a model after every failure.
-const (
-	promptMaxBytes  = 1024
-	promptMaxIssues = 6
-	promptMaxText   = 160
-	promptMaxValue  = 100
-)
+// promptMaxBytes keeps a prompt short enough to hand to a model after every failure.
+const promptMaxBytes = 1024
 
 // Prompt renders the envelope as a short repair instruction for an LLM: what failed, each
 // field to fix with what was expected, allowed or suggested, the next operation if one is
@@ -33,8 +29,16 @@ func (e *Envelope) Prompt() string {
 	return e.withoutSecrets(nil).render(true)
 }
 
-// summary is the prompt without its last line, the next step: what failed and what to fix.
-func (e *Envelope) summary() string { return e.render(false) }
+// Summary is Prompt without its last line, the next step: what failed and what to fix, for a
+// caller that words the next step itself from what it decided (as package client's model
+// text does).
+func (e *Envelope) Summary() string { return e.withoutSecrets(nil).render(false) }
+
+// Redacted is the envelope as a model may read it: without its confirmation token, and with
+// the token and each of secrets (an idempotency key, a token of the call) replaced by
+// [withheld] wherever the server wrote them in its words. It is e itself when there is nothing
+// to hide; otherwise a copy (the issues too): e is never changed.
+func (e *Envelope) Redacted(secrets []string) *Envelope { return e.withoutSecrets(secrets) }
 
 // render writes the prompt, with its next step when next is set. The envelope holds no
 // secrets (see withoutSecrets).
@@ -44,7 +48,7 @@ func (e *Envelope) render(next bool) string {
 	b.WriteString("The call failed")
 	if e.Code != "" {
 		b.WriteString(" with ")
-		b.WriteString(clip(e.Code, 80))
+		b.WriteString(prose.Clip(e.Code, 80))
 	}
 	if e.Status != 0 {
 		b.WriteString(" (HTTP ")
@@ -52,8 +56,8 @@ func (e *Envelope) render(next bool) string {
 		b.WriteByte(')')
 	}
 	end := byte('.')
-	if msg := oneLine(e.Message); msg != "" {
-		msg = clip(msg, 2*promptMaxText)
+	if msg := prose.OneLine(e.Message); msg != "" {
+		msg = prose.Clip(msg, 2*prose.MaxText)
 		b.WriteString(": ")
 		b.WriteString(msg)
 		if strings.ContainsRune(".!?…", rune(msg[len(msg)-1])) || strings.HasSuffix(msg, "…") {
@@ -68,21 +72,23 @@ func (e *Envelope) render(next bool) string {
 	if len(e.Issues) > 0 {
 		b.WriteString("Fix these fields:\n")
 		for i := range e.Issues {
-			if i == promptMaxIssues {
+			if i == prose.MaxIssues {
 				b.WriteString("- and ")
 				b.WriteString(strconv.Itoa(len(e.Issues) - i))
 				b.WriteString(" more\n")
 				break
 			}
-			writeIssue(&b, &e.Issues[i])
+			b.WriteString("- ")
+			b.WriteString(e.Issues[i].Prompt())
+			b.WriteByte('\n')
 		}
 	}
 	// A confirmation's hint and suggestions tell how to send the token back, which is the
 	// program's to do once the user approved, not the model's.
-	confirm := e.needsConfirmation()
-	if h := oneLine(e.Hint); h != "" && !confirm {
+	confirm := e.AsksConfirmation()
+	if h := prose.OneLine(e.Hint); h != "" && !confirm {
 		b.WriteString("Hint: ")
-		b.WriteString(clip(h, promptMaxText))
+		b.WriteString(prose.Clip(h, prose.MaxText))
 		b.WriteByte('\n')
 	}
 	for i, s := range e.Suggestions {
@@ -90,15 +96,15 @@ func (e *Envelope) render(next bool) string {
 			break
 		}
 		b.WriteString("Suggestion: ")
-		b.WriteString(clip(oneLine(s), promptMaxText))
+		b.WriteString(prose.Clip(prose.OneLine(s), prose.MaxText))
 		b.WriteByte('\n')
 	}
 	if e.CurrentStatus != "" || e.RequiredStatus != "" {
 		b.WriteString("State: the resource is ")
-		b.WriteString(orUnknown(clip(e.CurrentStatus, 40)))
+		b.WriteString(orUnknown(prose.Clip(e.CurrentStatus, 40)))
 		if e.RequiredStatus != "" {
 			b.WriteString("; the call needs ")
-			b.WriteString(clip(e.RequiredStatus, 40))
+			b.WriteString(prose.Clip(e.RequiredStatus, 40))
 		}
 		b.WriteString(".\n")
 	}
@@ -107,7 +113,7 @@ func (e *Envelope) render(next bool) string {
 	}
 	out := b.String()
 	if len(out) > promptMaxBytes {
-		out = clip(out[:strings.LastIndexByte(out[:promptMaxBytes-8], '\n')+1], promptMaxBytes) + "…\n"
+		out = prose.Clip(out[:strings.LastIndexByte(out[:promptMaxBytes-8], '\n')+1], promptMaxBytes) + "…\n"
 	}
 	return out
 }
@@ -118,97 +124,82 @@ func (e *Envelope) nextStep() string {
 	switch {
 	case e.Severity == SeverityFatal:
 		return "Do not retry: the failure is fatal.\n"
-	case e.needsConfirmation():
+	case e.AsksConfirmation():
 		return "The operation needs the user's confirmation and did not run. The user approves it in the program that makes the call, not by calling again.\n"
 	case e.NextOperation != "":
-		s := "First call " + clip(e.NextOperation, 80)
+		s := "First call " + prose.Clip(e.NextOperation, 80)
 		if len(e.NextOperationArgs) > 0 {
-			s += " with " + clip(compactJSON(e.NextOperationArgs), 2*promptMaxValue)
+			s += " with " + prose.Clip(jsonw.Inline(e.NextOperationArgs), 2*prose.MaxValue)
 		}
 		return s + ", then retry this call.\n"
 	case len(e.Issues) > 0:
 		return "Change the fields above, then call again; the same call will fail the same way.\n"
 	case e.Retryable:
 		if e.RetryAfter > 0 {
-			return "Retry the same call unchanged after " + humanDuration(e.RetryAfter) + ".\n"
+			return "Retry the same call unchanged after " + prose.Duration(e.RetryAfter) + ".\n"
 		}
 		return "Retry the same call unchanged, after a short backoff.\n"
 	}
 	return "Do not retry the same call: it will fail the same way.\n"
 }
 
-// needsConfirmation reports whether the failure is a confirmation challenge: a token, or the
-// code without one.
-func (e *Envelope) needsConfirmation() bool {
+// AsksConfirmation reports whether the failure is a confirmation challenge: a token, or the
+// code confirmation_required without one.
+func (e *Envelope) AsksConfirmation() bool {
 	if e.ConfirmationToken != "" {
 		return true
 	}
 	var buf [64]byte
-	code, _ := normCode(&buf, e.Code)
+	code, _ := codename.Norm(&buf, e.Code)
 	return code == "confirmationrequired"
 }
 
-func writeIssue(b *strings.Builder, is *Issue) {
-	b.WriteString("- ")
+// Prompt renders the issue as Envelope.Prompt lists it, on one line: the field (its pointer,
+// else the server's name for it), the code, the message, and what was expected, allowed,
+// received or suggested.
+func (is *Issue) Prompt() string {
+	var b strings.Builder
 	switch {
 	case is.Path == "" && is.Field != "":
-		b.WriteString(clip(oneLine(is.Field), 120))
+		b.WriteString(prose.Clip(prose.OneLine(is.Field), 120))
 		b.WriteString(" (as the server names it)")
 	case is.Path == "":
 		b.WriteString("(whole request)")
 	default:
-		b.WriteString(clip(is.Path, 120))
+		b.WriteString(prose.Clip(is.Path, 120))
 	}
 	if is.Code != "" {
 		b.WriteString(" [")
-		b.WriteString(clip(is.Code, 40))
+		b.WriteString(prose.Clip(is.Code, 40))
 		b.WriteByte(']')
 	}
-	if m := oneLine(is.Message); m != "" {
+	if m := prose.OneLine(is.Message); m != "" {
 		b.WriteString(": ")
-		b.WriteString(clip(m, promptMaxText))
+		b.WriteString(prose.Clip(m, prose.MaxText))
 	}
 	var parts []string
 	if len(is.Expected) > 0 {
-		parts = append(parts, "expected "+value(is.Expected))
+		parts = append(parts, "expected "+prose.Value(is.Expected))
 	}
 	if len(is.AllowedValues) > 0 {
 		vals := make([]string, 0, len(is.AllowedValues))
 		for _, v := range is.AllowedValues {
-			vals = append(vals, compactJSON(v))
+			vals = append(vals, jsonw.Inline(v))
 		}
-		parts = append(parts, "allowed "+clip(strings.Join(vals, ", "), 2*promptMaxValue))
+		parts = append(parts, "allowed "+prose.Clip(strings.Join(vals, ", "), 2*prose.MaxValue))
 	}
 	if len(is.Received) > 0 {
-		parts = append(parts, "received "+value(is.Received))
+		parts = append(parts, "received "+prose.Value(is.Received))
 	}
 	if len(is.SuggestedValue) > 0 {
-		parts = append(parts, "suggested "+value(is.SuggestedValue))
+		parts = append(parts, "suggested "+prose.Value(is.SuggestedValue))
 	}
 	if len(parts) > 0 {
 		b.WriteString(" (")
 		b.WriteString(strings.Join(parts, "; "))
 		b.WriteByte(')')
 	}
-	b.WriteByte('\n')
-}
-
-func value(v json.RawMessage) string { return clip(compactJSON(v), promptMaxValue) }
-
-// compactJSON renders raw JSON on one line; what is not valid JSON is shown as a string.
-func compactJSON(v json.RawMessage) string {
-	if !tape.Valid(string(v)) {
-		return string(quoteJSON(string(v)))
-	}
-	return string(compact(string(v)))
-}
-
-func oneLine(s string) string {
-	s = strings.TrimSpace(s)
-	if strings.ContainsAny(s, "\r\n\t") {
-		s = strings.Join(strings.Fields(s), " ")
-	}
-	return s
+	return b.String()
 }
 
 func orUnknown(s string) string {
@@ -217,20 +208,6 @@ func orUnknown(s string) string {
 	}
 	return s
 }
-
-// humanDuration prints a wait the way a person would say it: "1.5s", "2m0s", "250ms".
-func humanDuration(d time.Duration) string {
-	if d >= 1<<62 {
-		return "more than 100 years"
-	}
-	if d >= time.Second {
-		d = d.Round(time.Millisecond)
-	}
-	return d.String()
-}
-
-// withheld replaces a secret in text for a model.
-const withheld = "[withheld]"
 
 // withoutSecrets is the envelope as a model may read it: without its confirmation token, and
 // with the token and each of secrets (the idempotency keys and tokens of a call) replaced by
@@ -245,26 +222,26 @@ func (e *Envelope) withoutSecrets(secrets []string) *Envelope {
 	}
 	c := *e
 	c.ConfirmationToken = ""
-	c.Title = redact(c.Title, secrets)
-	c.Message = redact(c.Message, secrets)
-	c.Hint = redact(c.Hint, secrets)
-	c.Code = redact(c.Code, secrets)
-	c.CurrentStatus = redact(c.CurrentStatus, secrets)
-	c.RequiredStatus = redact(c.RequiredStatus, secrets)
-	c.NextOperation = redact(c.NextOperation, secrets)
+	c.Title = prose.Redact(c.Title, secrets)
+	c.Message = prose.Redact(c.Message, secrets)
+	c.Hint = prose.Redact(c.Hint, secrets)
+	c.Code = prose.Redact(c.Code, secrets)
+	c.CurrentStatus = prose.Redact(c.CurrentStatus, secrets)
+	c.RequiredStatus = prose.Redact(c.RequiredStatus, secrets)
+	c.NextOperation = prose.Redact(c.NextOperation, secrets)
 	c.NextOperationArgs = redactRaw(c.NextOperationArgs, secrets)
 	if len(c.Suggestions) > 0 {
 		c.Suggestions = make([]string, len(e.Suggestions))
 		for i, s := range e.Suggestions {
-			c.Suggestions[i] = redact(s, secrets)
+			c.Suggestions[i] = prose.Redact(s, secrets)
 		}
 	}
 	if len(c.Issues) > 0 {
 		c.Issues = make([]Issue, len(e.Issues))
 		for i, is := range e.Issues {
-			is.Path = redact(is.Path, secrets)
-			is.Code = redact(is.Code, secrets)
-			is.Message = redact(is.Message, secrets)
+			is.Path = prose.Redact(is.Path, secrets)
+			is.Code = prose.Redact(is.Code, secrets)
+			is.Message = prose.Redact(is.Message, secrets)
 			is.Expected = redactRaw(is.Expected, secrets)
 			is.Received = redactRaw(is.Received, secrets)
 			is.SuggestedValue = redactRaw(is.SuggestedValue, secrets)
@@ -281,22 +258,12 @@ func (e *Envelope) withoutSecrets(secrets []string) *Envelope {
 	return &c
 }
 
-// redact replaces every secret in s by [withheld]. An empty secret is none.
-func redact(s string, secrets []string) string {
-	for _, x := range secrets {
-		if x != "" && strings.Contains(s, x) {
-			s = strings.ReplaceAll(s, x, withheld)
-		}
-	}
-	return s
-}
-
 // redactRaw is redact of a JSON value's text.
 func redactRaw(v json.RawMessage, secrets []string) json.RawMessage {
 	if len(v) == 0 {
 		return v
 	}
-	if s := redact(string(v), secrets); s != string(v) {
+	if s := prose.Redact(string(v), secrets); s != string(v) {
 		return json.RawMessage(s)
 	}
 	return v

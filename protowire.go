@@ -1,5 +1,7 @@
 package remedy
 
+import "github.com/remedy-go/remedy/internal/prose"
+
 // A reader of protobuf's binary wire format, as small as reading google.rpc's error details
 // needs (connect sends them so when it has no JSON form for them), so that the core module
 // does not depend on google.golang.org/protobuf. It reads a well-formed message's fields in
@@ -132,4 +134,4 @@ func wireString(b []byte, num uint64) string {
 }
 
 // clipUTF8 is s as a string, bounded and with invalid UTF-8 replaced, as clip does.
-func clipUTF8(s []byte) string { return clip(string(s), 1000) }
+func clipUTF8(s []byte) string { return prose.Clip(string(s), 1000) }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/remedy-go/remedy/internal/jsonw"
 	"github.com/remedy-go/remedy/internal/tape"
 )
 
@@ -318,7 +319,7 @@ func LLMRewriter(complete func(ctx context.Context, prompt string) (string, erro
 			return nil, fmt.Errorf("remedy: rewrite completion: %w", err)
 		}
 		out, err := readRewriteReply(reply)
-		if out == nil || err != nil || bytes.Equal(out, compact(string(args))) {
+		if out == nil || err != nil || bytes.Equal(out, jsonw.Compact(string(args))) {
 			return nil, err
 		}
 		return out, nil

@@ -13,6 +13,9 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
+	"github.com/remedy-go/remedy/internal/codename"
+	"github.com/remedy-go/remedy/internal/jsonscan"
+	"github.com/remedy-go/remedy/internal/jsonw"
 	"github.com/remedy-go/remedy/internal/tape"
 )
 
@@ -105,8 +108,8 @@ func rewriteDefault(r *Rewrite) json.RawMessage {
 		r.Blocked = []Blocked{{Why: whyArgsNotObject}}
 		return nil
 	}
-	out := compact(doc)
-	if bytes.Equal(out, compact(string(args))) {
+	out := jsonw.Compact(doc)
+	if bytes.Equal(out, jsonw.Compact(string(args))) {
 		// Nothing changed: sending it again would fail the same way.
 		r.Blocked = []Blocked{{Why: whyUnchanged}}
 		return nil
@@ -212,7 +215,7 @@ func mergeIssues(issues []Issue, at []placement) []problem {
 
 func (p *problem) add(is *Issue) {
 	if p.suggested == "" && len(is.SuggestedValue) > 0 && tape.Valid(string(is.SuggestedValue)) {
-		p.suggested = string(compact(string(is.SuggestedValue)))
+		p.suggested = string(jsonw.Compact(string(is.SuggestedValue)))
 	}
 	if p.allowed == nil && len(is.AllowedValues) > 0 {
 		p.allowed = compactAll(is.AllowedValues)
@@ -226,7 +229,7 @@ func (p *problem) add(is *Issue) {
 		}
 	}
 	var buf [64]byte
-	code, _ := normCode(&buf, is.Code) // the form wellKnownCodes is keyed by
+	code, _ := codename.Norm(&buf, is.Code) // the form wellKnownCodes is keyed by
 	p.additional = p.additional || additionalCodes[code]
 	p.required = p.required || requiredCodes[code]
 	for _, n := range quotedNames(is.Message) {
@@ -271,7 +274,7 @@ func compactAll(vals []json.RawMessage) []string {
 		if len(v) == 0 || !tape.Valid(string(v)) {
 			return nil
 		}
-		out[i] = string(compact(string(v)))
+		out[i] = string(jsonw.Compact(string(v)))
 	}
 	return out
 }
@@ -422,7 +425,7 @@ func repairProblem(doc string, env *envelopeJSON, p *problem, changes []Change) 
 	// A whole example request is no repair for the whole arguments: it would discard every
 	// value the caller chose. Nor is an example value outside the allowed values.
 	if p.path != "" {
-		if v := env.exampleAt(p.path); v.Exists() && (allowed == nil || inAllowed(string(compact(v.Raw)), allowed)) {
+		if v := env.exampleAt(p.path); v.Exists() && (allowed == nil || inAllowed(string(jsonw.Compact(v.Raw)), allowed)) {
 			if out, cs, ok := set(v.Raw, ruleExample); ok {
 				return out, cs, ""
 			}
@@ -479,10 +482,10 @@ func (p *problem) changeAt(pointer, rule string, old gjson.Result, raw string) C
 		c.Why = p.why + "; " + strings.Join(p.whys, "; ")
 	}
 	if old.Exists() {
-		c.Old = compact(old.Raw)
+		c.Old = jsonw.Compact(old.Raw)
 	}
 	if raw != "" {
-		c.New = compact(raw)
+		c.New = jsonw.Compact(raw)
 	}
 	return c
 }
@@ -509,7 +512,7 @@ func setAt(doc, pointer, path string, cur gjson.Result, raw string) (string, boo
 	if !tape.Valid(raw) {
 		return "", false
 	}
-	v := string(compact(raw))
+	v := string(jsonw.Compact(raw))
 	if pointer == "" {
 		// Replacing the whole arguments is what the server asked for, but only an object can
 		// stand for them.
@@ -530,10 +533,10 @@ func setAt(doc, pointer, path string, cur gjson.Result, raw string) (string, boo
 
 // sameText reports whether JSON text, compacted, is v.
 func sameText(raw, v string) bool {
-	if !hasSpace(raw) {
+	if !jsonscan.HasControlOrSpace(raw) {
 		return raw == v
 	}
-	return string(compact(raw)) == v
+	return string(jsonw.Compact(raw)) == v
 }
 
 // enumMatch is the one allowed string that the value, a string, spells with another case or
@@ -572,11 +575,11 @@ func enumMatch(cur gjson.Result, allowed []string) string {
 // missing (or null) gets no choice: the caller has said nothing a choice could stand for, and the
 // schema's default, were there one, would have been set already.
 func chooseAllowed(cur gjson.Result, allowed []string, schemas []gjson.Result) string {
-	if len(allowed) < 2 || !cur.Exists() || cur.Type == gjson.Null || inAllowed(string(compact(cur.Raw)), allowed) {
+	if len(allowed) < 2 || !cur.Exists() || cur.Type == gjson.Null || inAllowed(string(jsonw.Compact(cur.Raw)), allowed) {
 		return ""
 	}
 	if d := keyword(schemas, "default"); d.Exists() && d.Type != gjson.Null {
-		def := string(compact(d.Raw))
+		def := string(jsonw.Compact(d.Raw))
 		for _, a := range allowed {
 			if sameValue(def, a) {
 				return a
@@ -616,7 +619,7 @@ func sameValue(a, b string) bool {
 
 func numberStart(c byte) bool { return c == '-' || c >= '0' && c <= '9' }
 
-// Codes, as normCode spells them, that say a property is not accepted at all.
+// Codes, as codename.Norm spells them, that say a property is not accepted at all.
 var additionalCodes = map[string]bool{
 	"additionalproperties": true, "additionalproperty": true,
 	"unknownfield": true, "unknownparameter": true, "unknownproperty": true, "unknownkey": true,
@@ -624,7 +627,7 @@ var additionalCodes = map[string]bool{
 	"extraforbidden": true, "parameterunknown": true, // pydantic, Stripe
 }
 
-// Codes, as normCode spells them, that say a required field is missing.
+// Codes, as codename.Norm spells them, that say a required field is missing.
 var requiredCodes = map[string]bool{
 	"required": true, "missing": true, "missingfield": true, "missingproperty": true,
 	"missingparameter": true, "parametermissing": true, "missingrequiredfield": true,
@@ -776,7 +779,7 @@ func clamp(cur gjson.Result, schemas []gjson.Result, typ string) (string, string
 			_, size := utf8.DecodeRuneInString(s[cut:])
 			cut += size
 		}
-		return string(quoteJSON(s[:cut])), ruleTruncate, "at most "
+		return string(json.RawMessage(jsonw.AppendString(nil, s[:cut]))), ruleTruncate, "at most "
 	}
 	return "", "", ""
 }
@@ -792,14 +795,14 @@ func coerce(cur gjson.Result, typ string, allowed []string) string {
 	switch typ {
 	case "integer":
 		switch {
-		case cur.Type == gjson.String && isJSONNumber(cur.Str) && !strings.ContainsAny(cur.Str, ".eE"):
+		case cur.Type == gjson.String && tape.IsNumber(cur.Str) && !strings.ContainsAny(cur.Str, ".eE"):
 			raw = cur.Str
 		case cur.Type == gjson.Number && strings.ContainsAny(cur.Raw, ".eE") &&
 			cur.Num == math.Trunc(cur.Num) && math.Abs(cur.Num) <= 1<<53:
 			raw = strconv.FormatFloat(cur.Num, 'f', -1, 64)
 		}
 	case "number":
-		if cur.Type == gjson.String && isJSONNumber(cur.Str) {
+		if cur.Type == gjson.String && tape.IsNumber(cur.Str) {
 			raw = cur.Str
 		}
 	case "boolean":
@@ -808,22 +811,11 @@ func coerce(cur gjson.Result, typ string, allowed []string) string {
 		}
 	case "string":
 		if cur.Type == gjson.Number || cur.Type == gjson.True || cur.Type == gjson.False {
-			raw = string(quoteJSON(cur.Raw))
+			raw = string(json.RawMessage(jsonw.AppendString(nil, cur.Raw)))
 		}
 	}
 	if raw == "" || allowed != nil && !inAllowed(raw, allowed) {
 		return ""
 	}
 	return raw
-}
-
-// isJSONNumber reports whether s is exactly a JSON number, without surrounding space: valid
-// JSON that starts with a digit or a minus sign can be nothing else, and a JSON number always
-// ends with a digit.
-func isJSONNumber(s string) bool {
-	if s == "" || len(s) > tape.MaxNumberLen {
-		return false
-	}
-	first, last := s[0], s[len(s)-1]
-	return (first == '-' || first >= '0' && first <= '9') && last >= '0' && last <= '9' && tape.Valid(s)
 }

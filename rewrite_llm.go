@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/remedy-go/remedy/internal/jsonw"
+	"github.com/remedy-go/remedy/internal/prose"
 	"github.com/remedy-go/remedy/internal/tape"
 )
 
@@ -25,11 +27,11 @@ func rewritePrompt(e *Envelope, operation string, args []byte) string {
 	b.WriteByte('\n')
 	if operation != "" {
 		b.WriteString("Operation: ")
-		b.WriteString(clip(oneLine(operation), 200))
+		b.WriteString(prose.Clip(prose.OneLine(operation), 200))
 		b.WriteByte('\n')
 	}
 	b.WriteString("Arguments sent:\n")
-	b.Write(compact(string(args)))
+	b.Write(jsonw.Compact(string(args)))
 	b.WriteString("\n\nReply with the corrected arguments as one JSON object and nothing else: no prose, no Markdown. " +
 		"Change only what the failure requires and keep every other argument as it was. " +
 		"If the arguments cannot be repaired, reply null.\n")
@@ -47,12 +49,12 @@ func readRewriteReply(reply string) ([]byte, error) {
 		return nil, nil
 	}
 	if !tape.Valid(s) {
-		return nil, fmt.Errorf("%w: not valid JSON: %q", ErrRewriteReply, clip(s, 80))
+		return nil, fmt.Errorf("%w: not valid JSON: %q", ErrRewriteReply, prose.Clip(s, 80))
 	}
 	if s[0] != '{' {
 		return nil, fmt.Errorf("%w: a JSON %s, not an object", ErrRewriteReply, jsonKind(s[0]))
 	}
-	return compact(s), nil
+	return jsonw.Compact(s), nil
 }
 
 // stripFence removes one Markdown code fence around s: ```json … ``` or ``` … ```. A fence for

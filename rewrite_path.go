@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/remedy-go/remedy/internal/jsonw"
 )
 
 // sjsonPath converts an RFC 6901 JSON Pointer into a path for sjson's Set and Delete, and
@@ -155,6 +157,6 @@ func appendPointer(pointer, key string) string {
 	var b strings.Builder
 	b.WriteString(pointer)
 	b.WriteByte('/')
-	writeEscaped(&b, key)
+	jsonw.WriteSegment(&b, key)
 	return b.String()
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/remedy-go/remedy/internal/jsonw"
 )
 
 // What DefaultRewriter reads from a JSON Schema: the schema of one field in the envelope's
@@ -260,13 +262,13 @@ func listed(schemas []gjson.Result) []string {
 	if e := keyword(schemas, "enum"); e.IsArray() {
 		var out []string
 		e.ForEach(func(_, v gjson.Result) bool {
-			out = append(out, string(compact(v.Raw)))
+			out = append(out, string(jsonw.Compact(v.Raw)))
 			return true
 		})
 		return out
 	}
 	if c := keyword(schemas, "const"); c.Exists() {
-		return []string{string(compact(c.Raw))}
+		return []string{string(jsonw.Compact(c.Raw))}
 	}
 	return nil
 }

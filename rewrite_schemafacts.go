@@ -8,6 +8,8 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/remedy-go/remedy/internal/codename"
+	"github.com/remedy-go/remedy/internal/jsonw"
 	"github.com/remedy-go/remedy/internal/tape"
 )
 
@@ -135,7 +137,7 @@ const (
 	numClasses
 )
 
-// Codes, as normCode spells them, by the kind of violation they name: the JSON Schema
+// Codes, as codename.Norm spells them, by the kind of violation they name: the JSON Schema
 // keywords, go-playground/validator's tags, and the codes of zod, pydantic, ajv, Joi and
 // Rails.
 var codeClasses = map[string]ruleClass{
@@ -159,7 +161,7 @@ var codeClasses = map[string]ruleClass{
 // codeClass is the kind of violation code names; classNone for a code it does not know.
 func codeClass(code string) ruleClass {
 	var buf [64]byte
-	c, ok := normCode(&buf, code)
+	c, ok := codename.Norm(&buf, code)
 	if !ok {
 		return classNone
 	}
@@ -185,7 +187,7 @@ func breaks(v gjson.Result, parts []gjson.Result, class ruleClass) bool {
 		return true
 	}
 	if all || class == classEnum {
-		if allowed := listed(parts); allowed != nil && !inAllowed(string(compact(v.Raw)), allowed) {
+		if allowed := listed(parts); allowed != nil && !inAllowed(string(jsonw.Compact(v.Raw)), allowed) {
 			return true
 		}
 	}

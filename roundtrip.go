@@ -110,7 +110,7 @@ func (t *rawTransport) RoundTrip(ctx context.Context, req *Request) (*Response, 
 	// A success is read for an in-band failure only when it is JSON of a size Parse reads.
 	if failure || (isJSONType(hresp.Header) && hresp.ContentLength <= t.maxBody) {
 		// ParseResponse reads a bounded prefix and leaves the body readable from the start.
-		if env, ok := parseResponse(hresp, t.maxBody); ok {
+		if env, ok := ParseResponse(hresp, WithMaxBody(t.maxBody)); ok {
 			resp.Envelope = env
 			// A warning or notice is a success the loop returns: its body stays readable.
 			failure = env.Severity != SeverityInfo && env.Severity != SeverityWarning

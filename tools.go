@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/remedy-go/remedy/internal/prose"
 )
 
 // ToolDefinition is an operation as a model is offered it for function calling: its name, a
@@ -490,7 +492,7 @@ func reservedArguments(args json.RawMessage) *ArgumentsError {
 // redactLong replaces in a success's body the secrets long enough not to be mistaken for
 // ordinary values (8 bytes or more): a result the model reads never echoes a key or a token.
 func redactLong(s string, secrets []string) string {
-	return redact(s, slices.DeleteFunc(secrets, func(x string) bool { return len(x) < 8 }))
+	return prose.Redact(s, slices.DeleteFunc(secrets, func(x string) bool { return len(x) < 8 }))
 }
 
 // toolArguments reads a model's arguments: one JSON object; empty and null are none.

@@ -3,7 +3,10 @@
 // says about a body and about repeating it.
 package httpop
 
-import "strings"
+import (
+	"net/http"
+	"strings"
+)
 
 // Name names an operation from its method and path template, as both sides derive an
 // operation id that is not given: the lower-case method, then "_" and each path segment (a
@@ -52,4 +55,13 @@ func Bodyless(method string) bool {
 		return true
 	}
 	return false
+}
+
+// Header is h.Get(name) for a name in its canonical form already: the same lookup,
+// without canonicalizing the name on every call.
+func Header(h http.Header, name string) string {
+	if v := h[name]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/remedy-go/remedy/internal/jsonscan"
+	"github.com/remedy-go/remedy/internal/tape"
 )
 
 // AppendString appends s as a JSON string: no HTML escapes, control characters as \n, \r,
@@ -146,4 +147,60 @@ func (w *Object) Strs(k string, v []string) {
 		w.B = AppendString(w.B, s)
 	}
 	w.B = append(w.B, ']')
+}
+
+// Compact copies valid JSON without the whitespace between tokens.
+func Compact(s string) []byte { return AppendCompact(make([]byte, 0, len(s)), s) }
+
+// AppendCompact appends Compact(s) to out.
+func AppendCompact(out []byte, s string) []byte {
+	if !jsonscan.HasControlOrSpace(s) {
+		return append(out, s...)
+	}
+	inStr, esc := false, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case inStr:
+			if esc {
+				esc = false
+			} else if c == '\\' {
+				esc = true
+			} else if c == '"' {
+				inStr = false
+			}
+		case c == '"':
+			inStr = true
+		case c == ' ' || c == '\n' || c == '\r' || c == '\t':
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// WriteSegment writes seg as a JSON Pointer reference token: ~ as ~0, / as ~1.
+func WriteSegment(b *strings.Builder, seg string) {
+	if !strings.ContainsAny(seg, "~/") {
+		b.WriteString(seg)
+		return
+	}
+	for i := 0; i < len(seg); i++ {
+		switch seg[i] {
+		case '~':
+			b.WriteString("~0")
+		case '/':
+			b.WriteString("~1")
+		default:
+			b.WriteByte(seg[i])
+		}
+	}
+}
+
+// Inline renders raw JSON on one line; what is not valid JSON is shown as a JSON string.
+func Inline(v []byte) string {
+	if !tape.Valid(string(v)) {
+		return string(AppendString(nil, string(v)))
+	}
+	return string(Compact(string(v)))
 }

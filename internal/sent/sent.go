@@ -5,6 +5,7 @@ package sent
 
 import (
 	"context"
+	"errors"
 	"net/http/httptrace"
 	"sync/atomic"
 )
@@ -70,3 +71,31 @@ func (w *Watch) Reset() { w.state.Store(0) }
 // wrote its header block (and that the transport reports its events at all). A nil watch
 // knows nothing.
 func (w *Watch) NothingWritten() bool { return w != nil && w.state.Load() == conn }
+
+// notSent marks a transport error that happened before any byte of the request was written.
+type notSent struct{ err error }
+
+func (e *notSent) Error() string { return e.err.Error() }
+func (e *notSent) Unwrap() error { return e.err }
+
+// Mark marks err as one that happened before the request was written (remedy.NotSent); a nil
+// err stays nil.
+func Mark(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &notSent{err}
+}
+
+// Marked reports whether err is marked by Mark.
+func Marked(err error) bool {
+	var ns *notSent
+	return errors.As(err, &ns)
+}
+
+// IsMark reports whether err itself, not what it wraps, is a mark of Mark: for a walk of the
+// chain that allocates nothing.
+func IsMark(err error) bool {
+	_, ok := err.(*notSent)
+	return ok
+}

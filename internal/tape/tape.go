@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/remedy-go/remedy/internal/jsonscan"
 )
@@ -601,3 +602,10 @@ func (it *Iter) More() bool { return it.pos < it.end }
 
 // Key is the current member's name.
 func (it *Iter) Key() string { return Val{t: it.t, i: it.cur - 1}.Str() }
+
+// IsNumber reports whether s is exactly a JSON number, without surrounding space, of at most
+// MaxNumberLen bytes.
+func IsNumber(s string) bool { return len(s) <= MaxNumberLen && jsonscan.IsNumber(s) }
+
+// View reads b as a string without copying; the string must not outlive b's contents.
+func View(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
