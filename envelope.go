@@ -1,8 +1,9 @@
-// Package remedy makes API failures repairable by agents: it reads any failure response —
-// its own envelope, RFC 9457 problem details, and the error shapes of the major public APIs —
-// as one normalized [Envelope] that says what went wrong, which field to fix, and whether and
-// when a retry can succeed; and it runs calls in a bounded try → rewrite → retry loop on top
-// of it. The README tells the same story in the same order.
+// Package remedy is the failure contract: it reads any failure response — its own envelope,
+// RFC 9457 problem details, the error shapes of the major public APIs and the default errors of
+// the frameworks most APIs are built on — as one normalized [Envelope] that says what went
+// wrong, which field to fix, and whether and when a retry can succeed; and it writes that
+// envelope back (JSON, problem details, a prompt for a model). The README tells the same story
+// in the same order.
 //
 // Reading a failure: [Parse] (or [ParseResponse] for an *http.Response) returns the
 // [Envelope]; [Classify] is the allocation-free path for code that only needs the retry
@@ -10,21 +11,13 @@
 // one meaning throughout: the same request, sent again unchanged, can succeed later. A failure
 // that names fields to fix is therefore never retryable, whatever it says: AgentBack's
 // retryable: true on a validation failure ("can succeed with corrected input") is read as
-// false, and the correction is the loop's Rewriter's to make.
+// false ([Envelope.NamesFix]), and the correction is the caller's to make.
 //
-// Calling through the loop: [NewClient] with the operations it may call ([WithOperations], or
-// [Client.LoadOpenAPI]) runs each [Client.Call] through the loop: transient failures retried
-// when and as the server says, repairs made by a [Rewriter] within a [RewritePolicy],
-// confirmations decided by a [ConfirmPolicy], idempotency keys attached so that no retry
-// executes twice. [NewLoop] is the same engine for any other transport (package mcp uses it
-// for MCP tool calls). [Toolset] offers the operations to a model as tools and runs the
-// model's calls.
-//
-// One [Option] type configures every entry point — NewClient, NewRoundTripper, NewLoop and
-// package mcp's NewClient — and each call, and every entry point starts from the same
-// defaults (listed at Option). [ParseOption] bounds ParseResponse. Elsewhere: package server is the
-// reference server, package conformance the kit that tests a server against the contract,
-// package retryable the adapter for go-retryablehttp.
+// The names both sides use on the wire ([HeaderIdempotencyKey], [ArgConfirmationToken],
+// [Replayed], …) are here too. Built on this package: package client calls APIs through the
+// bounded try → rewrite → retry loop; package server is the reference server; package
+// conformance tests a server against the contract; package retryable is the adapter for
+// go-retryablehttp.
 package remedy
 
 import (

@@ -16,6 +16,3 @@ var ToPointer = toPointer
 
 // ValidJSON exposes the strict validator to its tests.
 var ValidJSON = tape.Valid
-
-// SJSONPath exposes the pointer-to-sjson-path conversion to its table test.
-var SJSONPath = sjsonPath

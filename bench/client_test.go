@@ -15,7 +15,7 @@ import (
 	"github.com/failsafe-go/failsafe-go/failsafehttp"
 	"github.com/hashicorp/go-retryablehttp"
 
-	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 )
 
 // orderArgs is the JSON body every client contender POSTs.
@@ -97,10 +97,10 @@ func clientContenders(tb testing.TB, srv *httptest.Server) []contender {
 		return nil
 	}
 
-	rc, err := remedy.NewClient(remedy.WithHTTPClient(hc), remedy.WithBaseURL(srv.URL),
-		remedy.WithOperations(remedy.Operation{Name: "create_order", Path: "/v1/orders"}),
-		remedy.WithBackoff(func() backoff.BackOff { return &backoff.ZeroBackOff{} }),
-		remedy.WithRetryBudget(remedy.NewRetryBudget(100, 1)))
+	rc, err := client.New(client.WithHTTPClient(hc), client.WithBaseURL(srv.URL),
+		client.WithOperations(client.Operation{Name: "create_order", Path: "/v1/orders"}),
+		client.WithBackoff(func() backoff.BackOff { return &backoff.ZeroBackOff{} }),
+		client.WithRetryBudget(client.NewRetryBudget(100, 1)))
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -13,22 +13,22 @@ import (
 	"github.com/failsafe-go/failsafe-go/failsafehttp"
 	"github.com/hashicorp/go-retryablehttp"
 
-	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 )
 
 // remedyPacingContenders are remedy's default client, as NewClient makes it but for the
 // shared http.Client and the base URL: with its pacer (the default) and without
 // (WithPacer(nil), today's behaviour before issue 38).
 func remedyPacingContenders() []pacingContender {
-	contender := func(name string, paced bool, opts ...remedy.Option) pacingContender {
+	contender := func(name string, paced bool, opts ...client.Option) pacingContender {
 		return pacingContender{name: name, setup: func(tb testing.TB, hc *http.Client, base string, start time.Time) func(context.Context, int) error {
-			opts := append([]remedy.Option{remedy.WithHTTPClient(hc), remedy.WithBaseURL(base),
-				remedy.WithOperations(remedy.Operation{Name: "create_order", Path: "/v1/orders"})}, opts...)
+			opts := append([]client.Option{client.WithHTTPClient(hc), client.WithBaseURL(base),
+				client.WithOperations(client.Operation{Name: "create_order", Path: "/v1/orders"})}, opts...)
 			if paced {
 				// The client's own MemoryPacer, as NewClient makes it, noting when it finds the origin clear.
-				opts = append(opts, remedy.WithPacer(tracePacer{Pacer: remedy.NewPacer(), start: start, watch: hc.Transport.(*watchTransport)}))
+				opts = append(opts, client.WithPacer(tracePacer{Pacer: client.NewPacer(), start: start, watch: hc.Transport.(*watchTransport)}))
 			}
-			rc, err := remedy.NewClient(opts...)
+			rc, err := client.New(opts...)
 			if err != nil {
 				tb.Fatal(err)
 			}
@@ -38,7 +38,7 @@ func remedyPacingContenders() []pacingContender {
 			}
 		}}
 	}
-	return []pacingContender{contender("remedy", true), contender("remedy-nopacer", false, remedy.WithPacer(nil))}
+	return []pacingContender{contender("remedy", true), contender("remedy-nopacer", false, client.WithPacer(nil))}
 }
 
 // peerPacingContenders are go-retryablehttp's default client (which waits a 429's

@@ -14,7 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/internal/testkit/redistest"
 	"github.com/remedy-go/remedy/redispacer"
 )
@@ -144,8 +144,8 @@ func TestPacingChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	own := tracePacer{Pacer: redispacer.New(rdb, redispacer.Options{}), start: start, watch: watch}
-	rc, err := remedy.NewClient(remedy.WithHTTPClient(&http.Client{Transport: watch}), remedy.WithBaseURL(cfg.URL),
-		remedy.WithPacer(own), remedy.WithOperations(remedy.Operation{Name: "create_order", Path: "/v1/orders"}))
+	rc, err := client.New(client.WithHTTPClient(&http.Client{Transport: watch}), client.WithBaseURL(cfg.URL),
+		client.WithPacer(own), client.WithOperations(client.Operation{Name: "create_order", Path: "/v1/orders"}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/internal/testkit/redistest"
 	"github.com/remedy-go/remedy/redispacer"
 )
@@ -22,11 +22,11 @@ func redisPacingContender() pacingContender {
 	return pacingContender{name: "remedy-redis", setup: func(tb testing.TB, hc *http.Client, base string, start time.Time) func(context.Context, int) error {
 		rdb := redis.NewClient(&redis.Options{Addr: redistest.Start(tb), ContextTimeoutEnabled: true})
 		tb.Cleanup(func() { rdb.Close() })
-		var clients [2]*remedy.Client
+		var clients [2]*client.Client
 		for i := range clients {
 			own := tracePacer{Pacer: redispacer.New(rdb, redispacer.Options{}), start: start, watch: hc.Transport.(*watchTransport)}
-			rc, err := remedy.NewClient(remedy.WithHTTPClient(hc), remedy.WithBaseURL(base), remedy.WithPacer(own),
-				remedy.WithOperations(remedy.Operation{Name: "create_order", Path: "/v1/orders"}))
+			rc, err := client.New(client.WithHTTPClient(hc), client.WithBaseURL(base), client.WithPacer(own),
+				client.WithOperations(client.Operation{Name: "create_order", Path: "/v1/orders"}))
 			if err != nil {
 				tb.Fatal(err)
 			}

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 )
 
 // pacingFlag picks the workload BenchmarkPacing runs: quick (the default, a few seconds per
@@ -216,12 +216,12 @@ type attemptTraceKey struct{}
 // tracePacer is a pacer that notes, in the call's attemptTrace, when it found the origin
 // clear, and in the watch when it held what a refusal said.
 type tracePacer struct {
-	remedy.Pacer
+	client.Pacer
 	start time.Time
 	watch *watchTransport
 }
 
-func (p tracePacer) Learn(ctx context.Context, key string, l remedy.Limit) error {
+func (p tracePacer) Learn(ctx context.Context, key string, l client.Limit) error {
 	err := p.Pacer.Learn(ctx, key, l)
 	if tr, ok := ctx.Value(attemptTraceKey{}).(*attemptTrace); ok && !l.Until.IsZero() {
 		now := time.Since(p.start)

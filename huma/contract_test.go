@@ -15,6 +15,7 @@ import (
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
 
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 	remedyhuma "github.com/remedy-go/remedy/huma"
 	"github.com/remedy-go/remedy/server"
 )
@@ -268,15 +269,15 @@ func TestIdempotency(t *testing.T) {
 func TestOpenAPIExtensions(t *testing.T) {
 	url := serve(t, newBilling(), marked())
 	a := send(t, "GET", url+"/openapi.json", "", nil)
-	ops, err := remedy.OperationsFromOpenAPI(a.body)
+	ops, err := client.OperationsFromOpenAPI(a.body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys := map[string]remedy.KeySupport{}
+	keys := map[string]client.KeySupport{}
 	for _, op := range ops {
 		keys[op.Name] = op.Keys
 	}
-	if keys["create_invoice"] != remedy.KeysHonoured {
+	if keys["create_invoice"] != client.KeysHonoured {
 		t.Errorf("create_invoice keys %v", keys["create_invoice"])
 	}
 	var doc struct {

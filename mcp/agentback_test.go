@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/mcp"
 )
 
@@ -78,7 +78,7 @@ func TestAgentBackInvalidInputIsRepaired(t *testing.T) {
 	ctx := context.Background()
 	// The check before sending would repair it from the tool's schema (TestSchemaCheckOverMCP):
 	// off, so that the server's failure is what is repaired.
-	c, err := mcp.NewClient(ctx, cs, remedy.WithSchemaCheck(remedy.CheckOff))
+	c, err := mcp.NewClient(ctx, cs, client.WithSchemaCheck(client.CheckOff))
 	require.NoError(t, err)
 	resp, err := c.Call(ctx, "charge", json.RawMessage(`{"amount":1200,"currency":"EUR"}`))
 	require.NoError(t, err)
@@ -86,9 +86,9 @@ func TestAgentBackInvalidInputIsRepaired(t *testing.T) {
 	calls := seen()
 	require.Len(t, calls, 2)
 	assert.JSONEq(t, `{"amount":1200,"currency":"eur"}`, calls[1])
-	assert.Equal(t, remedy.ActRewrite, resp.Attempts[0].Decision.Action)
+	assert.Equal(t, client.ActRewrite, resp.Attempts[0].Decision.Action)
 	require.Len(t, resp.Attempts[0].Changes, 1)
-	assert.Equal(t, remedy.Change{Path: "/currency", Old: json.RawMessage(`"EUR"`), New: json.RawMessage(`"eur"`),
+	assert.Equal(t, client.Change{Path: "/currency", Old: json.RawMessage(`"EUR"`), New: json.RawMessage(`"eur"`),
 		Rule: "enum_match", Why: resp.Attempts[0].Changes[0].Why}, resp.Attempts[0].Changes[0])
 }
 
@@ -102,8 +102,8 @@ func TestAgentBackLossyRepairIsAProposal(t *testing.T) {
 	c, err := mcp.NewClient(ctx, cs)
 	require.NoError(t, err)
 	_, err = c.Call(ctx, "charge", json.RawMessage(`{"amount":99999999,"currency":"eur"}`))
-	require.ErrorIs(t, err, remedy.ErrRewriteRefused)
-	var ce *remedy.CallError
+	require.ErrorIs(t, err, client.ErrRewriteRefused)
+	var ce *client.CallError
 	require.ErrorAs(t, err, &ce)
 	require.NotNil(t, ce.Proposal)
 	assert.JSONEq(t, `{"amount":1000000,"currency":"eur"}`, string(ce.Proposal.New))
@@ -113,7 +113,7 @@ func TestAgentBackLossyRepairIsAProposal(t *testing.T) {
 	assert.Len(t, seen(), 1, "nothing sent but the caller's own arguments")
 
 	// Approved by the caller's policy, the proposal is sent.
-	c, err = mcp.NewClient(ctx, cs, remedy.WithRewritePolicy(remedy.AllRewrites))
+	c, err = mcp.NewClient(ctx, cs, client.WithRewritePolicy(client.AllRewrites))
 	require.NoError(t, err)
 	_, err = c.Call(ctx, "charge", json.RawMessage(`{"amount":99999999,"currency":"eur"}`))
 	require.NoError(t, err)

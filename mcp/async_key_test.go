@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/mcp"
 	"github.com/remedy-go/remedy/server"
 )
@@ -52,11 +52,11 @@ func TestLoopAsyncFailureRunsOnceOverMCP(t *testing.T) {
 		&sdk.StreamableClientTransport{Endpoint: srv.URL + "/mcp", DisableStandaloneSSE: true}, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { cs.Close() })
-	c, err := mcp.NewClient(ctx, cs, remedy.WithBackoff(func() backoff.BackOff { return backoff.NewConstantBackOff(time.Millisecond) }))
+	c, err := mcp.NewClient(ctx, cs, client.WithBackoff(func() backoff.BackOff { return backoff.NewConstantBackOff(time.Millisecond) }))
 	require.NoError(t, err)
 
 	_, err = c.Call(ctx, "export_invoices", map[string]any{"format": "csv"})
-	var ce *remedy.CallError
+	var ce *client.CallError
 	require.True(t, errors.As(err, &ce), "%v", err)
 	require.NotNil(t, ce.Envelope)
 	assert.Equal(t, server.CodeUnavailable, ce.Envelope.Code)
@@ -64,7 +64,7 @@ func TestLoopAsyncFailureRunsOnceOverMCP(t *testing.T) {
 	// The transient failure is retried once with the key; its replay ends the call, for the
 	// same key would be answered with it again.
 	require.Len(t, ce.Attempts, 2, "the loop retried the transient failure once")
-	assert.ErrorIs(t, err, remedy.ErrNotRetryable)
+	assert.ErrorIs(t, err, client.ErrNotRetryable)
 	assert.True(t, ce.Attempts[1].Replayed, "the retry was answered from the key's job")
 	assert.Equal(t, ce.Attempts[0].IdempotencyKey, ce.Attempts[1].IdempotencyKey)
 }

@@ -6,13 +6,13 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 )
 
 // Client runs calls of a session's tools through a remedy.Loop. It is safe for concurrent
 // use.
 type Client struct {
-	loop *remedy.Loop
+	loop *client.Loop
 	t    *Transport
 	// origin is the key the server's calls are paced under (remedy.Call.Origin): "mcp:" and
 	// the name the server gave in its initialize answer, so that clients sharing a pacer pace
@@ -25,9 +25,9 @@ type Client struct {
 // next_operation may run a tool the server listed, and nothing else (remedy.WithNextOperations
 // with Only narrows them); a rate-limited tool call's stated wait holds the client's other
 // calls to the server (remedy.WithPacer shares the pacer, or turns pacing off).
-func NewClient(ctx context.Context, session *sdk.ClientSession, opts ...remedy.Option) (*Client, error) {
+func NewClient(ctx context.Context, session *sdk.ClientSession, opts ...client.Option) (*Client, error) {
 	t := NewTransport(session)
-	loop, err := remedy.NewLoop(t, opts...)
+	loop, err := client.NewLoop(t, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -63,8 +63,8 @@ func (c *Client) Transport() *Transport { return c.t }
 //
 // opts are the options of one call (remedy.WithIdempotencyKey, remedy.WithLimits, …), on top
 // of the client's.
-func (c *Client) Call(ctx context.Context, tool string, args any, opts ...remedy.Option) (*remedy.Response, error) {
-	call, err := remedy.NewCall(tool, args)
+func (c *Client) Call(ctx context.Context, tool string, args any, opts ...client.Option) (*client.Response, error) {
+	call, err := client.NewCall(tool, args)
 	if err != nil {
 		return nil, err
 	}
@@ -77,8 +77,8 @@ func (c *Client) Call(ctx context.Context, tool string, args any, opts ...remedy
 // Toolset offers the session's tools, as last listed, to a model (see remedy.Toolset): their
 // definitions for a vendor's function-calling API, and the model's tool calls run through
 // this client's loop.
-func (c *Client) Toolset(opts remedy.ToolOptions) *remedy.Toolset {
-	return remedy.NewToolset(c.t.Operations(), func(ctx context.Context, name string, args json.RawMessage) (*remedy.Response, error) {
+func (c *Client) Toolset(opts client.ToolOptions) *client.Toolset {
+	return client.NewToolset(c.t.Operations(), func(ctx context.Context, name string, args json.RawMessage) (*client.Response, error) {
 		return c.Call(ctx, name, args)
 	}, opts)
 }

@@ -8,6 +8,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 )
 
 // approveField is the boolean a remedy server's confirmation question asks for
@@ -56,9 +57,9 @@ const approveField = "approve"
 //	session, err := client.Connect(ctx, transport, nil)
 //	...
 //	c, err := mcp.NewClient(ctx, session, remedy.WithConfirmPolicy(policy))
-func ElicitationHandler(policy remedy.ConfirmPolicy) func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+func ElicitationHandler(policy client.ConfirmPolicy) func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
 	if policy == nil {
-		policy = remedy.RefuseAll
+		policy = client.RefuseAll
 	}
 	return func(ctx context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
 		ch, ok := confirmationOf(req)
@@ -83,7 +84,7 @@ func ElicitationHandler(policy remedy.ConfirmPolicy) func(context.Context, *sdk.
 // in the server's words) describes, made of the call's own tool name and arguments; false
 // when the question describes no such call, or several. On a session of which the client
 // keeps no record, it is asked, marked Unverified.
-func ownCall(ctx context.Context, s *sdk.ClientSession, asked *remedy.Challenge) (*remedy.Challenge, bool) {
+func ownCall(ctx context.Context, s *sdk.ClientSession, asked *client.Challenge) (*client.Challenge, bool) {
 	calls, recorded := inFlight.about(ctx, s)
 	if !recorded {
 		asked.Unverified = true
@@ -93,13 +94,13 @@ func ownCall(ctx context.Context, s *sdk.ClientSession, asked *remedy.Challenge)
 	if c == nil {
 		return nil, false
 	}
-	return &remedy.Challenge{Operation: c.tool, Args: bytes.Clone(c.args), Message: asked.Message, Elicited: true}, true
+	return &client.Challenge{Operation: c.tool, Args: bytes.Clone(c.args), Message: asked.Message, Elicited: true}, true
 }
 
 // confirmationOf reads a remedy server's confirmation question: a form with the approve
 // boolean, whose _meta names the operation and, unless they were too long to show, the
 // arguments. The challenge holds the server's words.
-func confirmationOf(req *sdk.ElicitRequest) (*remedy.Challenge, bool) {
+func confirmationOf(req *sdk.ElicitRequest) (*client.Challenge, bool) {
 	if req == nil || req.Params == nil || (req.Params.Mode != "" && req.Params.Mode != "form") {
 		return nil, false
 	}
@@ -127,5 +128,5 @@ func confirmationOf(req *sdk.ElicitRequest) (*remedy.Challenge, bool) {
 	if json.Unmarshal(schema, &form) != nil || len(form.Properties) != 1 || form.Properties[approveField].Type != "boolean" {
 		return nil, false
 	}
-	return &remedy.Challenge{Operation: meta.Operation, Args: meta.Arguments, Message: p.Message, Elicited: true}, true
+	return &client.Challenge{Operation: meta.Operation, Args: meta.Arguments, Message: p.Message, Elicited: true}, true
 }

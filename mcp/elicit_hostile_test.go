@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/mcp"
 )
 
@@ -125,7 +126,7 @@ func (h *hostileServer) outcome() (answers []string, ran int) {
 
 // connectHostile opens a go-sdk client session on the server, at the protocol via says,
 // answering elicitations through policy.
-func connectHostile(t *testing.T, url string, via asking, policy remedy.ConfirmPolicy) *sdk.ClientSession {
+func connectHostile(t *testing.T, url string, via asking, policy client.ConfirmPolicy) *sdk.ClientSession {
 	t.Helper()
 	var opts *sdk.ClientSessionOptions
 	if via.protocol != "" {
@@ -159,7 +160,7 @@ var (
 )
 
 func approveAll() *askedPolicy {
-	return &askedPolicy{decide: func(*remedy.Challenge) (bool, error) { return true, nil }}
+	return &askedPolicy{decide: func(*client.Challenge) (bool, error) { return true, nil }}
 }
 
 // TestElicitationHandlerHostileServer attacks the person's approval with a server that
@@ -205,7 +206,7 @@ func TestElicitationHandlerHostileServer(t *testing.T) {
 				h := newHostileServer(t, via, tc.ask, 0)
 				p := approveAll()
 				cs := connectHostile(t, h.url, via, p)
-				c, err := mcp.NewClient(context.Background(), cs, remedy.WithConfirmPolicy(p))
+				c, err := mcp.NewClient(context.Background(), cs, client.WithConfirmPolicy(p))
 				require.NoError(t, err)
 				resp, err := c.Call(context.Background(), "delete_customer", map[string]any{"id": "cus_ada"})
 				require.NoError(t, err)
@@ -258,7 +259,7 @@ func TestElicitationHandlerConcurrentCalls(t *testing.T) {
 			}, 2)
 			p := approveAll()
 			cs := connectHostile(t, h.url, tc.via, p)
-			c, err := mcp.NewClient(context.Background(), cs, remedy.WithConfirmPolicy(p))
+			c, err := mcp.NewClient(context.Background(), cs, client.WithConfirmPolicy(p))
 			require.NoError(t, err)
 			var wg sync.WaitGroup
 			bodies := make([]string, 2)
@@ -322,7 +323,7 @@ func TestElicitationHandlerUnrecordedSession(t *testing.T) {
 			assert.Equal(t, op, ch.Operation, "exact")
 			assert.JSONEq(t, `{}`, string(ch.Args))
 
-			_, err := mcp.NewClient(context.Background(), cs, remedy.WithConfirmPolicy(p))
+			_, err := mcp.NewClient(context.Background(), cs, client.WithConfirmPolicy(p))
 			require.NoError(t, err)
 			call()
 			assert.Len(t, p.seen, 1, "not asked again")

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/internal/demo/billing"
 	"github.com/remedy-go/remedy/mcp"
 	"github.com/remedy-go/remedy/server"
@@ -22,11 +23,11 @@ import (
 // askedPolicy is a ConfirmPolicy that records the challenges it sees and answers with decide.
 type askedPolicy struct {
 	mu     sync.Mutex
-	seen   []remedy.Challenge
-	decide func(*remedy.Challenge) (bool, error)
+	seen   []client.Challenge
+	decide func(*client.Challenge) (bool, error)
 }
 
-func (p *askedPolicy) Approve(_ context.Context, ch *remedy.Challenge) (bool, error) {
+func (p *askedPolicy) Approve(_ context.Context, ch *client.Challenge) (bool, error) {
 	p.mu.Lock()
 	p.seen = append(p.seen, *ch)
 	p.mu.Unlock()
@@ -35,7 +36,7 @@ func (p *askedPolicy) Approve(_ context.Context, ch *remedy.Challenge) (bool, er
 
 // elicitingClient connects remedy's MCP client, answering elicitations through policy, to the
 // billing API served over streamable HTTP on loopback (a stateful session).
-func elicitingClient(t *testing.T, policy remedy.ConfirmPolicy) (*mcp.Client, *billing.Store) {
+func elicitingClient(t *testing.T, policy client.ConfirmPolicy) (*mcp.Client, *billing.Store) {
 	t.Helper()
 	api, store, err := billing.New()
 	require.NoError(t, err)
@@ -47,7 +48,7 @@ func elicitingClient(t *testing.T, policy remedy.ConfirmPolicy) (*mcp.Client, *b
 		&sdk.StreamableClientTransport{Endpoint: srv.URL + "/mcp", DisableStandaloneSSE: true}, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { cs.Close() })
-	c, err := mcp.NewClient(ctx, cs, remedy.WithConfirmPolicy(policy))
+	c, err := mcp.NewClient(ctx, cs, client.WithConfirmPolicy(policy))
 	require.NoError(t, err)
 	return c, store
 }
@@ -60,15 +61,15 @@ func TestElicitationHandler(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name   string
-		decide func(*remedy.Challenge) (bool, error)
+		decide func(*client.Challenge) (bool, error)
 		code   string
 		cause  error
 	}{
-		{name: "approved", decide: func(*remedy.Challenge) (bool, error) { return true, nil }},
-		{name: "refused", decide: func(*remedy.Challenge) (bool, error) { return false, nil },
-			code: "confirmation_declined", cause: remedy.ErrNotRetryable},
-		{name: "policy error", decide: func(*remedy.Challenge) (bool, error) { return false, errors.New("no person at hand") },
-			code: "confirmation_required", cause: remedy.ErrConfirmationRequired},
+		{name: "approved", decide: func(*client.Challenge) (bool, error) { return true, nil }},
+		{name: "refused", decide: func(*client.Challenge) (bool, error) { return false, nil },
+			code: "confirmation_declined", cause: client.ErrNotRetryable},
+		{name: "policy error", decide: func(*client.Challenge) (bool, error) { return false, errors.New("no person at hand") },
+			code: "confirmation_required", cause: client.ErrConfirmationRequired},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -89,7 +90,7 @@ func TestElicitationHandler(t *testing.T) {
 				assert.Equal(t, 1, store.Effects("delete_customer"))
 				return
 			}
-			var ce *remedy.CallError
+			var ce *client.CallError
 			require.ErrorAs(t, err, &ce)
 			assert.ErrorIs(t, err, tc.cause)
 			require.NotNil(t, ce.Envelope)
@@ -106,7 +107,7 @@ func TestElicitationHandler(t *testing.T) {
 func TestElicitationHandlerOtherQuestions(t *testing.T) {
 	t.Parallel()
 	asked := false
-	h := mcp.ElicitationHandler(remedy.ConfirmFunc(func(context.Context, *remedy.Challenge) (bool, error) {
+	h := mcp.ElicitationHandler(client.ConfirmFunc(func(context.Context, *client.Challenge) (bool, error) {
 		asked = true
 		return true, nil
 	}))
@@ -184,11 +185,11 @@ func TestElicitationHandlerOwnCall(t *testing.T) {
 						&sdk.StreamableClientTransport{Endpoint: url + "/mcp", DisableStandaloneSSE: true}, opts)
 					require.NoError(t, err)
 					t.Cleanup(func() { cs.Close() })
-					c, err := mcp.NewClient(ctx, cs, remedy.WithConfirmPolicy(p))
+					c, err := mcp.NewClient(ctx, cs, client.WithConfirmPolicy(p))
 					require.NoError(t, err)
 
 					args := json.RawMessage(`{"note":"` + note + `","id":"acct_1"}`)
-					resp, err := c.Call(ctx, op, args, remedy.WithIdempotencyKey("k1"))
+					resp, err := c.Call(ctx, op, args, client.WithIdempotencyKey("k1"))
 					require.NoError(t, err)
 					assert.Len(t, resp.Attempts, 1, "confirmed within the call")
 					assert.Equal(t, "k1", resp.Attempts[0].IdempotencyKey, "a key went with the call")

@@ -19,7 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/internal/testkit/interop"
 	"github.com/remedy-go/remedy/mcp"
 )
@@ -131,13 +131,13 @@ func testEverything(t *testing.T, run everythingRun) {
 	require.NoError(t, err)
 	t.Cleanup(func() { cs.Close() })
 
-	var attempts []remedy.Attempt // of the last call, for the checks that look at what was sent
-	client, err := mcp.NewClient(ctx, cs, remedy.WithHooks(remedy.Hooks{AttemptEnd: func(_ context.Context, a *remedy.Attempt) { attempts = append(attempts, *a) }}))
+	var attempts []client.Attempt // of the last call, for the checks that look at what was sent
+	cl, err := mcp.NewClient(ctx, cs, client.WithHooks(client.Hooks{AttemptEnd: func(_ context.Context, a *client.Attempt) { attempts = append(attempts, *a) }}))
 	require.NoError(t, err)
-	call := func(t *testing.T, tool string, args any) *remedy.Response {
+	call := func(t *testing.T, tool string, args any) *client.Response {
 		t.Helper()
 		attempts = nil
-		resp, err := client.Call(ctx, tool, args)
+		resp, err := cl.Call(ctx, tool, args)
 		require.NoError(t, err, tool)
 		return resp
 	}
@@ -151,8 +151,8 @@ func testEverything(t *testing.T, run everythingRun) {
 	})
 
 	c.Run(t, "tools/list", func(t *testing.T) {
-		ops := map[string]remedy.Operation{}
-		for _, op := range client.Transport().Operations() {
+		ops := map[string]client.Operation{}
+		for _, op := range cl.Transport().Operations() {
 			ops[op.Name] = op
 		}
 		for _, name := range []string{"echo", "get-sum", "get-tiny-image", "get-resource-reference",
@@ -233,11 +233,11 @@ func testEverything(t *testing.T, run everythingRun) {
 		// The SDK's "Input validation error" (zod's issues, one line each) is read as an
 		// envelope with an issue at /a. No repair is possible for a word where a number
 		// goes: the call stops, and the byte-identical payload is not sent again.
-		_, err := client.Call(ctx, "get-sum", map[string]any{"a": "two", "b": 3})
-		var ce *remedy.CallError
+		_, err := cl.Call(ctx, "get-sum", map[string]any{"a": "two", "b": 3})
+		var ce *client.CallError
 		require.ErrorAs(t, err, &ce)
 		require.NotNil(t, ce.Envelope, "%v", err)
-		assert.ErrorIs(t, err, remedy.ErrRewriteGaveUp)
+		assert.ErrorIs(t, err, client.ErrRewriteGaveUp)
 		assert.Len(t, ce.Attempts, 1, "a byte-identical payload is not sent again")
 		assert.Equal(t, "invalid_arguments", ce.Envelope.Code)
 		assert.False(t, ce.Envelope.Retryable)
@@ -251,7 +251,7 @@ func testEverything(t *testing.T, run everythingRun) {
 		// A number sent as text: zod 4's message states the type, and the default rewriter
 		// converts "2" to 2 without changing what the call means. (The check before sending
 		// off, so that the server's refusal is what is repaired.)
-		unchecked, err := mcp.NewClient(ctx, cs, remedy.WithSchemaCheck(remedy.CheckOff))
+		unchecked, err := mcp.NewClient(ctx, cs, client.WithSchemaCheck(client.CheckOff))
 		require.NoError(t, err)
 		resp, err := unchecked.Call(ctx, "get-sum", map[string]any{"a": "2", "b": 3})
 		require.NoError(t, err)
@@ -261,7 +261,7 @@ func testEverything(t *testing.T, run everythingRun) {
 		assert.Equal(t, "/a", resp.Attempts[0].Changes[0].Path)
 
 		// By default the tool's input schema from tools/list repairs it before sending.
-		resp, err = client.Call(ctx, "get-sum", map[string]any{"a": "2", "b": 3})
+		resp, err = cl.Call(ctx, "get-sum", map[string]any{"a": "2", "b": 3})
 		require.NoError(t, err)
 		assert.Equal(t, "The sum of 2 and 3 is 5.", string(resp.Body))
 		require.Len(t, resp.Attempts, 1)
@@ -273,10 +273,10 @@ func testEverything(t *testing.T, run everythingRun) {
 		// readOnlyHint and idempotentHint make a tool safe to send again after a lost answer,
 		// with no idempotency key (it takes none); a tool that says neither is not.
 		for _, name := range []string{"echo", "get-sum", "get-tiny-image", "trigger-long-running-operation"} {
-			ok, idempotent := client.Transport().Registered(name)
+			ok, idempotent := cl.Transport().Registered(name)
 			assert.True(t, ok && idempotent, "%s says readOnlyHint and idempotentHint", name)
 		}
-		ok, idempotent := client.Transport().Registered("toggle-simulated-logging")
+		ok, idempotent := cl.Transport().Registered("toggle-simulated-logging")
 		assert.True(t, ok, "listed")
 		assert.False(t, idempotent, "toggle-simulated-logging says neither")
 

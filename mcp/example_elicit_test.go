@@ -6,7 +6,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/internal/demo/billing"
 	"github.com/remedy-go/remedy/mcp"
 )
@@ -30,20 +30,20 @@ func ExampleElicitationHandler() {
 	}
 	defer ss.Close()
 
-	person := remedy.ConfirmFunc(func(ctx context.Context, ch *remedy.Challenge) (bool, error) {
+	person := client.ConfirmFunc(func(ctx context.Context, ch *client.Challenge) (bool, error) {
 		fmt.Printf("asked the person (elicited: %v): %s %s\n", ch.Elicited, ch.Operation, ch.Args)
 		return ch.Operation == "delete_customer" && string(ch.Args) == `{"id":"cus_ada"}`, nil
 	})
-	client := sdk.NewClient(&sdk.Implementation{Name: "agent", Version: "1"},
+	cl := sdk.NewClient(&sdk.Implementation{Name: "agent", Version: "1"},
 		&sdk.ClientOptions{ElicitationHandler: mcp.ElicitationHandler(person)})
-	session, err := client.Connect(ctx, ct, nil)
+	session, err := cl.Connect(ctx, ct, nil)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer session.Close()
 
-	c, err := mcp.NewClient(ctx, session, remedy.WithConfirmPolicy(person))
+	c, err := mcp.NewClient(ctx, session, client.WithConfirmPolicy(person))
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 )
 
 // HTTPClient returns an HTTP client for a go-sdk StreamableClientTransport that lets the
@@ -56,7 +57,7 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	// ParseResponse reads a bounded prefix and leaves resp.Body whole for the go-sdk.
 	if env, ok := remedy.ParseResponse(resp); ok {
-		a.set(n, &remedy.Response{Status: resp.StatusCode, Header: resp.Header.Clone(), Envelope: env})
+		a.set(n, &client.Response{Status: resp.StatusCode, Header: resp.Header.Clone(), Envelope: env})
 	}
 	return resp, err
 }
@@ -80,7 +81,7 @@ type answer struct {
 	mu     sync.Mutex
 	seq    uint64           // requests begun on the context
 	sealed bool             // the attempt took its answer: later requests are not its own
-	resp   *remedy.Response // the failure the last request begun got; nil: none, or not yet
+	resp   *client.Response // the failure the last request begun got; nil: none, or not yet
 }
 
 // withAnswer returns ctx carrying a new answer for the attempt.
@@ -104,7 +105,7 @@ func (a *answer) begin() uint64 {
 }
 
 // set records the failure request n got, unless a later request began since.
-func (a *answer) set(n uint64, resp *remedy.Response) {
+func (a *answer) set(n uint64, resp *client.Response) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if !a.sealed && n == a.seq {
@@ -127,7 +128,7 @@ func (a *answer) status() int {
 }
 
 // take seals the answer and returns the failure the attempt's last request got, or nil.
-func (a *answer) take() *remedy.Response {
+func (a *answer) take() *client.Response {
 	if a == nil {
 		return nil
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/mcp"
 )
 
@@ -136,7 +137,7 @@ func TestRetryAfterOverMCP(t *testing.T) {
 	assert.Equal(t, remedy.CategoryRateLimit, first.Envelope.Category)
 	assert.True(t, first.Envelope.Retryable)
 	assert.Equal(t, time.Second, first.Envelope.RetryAfter, "Retry-After: 1")
-	assert.Equal(t, remedy.ActRetry, first.Decision.Action)
+	assert.Equal(t, client.ActRetry, first.Decision.Action)
 	assert.Equal(t, time.Second, first.Decision.Asked)
 	assert.Equal(t, time.Second, first.Decision.Wait, "the server's wait, not the backoff")
 	assert.Equal(t, 1, runs())
@@ -173,11 +174,11 @@ func TestRetryAfterOverMaxWaitOverMCP(t *testing.T) {
 	require.NoError(t, err)
 
 	_, err = c.Call(ctx, "quote", map[string]any{"currency": "eur"})
-	require.ErrorIs(t, err, remedy.ErrWaitTooLong)
-	var ce *remedy.CallError
+	require.ErrorIs(t, err, client.ErrWaitTooLong)
+	var ce *client.CallError
 	require.ErrorAs(t, err, &ce)
 	assert.Len(t, ce.Attempts, 1, "no early retry")
-	var later *remedy.RetryLater
+	var later *client.RetryLater
 	require.ErrorAs(t, err, &later)
 	assert.Equal(t, 120*time.Second, later.After)
 	assert.Zero(t, runs())
@@ -213,7 +214,7 @@ func TestConcurrentCallsGetTheirOwnAnswers(t *testing.T) {
 	require.NoError(t, err)
 
 	type outcome struct {
-		resp *remedy.Response
+		resp *client.Response
 		err  error
 	}
 	out := make([]outcome, n)
@@ -232,11 +233,11 @@ func TestConcurrentCallsGetTheirOwnAnswers(t *testing.T) {
 			}
 			continue
 		}
-		var later *remedy.RetryLater
+		var later *client.RetryLater
 		if assert.ErrorAs(t, o.err, &later, "call %d", i) {
 			assert.Equal(t, time.Duration(100+i)*time.Second, later.After, "call %d: its own answer's wait", i)
 		}
-		var ce *remedy.CallError
+		var ce *client.CallError
 		if assert.ErrorAs(t, o.err, &ce, "call %d", i) {
 			assert.Len(t, ce.Attempts, 1, "call %d", i)
 		}
@@ -269,8 +270,8 @@ func TestEndlessRefusalIsBounded(t *testing.T) {
 	require.NoError(t, err)
 
 	_, err = c.Call(ctx, "quote", map[string]any{"currency": "eur"})
-	require.ErrorIs(t, err, remedy.ErrWaitTooLong)
-	var ce *remedy.CallError
+	require.ErrorIs(t, err, client.ErrWaitTooLong)
+	var ce *client.CallError
 	require.ErrorAs(t, err, &ce)
 	require.NotNil(t, ce.Envelope)
 	assert.Equal(t, remedy.DialectTruncated, ce.Envelope.Dialect)
@@ -301,8 +302,8 @@ func TestRefusalBodyStaysReadable(t *testing.T) {
 	require.NoError(t, err)
 
 	_, err = c.Call(ctx, "quote", map[string]any{"currency": "bad"})
-	require.ErrorIs(t, err, remedy.ErrNotRetryable)
-	var ce *remedy.CallError
+	require.ErrorIs(t, err, client.ErrNotRetryable)
+	var ce *client.CallError
 	require.ErrorAs(t, err, &ce)
 	require.NotNil(t, ce.Envelope)
 	assert.Equal(t, http.StatusBadRequest, ce.Envelope.Status)

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/mcp"
 )
 
@@ -238,7 +239,7 @@ func TestKeepaliveSessionDiesMidCall(t *testing.T) {
 
 			srv.hold.Store(true)
 			type result struct {
-				resp *remedy.Response
+				resp *client.Response
 				err  error
 			}
 			done := make(chan result, 1)
@@ -253,7 +254,7 @@ func TestKeepaliveSessionDiesMidCall(t *testing.T) {
 			close(srv.release)
 			r := <-done
 
-			var ce *remedy.CallError
+			var ce *client.CallError
 			require.ErrorAs(t, r.err, &ce, "the call succeeded: %v; charge ran on the sessions %v", r.resp, srv.ranOn(1))
 			assert.ErrorIs(t, r.err, remedy.ErrOutcomeUnknown)
 			assert.ErrorIs(t, r.err, mcp.ErrSessionClosed)

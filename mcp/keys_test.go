@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/internal/testkit/nettest"
 	"github.com/remedy-go/remedy/mcp"
 )
@@ -34,14 +35,14 @@ func TestKeysHonouredByTheToolsThatDeclareThem(t *testing.T) {
 	ctx := context.Background()
 	tr := mcp.NewTransport(cs)
 	honoured := map[string][]bool{}
-	loop := remedy.Loop{Transport: remedy.TransportFunc(func(ctx context.Context, req *remedy.Request) (*remedy.Response, error) {
+	loop := client.Loop{Transport: client.TransportFunc(func(ctx context.Context, req *client.Request) (*client.Response, error) {
 		resp, err := tr.RoundTrip(ctx, req)
 		honoured[req.Operation] = append(honoured[req.Operation], req.KeysHonoured)
 		return resp, err
 	}), Backoff: func() backoff.BackOff { return backoff.NewConstantBackOff(time.Millisecond) }}
-	_, err := loop.Do(ctx, remedy.Call{Operation: "flaky", Args: json.RawMessage(`{}`)})
+	_, err := loop.Do(ctx, client.Call{Operation: "flaky", Args: json.RawMessage(`{}`)})
 	require.NoError(t, err)
-	_, err = loop.Do(ctx, remedy.Call{Operation: "boom", Args: json.RawMessage(`{}`)})
+	_, err = loop.Do(ctx, client.Call{Operation: "boom", Args: json.RawMessage(`{}`)})
 	require.Error(t, err)
 	assert.Equal(t, map[string][]bool{"flaky": {true, true}, "boom": {false}}, honoured)
 }
@@ -134,13 +135,13 @@ func TestKeysLostAnswerOverMCP(t *testing.T) {
 				&sdk.StreamableClientTransport{Endpoint: hs.URL, HTTPClient: hc, DisableStandaloneSSE: true, MaxRetries: -1}, nil)
 			require.NoError(t, err)
 			t.Cleanup(func() { cs.Close() })
-			c, err := mcp.NewClient(ctx, cs, remedy.WithBackoff(func() backoff.BackOff { return backoff.NewConstantBackOff(time.Millisecond) }))
+			c, err := mcp.NewClient(ctx, cs, client.WithBackoff(func() backoff.BackOff { return backoff.NewConstantBackOff(time.Millisecond) }))
 			require.NoError(t, err)
 
 			resp, err := c.Call(ctx, tc.tool, map[string]any{"to": "+15550100"})
 			assert.Equal(t, 1, tools.count(tc.tool), "the SMS is sent once")
 			if !tc.retried {
-				var ce *remedy.CallError
+				var ce *client.CallError
 				require.ErrorAs(t, err, &ce)
 				assert.ErrorIs(t, err, remedy.ErrOutcomeUnknown)
 				assert.Len(t, ce.Attempts, 1)
@@ -179,17 +180,17 @@ func TestKeysNotSentOverMCP(t *testing.T) {
 		&sdk.StreamableClientTransport{Endpoint: hs.URL, HTTPClient: &http.Client{Transport: tr}, DisableStandaloneSSE: true, MaxRetries: -1}, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { cs.Close() })
-	c, err := mcp.NewClient(ctx, cs, remedy.WithLimits(remedy.Limits{MaxAttempts: 3}), remedy.WithBackoff(func() backoff.BackOff { return backoff.NewConstantBackOff(time.Millisecond) }))
+	c, err := mcp.NewClient(ctx, cs, client.WithLimits(client.Limits{MaxAttempts: 3}), client.WithBackoff(func() backoff.BackOff { return backoff.NewConstantBackOff(time.Millisecond) }))
 	require.NoError(t, err)
 
 	cut.Store(true)
 	_, err = c.Call(ctx, "send_sms", map[string]any{"to": "+15550100"})
-	var ce *remedy.CallError
+	var ce *client.CallError
 	require.ErrorAs(t, err, &ce)
-	assert.ErrorIs(t, err, remedy.ErrAttemptsExhausted, "%v", err)
+	assert.ErrorIs(t, err, client.ErrAttemptsExhausted, "%v", err)
 	require.Len(t, ce.Attempts, 3)
 	for _, a := range ce.Attempts[:2] {
-		assert.Equal(t, remedy.ActRetry, a.Decision.Action, "%v: %s", a.Err, a.Decision.Why)
+		assert.Equal(t, client.ActRetry, a.Decision.Action, "%v: %s", a.Err, a.Decision.Why)
 	}
 	assert.EqualValues(t, 3, accepted.Load())
 	assert.Zero(t, tools.count("send_sms"))
@@ -223,12 +224,12 @@ func TestIdempotentHintMakesALostAnswerSafeToRetry(t *testing.T) {
 				&sdk.StreamableClientTransport{Endpoint: hs.URL, HTTPClient: dropping(toolCallBody), DisableStandaloneSSE: true, MaxRetries: -1}, nil)
 			require.NoError(t, err)
 			t.Cleanup(func() { cs.Close() })
-			c, err := mcp.NewClient(ctx, cs, remedy.WithBackoff(func() backoff.BackOff { return backoff.NewConstantBackOff(time.Millisecond) }))
+			c, err := mcp.NewClient(ctx, cs, client.WithBackoff(func() backoff.BackOff { return backoff.NewConstantBackOff(time.Millisecond) }))
 			require.NoError(t, err)
 
 			resp, err := c.Call(ctx, "set_status", map[string]any{"status": "away"})
 			if !tc.retried {
-				var ce *remedy.CallError
+				var ce *client.CallError
 				require.ErrorAs(t, err, &ce)
 				assert.ErrorIs(t, err, remedy.ErrOutcomeUnknown)
 				assert.Len(t, ce.Attempts, 1)
@@ -239,7 +240,7 @@ func TestIdempotentHintMakesALostAnswerSafeToRetry(t *testing.T) {
 			assert.Equal(t, "away", string(resp.Body))
 			require.Len(t, resp.Attempts, 2, "retried once")
 			assert.Empty(t, resp.Attempts[0].IdempotencyKey, "no key: the tool takes none")
-			assert.Equal(t, remedy.ActRetry, resp.Attempts[0].Decision.Action, "%v", resp.Attempts[0].Err)
+			assert.Equal(t, client.ActRetry, resp.Attempts[0].Decision.Action, "%v", resp.Attempts[0].Err)
 			assert.EqualValues(t, 2, runs.Load(), "the answer was lost after the tool ran")
 		})
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/mcp"
 )
 
@@ -25,37 +25,37 @@ func TestRateLimitedToolCallHoldsTheOthers(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
-	shared := remedy.NewPacer()
-	c, err := mcp.NewClient(ctx, connectWith(t, url, mcp.HTTPClient(nil)), remedy.WithPacer(shared))
+	shared := client.NewPacer()
+	c, err := mcp.NewClient(ctx, connectWith(t, url, mcp.HTTPClient(nil)), client.WithPacer(shared))
 	require.NoError(t, err)
 
 	_, err = c.Call(ctx, "quote", map[string]any{"currency": "eur"})
-	require.ErrorIs(t, err, remedy.ErrWaitTooLong)
+	require.ErrorIs(t, err, client.ErrWaitTooLong)
 	require.EqualValues(t, 1, seen.Load())
 
-	other, err := mcp.NewClient(ctx, connectWith(t, url, mcp.HTTPClient(nil)), remedy.WithPacer(shared))
+	other, err := mcp.NewClient(ctx, connectWith(t, url, mcp.HTTPClient(nil)), client.WithPacer(shared))
 	require.NoError(t, err)
-	for _, client := range []struct {
+	for _, cl := range []struct {
 		name string
 		c    *mcp.Client
 	}{
 		{"the same client", c},
 		{"another client sharing the pacer", other},
 	} {
-		_, err = client.c.Call(ctx, "quote", map[string]any{"currency": "usd"})
-		require.ErrorIs(t, err, remedy.ErrWaitTooLong, client.name)
-		var later *remedy.RetryLater
-		require.ErrorAs(t, err, &later, client.name)
-		assert.Greater(t, later.After, remedy.DefaultMaxWait, client.name)
-		var ce *remedy.CallError
+		_, err = cl.c.Call(ctx, "quote", map[string]any{"currency": "usd"})
+		require.ErrorIs(t, err, client.ErrWaitTooLong, cl.name)
+		var later *client.RetryLater
+		require.ErrorAs(t, err, &later, cl.name)
+		assert.Greater(t, later.After, client.DefaultMaxWait, cl.name)
+		var ce *client.CallError
 		require.ErrorAs(t, err, &ce)
-		assert.Empty(t, ce.Attempts, "%s: nothing was sent", client.name)
-		assert.EqualValues(t, 1, seen.Load(), "%s: the server received nothing more", client.name)
+		assert.Empty(t, ce.Attempts, "%s: nothing was sent", cl.name)
+		assert.EqualValues(t, 1, seen.Load(), "%s: the server received nothing more", cl.name)
 	}
 
-	unpaced, err := mcp.NewClient(ctx, connectWith(t, url, mcp.HTTPClient(nil)), remedy.WithPacer(remedy.Unpaced))
+	unpaced, err := mcp.NewClient(ctx, connectWith(t, url, mcp.HTTPClient(nil)), client.WithPacer(client.Unpaced))
 	require.NoError(t, err)
 	_, err = unpaced.Call(ctx, "quote", map[string]any{"currency": "usd"})
-	require.ErrorIs(t, err, remedy.ErrWaitTooLong)
+	require.ErrorIs(t, err, client.ErrWaitTooLong)
 	assert.EqualValues(t, 2, seen.Load(), "unpaced, the call is sent")
 }

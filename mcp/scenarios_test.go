@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/internal/demo/billing"
 	"github.com/remedy-go/remedy/mcp"
 	"github.com/remedy-go/remedy/server"
@@ -25,27 +26,27 @@ import (
 )
 
 // caller is one surface's way to make a call through the loop.
-type caller func(ctx context.Context, op string, args any) (*remedy.Response, error)
+type caller func(ctx context.Context, op string, args any) (*client.Response, error)
 
 // surface connects a loop to a server over one protocol. drop, when it returns true for a
 // request, makes the HTTP client lose that request's response after the server answered it.
 type surface struct {
 	name    string
-	connect func(t *testing.T, url string, opts []remedy.Option, drop func(*http.Request) bool) caller
+	connect func(t *testing.T, url string, opts []client.Option, drop func(*http.Request) bool) caller
 }
 
 var surfaces = []surface{
-	{"REST", func(t *testing.T, url string, opts []remedy.Option, drop func(*http.Request) bool) caller {
-		c, err := remedy.NewClient(append([]remedy.Option{remedy.WithBaseURL(url), remedy.WithHTTPClient(dropping(drop))}, opts...)...)
+	{"REST", func(t *testing.T, url string, opts []client.Option, drop func(*http.Request) bool) caller {
+		c, err := client.New(append([]client.Option{client.WithBaseURL(url), client.WithHTTPClient(dropping(drop))}, opts...)...)
 		require.NoError(t, err)
 		n, err := c.LoadOpenAPI(context.Background(), "/openapi.json")
 		require.NoError(t, err)
 		require.Equal(t, 7, n)
-		return func(ctx context.Context, op string, args any) (*remedy.Response, error) {
+		return func(ctx context.Context, op string, args any) (*client.Response, error) {
 			return c.Call(ctx, op, args)
 		}
 	}},
-	{"MCP", func(t *testing.T, url string, opts []remedy.Option, drop func(*http.Request) bool) caller {
+	{"MCP", func(t *testing.T, url string, opts []client.Option, drop func(*http.Request) bool) caller {
 		ctx := context.Background()
 		cs, err := sdk.NewClient(&sdk.Implementation{Name: "scenarios", Version: "1"}, nil).Connect(ctx,
 			&sdk.StreamableClientTransport{Endpoint: url + "/mcp", HTTPClient: dropping(drop), DisableStandaloneSSE: true, MaxRetries: -1}, nil)
@@ -53,7 +54,7 @@ var surfaces = []surface{
 		t.Cleanup(func() { cs.Close() })
 		c, err := mcp.NewClient(ctx, cs, opts...)
 		require.NoError(t, err)
-		return func(ctx context.Context, op string, args any) (*remedy.Response, error) {
+		return func(ctx context.Context, op string, args any) (*client.Response, error) {
 			return c.Call(ctx, op, args)
 		}
 	}},
@@ -108,12 +109,12 @@ type outcome struct {
 	Effects  map[string]int
 }
 
-func approve(context.Context, *remedy.Challenge) (bool, error) { return true, nil }
+func approve(context.Context, *client.Challenge) (bool, error) { return true, nil }
 
 // suggestionsOnly repairs a call from the server's suggested values alone, as a client that
 // takes every suggestion for a lossless repair does: DefaultRewriter, shown nothing but the
 // suggestions. It gives up when an issue has none.
-var suggestionsOnly = remedy.RewriterFunc(func(ctx context.Context, r *remedy.Rewrite) (json.RawMessage, error) {
+var suggestionsOnly = client.RewriterFunc(func(ctx context.Context, r *client.Rewrite) (json.RawMessage, error) {
 	env := &remedy.Envelope{Status: r.Envelope.Status, Code: r.Envelope.Code}
 	for _, is := range r.Envelope.Issues {
 		if is.SuggestedValue == nil {
@@ -123,7 +124,7 @@ var suggestionsOnly = remedy.RewriterFunc(func(ctx context.Context, r *remedy.Re
 	}
 	shown := *r
 	shown.Envelope = env
-	out, err := remedy.DefaultRewriter.Rewrite(ctx, &shown)
+	out, err := client.DefaultRewriter.Rewrite(ctx, &shown)
 	r.Changes = shown.Changes
 	return out, err
 })
@@ -138,7 +139,7 @@ func TestScenariosSameOnBothSurfaces(t *testing.T) {
 	type scenario struct {
 		name    string
 		opts    []server.Option
-		client  []remedy.Option // the client's, on both surfaces
+		client  []client.Option // the client's, on both surfaces
 		drop    func(*http.Request) bool
 		prepare func(ctx context.Context, c caller, s *billing.Store) // runs before the call
 		op      string
@@ -152,14 +153,14 @@ func TestScenariosSameOnBothSurfaces(t *testing.T) {
 			args: map[string]any{"customer_id": "cus_ada", "currency": "EUR", "amount": 1200},
 			want: outcome{OK: true, Attempts: 1, Result: map[string]any{"id": "in_1", "customer_id": "cus_ada", "currency": "eur", "amount": 1200.0, "status": "draft"},
 				Effects: map[string]int{"create_invoice": 1}}},
-		{name: "validation is rewritten after the failure", client: []remedy.Option{remedy.WithSchemaCheck(remedy.CheckOff)},
+		{name: "validation is rewritten after the failure", client: []client.Option{client.WithSchemaCheck(client.CheckOff)},
 			op:   "create_invoice",
 			args: map[string]any{"customer_id": "cus_ada", "currency": "EUR", "amount": 1200},
 			want: outcome{OK: true, Attempts: 2, Result: map[string]any{"id": "in_1", "customer_id": "cus_ada", "currency": "eur", "amount": 1200.0, "status": "draft"},
 				Effects: map[string]int{"create_invoice": 1}}},
-		{name: "validation without a rewriter stops", client: []remedy.Option{remedy.WithRewriter(nil)}, op: "create_invoice",
+		{name: "validation without a rewriter stops", client: []client.Option{client.WithRewriter(nil)}, op: "create_invoice",
 			args: map[string]any{"customer_id": "cus_ada", "currency": "EUR", "amount": 1200},
-			want: outcome{Code: "invalid_body", Cause: remedy.ErrRewriteGaveUp.Error(), Attempts: 1, Effects: map[string]int{}}},
+			want: outcome{Code: "invalid_body", Cause: client.ErrRewriteGaveUp.Error(), Attempts: 1, Effects: map[string]int{}}},
 		{name: "rate limit waits", opts: []server.Option{server.WithRateLimit(50, 5)},
 			prepare: func(ctx context.Context, c caller, s *billing.Store) {
 				// Spends the burst: calls until one had to wait for its token. Over MCP, the
@@ -183,33 +184,33 @@ func TestScenariosSameOnBothSurfaces(t *testing.T) {
 			op: "send_invoice", args: map[string]any{"id": "in_1"},
 			want: outcome{OK: true, Attempts: 2, Result: map[string]any{"id": "in_1", "customer_id": "cus_ada", "currency": "usd", "amount": 900.0, "status": "sent"},
 				Effects: map[string]int{"create_invoice": 1, "finalize_invoice": 1, "send_invoice": 1}}},
-		{name: "confirmation approved", client: []remedy.Option{remedy.WithConfirmPolicy(remedy.ConfirmFunc(approve))},
+		{name: "confirmation approved", client: []client.Option{client.WithConfirmPolicy(client.ConfirmFunc(approve))},
 			op: "delete_customer", args: map[string]any{"id": "cus_ada"},
 			want: outcome{OK: true, Attempts: 2, Result: map[string]any{"id": "cus_ada", "deleted": true}, Effects: map[string]int{"delete_customer": 1}}},
 		{name: "confirmation refused by default",
 			op: "delete_customer", args: map[string]any{"id": "cus_ada"},
-			want: outcome{Code: "confirmation_required", Cause: remedy.ErrConfirmationRequired.Error(), Attempts: 1, Effects: map[string]int{}}},
+			want: outcome{Code: "confirmation_required", Cause: client.ErrConfirmationRequired.Error(), Attempts: 1, Effects: map[string]int{}}},
 		{name: "idempotent replay after a dropped response", drop: isCharge,
 			op: "charge", args: map[string]any{"customer_id": "cus_ada", "amount": 700, "currency": "gbp"},
 			want: outcome{OK: true, Attempts: 2, Replayed: true, Result: map[string]any{"id": "ch_1", "customer_id": "cus_ada", "amount": 700.0, "currency": "gbp"},
 				Effects: map[string]int{"charge": 1}}},
 		// Issue 21: a charge of 99999999 was sent again as a charge of 1000000 because the server
 		// suggested its own maximum. A bound is only what the server expected.
-		{name: "a charge over the maximum: the server suggests no amount", client: []remedy.Option{remedy.WithRewriter(suggestionsOnly)},
+		{name: "a charge over the maximum: the server suggests no amount", client: []client.Option{client.WithRewriter(suggestionsOnly)},
 			op: "charge", args: map[string]any{"customer_id": "cus_ada", "amount": 99999999, "currency": "usd"},
-			want: outcome{Code: "invalid_body", Cause: remedy.ErrRewriteGaveUp.Error(), Attempts: 1, Effects: map[string]int{}}},
+			want: outcome{Code: "invalid_body", Cause: client.ErrRewriteGaveUp.Error(), Attempts: 1, Effects: map[string]int{}}},
 		{name: "a charge over the maximum: clamped when the rewrite policy approves",
-			client: []remedy.Option{remedy.WithRewritePolicy(remedy.AllRewrites)},
+			client: []client.Option{client.WithRewritePolicy(client.AllRewrites)},
 			op:     "charge", args: map[string]any{"customer_id": "cus_ada", "amount": 99999999, "currency": "usd"},
 			want: outcome{OK: true, Attempts: 1, Result: map[string]any{"id": "ch_1", "customer_id": "cus_ada", "amount": 1000000.0, "currency": "usd"},
 				Effects: map[string]int{"charge": 1}}},
 		{name: "a charge over the maximum: clamped after the failure when the rewrite policy approves",
-			client: []remedy.Option{remedy.WithRewritePolicy(remedy.AllRewrites), remedy.WithSchemaCheck(remedy.CheckOff)},
+			client: []client.Option{client.WithRewritePolicy(client.AllRewrites), client.WithSchemaCheck(client.CheckOff)},
 			op:     "charge", args: map[string]any{"customer_id": "cus_ada", "amount": 99999999, "currency": "usd"},
 			want: outcome{OK: true, Attempts: 2, Result: map[string]any{"id": "ch_1", "customer_id": "cus_ada", "amount": 1000000.0, "currency": "usd"},
 				Effects: map[string]int{"charge": 1}}},
 		{name: "not found is not retried", op: "get_invoice", args: map[string]any{"id": "in_404"},
-			want: outcome{Code: "not_found", Cause: remedy.ErrNotRetryable.Error(), Attempts: 1, Effects: map[string]int{}}},
+			want: outcome{Code: "not_found", Cause: client.ErrNotRetryable.Error(), Attempts: 1, Effects: map[string]int{}}},
 	}
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
@@ -224,7 +225,7 @@ func TestScenariosSameOnBothSurfaces(t *testing.T) {
 					defer srv.Close()
 					// The hook runs after the loop has decided, before it waits: the wait passes
 					// on the server's clock exactly, however long the machine takes around it.
-					advance := remedy.WithHooks(remedy.Hooks{AttemptEnd: func(_ context.Context, a *remedy.Attempt) { clock.Advance(a.Decision.Wait) }})
+					advance := client.WithHooks(client.Hooks{AttemptEnd: func(_ context.Context, a *client.Attempt) { clock.Advance(a.Decision.Wait) }})
 					call := sf.connect(t, srv.URL, append(slices.Clip(sc.client), advance), sc.drop)
 					ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 					defer cancel()
@@ -242,7 +243,7 @@ func TestScenariosSameOnBothSurfaces(t *testing.T) {
 						got.Attempts = countTop(resp.Attempts)
 						require.NoError(t, json.Unmarshal(resp.Body, &got.Result), "%s", resp.Body)
 					} else {
-						var ce *remedy.CallError
+						var ce *client.CallError
 						require.True(t, errors.As(err, &ce), "%v", err)
 						got.Attempts = countTop(ce.Attempts)
 						got.Cause = ce.Cause.Error()
@@ -263,7 +264,7 @@ func TestScenariosSameOnBothSurfaces(t *testing.T) {
 }
 
 // countTop counts the attempts of the call itself, not of the next operations it ran.
-func countTop(as []remedy.Attempt) int {
+func countTop(as []client.Attempt) int {
 	n := 0
 	for _, a := range as {
 		if a.Depth == 0 {

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/mcp"
 )
 
@@ -18,7 +18,7 @@ import (
 // of two, in lower case, refuses unknown arguments, and requires the idempotencyKey the
 // loop sends. A call it does not accept is refused with "bad request" and nothing else. It
 // returns the arguments each tools/call carried.
-func paintTool(t *testing.T, opts ...remedy.Option) (*mcp.Client, func() []map[string]any) {
+func paintTool(t *testing.T, opts ...client.Option) (*mcp.Client, func() []map[string]any) {
 	t.Helper()
 	var mu sync.Mutex
 	var calls []map[string]any
@@ -62,18 +62,18 @@ func TestSchemaCheckOverMCP(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name  string
-		check remedy.SchemaCheck
+		check client.SchemaCheck
 		calls int
 		color string
 		err   error
 	}{
-		{"repair", remedy.CheckRepair, 1, "red", nil},
-		{"strict", remedy.CheckStrict, 1, "red", nil},
-		{"off", remedy.CheckOff, 1, "RED", remedy.ErrNotRetryable},
+		{"repair", client.CheckRepair, 1, "red", nil},
+		{"strict", client.CheckStrict, 1, "red", nil},
+		{"off", client.CheckOff, 1, "RED", client.ErrNotRetryable},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			c, calls := paintTool(t, remedy.WithSchemaCheck(tc.check))
+			c, calls := paintTool(t, client.WithSchemaCheck(tc.check))
 			resp, err := c.Call(context.Background(), "paint", map[string]any{"color": "RED"})
 			got := calls()
 			require.Len(t, got, tc.calls)
@@ -91,7 +91,7 @@ func TestSchemaCheckOverMCP(t *testing.T) {
 	}
 	t.Run("valid arguments go as given", func(t *testing.T) {
 		t.Parallel()
-		c, calls := paintTool(t, remedy.WithSchemaCheck(remedy.CheckStrict))
+		c, calls := paintTool(t, client.WithSchemaCheck(client.CheckStrict))
 		resp, err := c.Call(context.Background(), "paint", map[string]any{"color": "green"})
 		require.NoError(t, err)
 		require.Len(t, calls(), 1)
@@ -99,11 +99,11 @@ func TestSchemaCheckOverMCP(t *testing.T) {
 	})
 	t.Run("an unknown argument under strict", func(t *testing.T) {
 		t.Parallel()
-		c, calls := paintTool(t, remedy.WithSchemaCheck(remedy.CheckStrict))
+		c, calls := paintTool(t, client.WithSchemaCheck(client.CheckStrict))
 		_, err := c.Call(context.Background(), "paint", map[string]any{"color": "red", "size": 3})
-		var ce *remedy.CallError
+		var ce *client.CallError
 		require.ErrorAs(t, err, &ce)
-		assert.ErrorIs(t, err, remedy.ErrInvalidArguments)
+		assert.ErrorIs(t, err, client.ErrInvalidArguments)
 		assert.Empty(t, calls())
 		require.NotNil(t, ce.Proposal)
 		assert.Equal(t, "drop_unknown", ce.Proposal.Changes[0].Rule)

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/internal/demo/billing"
 	"github.com/remedy-go/remedy/mcp"
 	"github.com/remedy-go/remedy/server"
@@ -72,10 +73,10 @@ func TestSessionGoneIsErrSessionClosed(t *testing.T) {
 	store := srv.restart(t)
 	for range 2 {
 		_, err = c.Call(ctx, "create_invoice", map[string]any{"customer_id": "cus_ada", "currency": "usd", "amount": 900})
-		var ce *remedy.CallError
+		var ce *client.CallError
 		require.ErrorAs(t, err, &ce)
 		assert.ErrorIs(t, err, mcp.ErrSessionClosed)
-		assert.ErrorIs(t, err, remedy.ErrNotRetryable)
+		assert.ErrorIs(t, err, client.ErrNotRetryable)
 		assert.Nil(t, ce.Envelope)
 		assert.Len(t, ce.Attempts, 1)
 	}

@@ -12,13 +12,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/internal/demo/billing"
 	"github.com/remedy-go/remedy/mcp"
 )
 
 // billingOverMCP is remedy's MCP client, with loop, on a go-sdk session to the billing demo
 // API's MCP server (in memory), and the API's store.
-func billingOverMCP(t *testing.T, opts ...remedy.Option) (*mcp.Client, *billing.Store) {
+func billingOverMCP(t *testing.T, opts ...client.Option) (*mcp.Client, *billing.Store) {
 	t.Helper()
 	ctx := context.Background()
 	api, store, err := billing.New()
@@ -42,7 +43,7 @@ func TestToolsetOverMCP(t *testing.T) {
 	ctx := context.Background()
 	c, store := billingOverMCP(t)
 
-	ts := c.Toolset(remedy.ToolOptions{})
+	ts := c.Toolset(client.ToolOptions{})
 	defs := ts.Definitions()
 	require.Len(t, defs, 7)
 	for _, d := range defs {
@@ -56,7 +57,7 @@ func TestToolsetOverMCP(t *testing.T) {
 		require.NoError(t, err, "%s: %s", d.Name, d.Parameters)
 		assert.Contains(t, d.Description, "## Errors", "the server's catalogue stays in the description")
 	}
-	var charge remedy.ToolDefinition
+	var charge client.ToolDefinition
 	for _, d := range defs {
 		if d.Name == "charge" {
 			charge = d
@@ -87,16 +88,16 @@ func TestToolsetOverMCP(t *testing.T) {
 func TestModelCannotConfirmOverMCP(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	c, store := billingOverMCP(t, remedy.WithLimits(remedy.Limits{MaxAttempts: 1}))
-	ts := c.Toolset(remedy.ToolOptions{})
+	c, store := billingOverMCP(t, client.WithLimits(client.Limits{MaxAttempts: 1}))
+	ts := c.Toolset(client.ToolOptions{})
 
 	r, err := ts.Invoke(ctx, "delete_customer", `{"id":"cus_ada"}`)
 	require.NoError(t, err)
 	require.True(t, r.Failed)
-	var ce *remedy.CallError
+	var ce *client.CallError
 	require.ErrorAs(t, r.Err, &ce)
 	require.NotNil(t, ce.Envelope, "the server challenged")
-	assert.ErrorIs(t, r.Err, remedy.ErrAttemptsExhausted, "one attempt: the policy is not even asked")
+	assert.ErrorIs(t, r.Err, client.ErrAttemptsExhausted, "one attempt: the policy is not even asked")
 	token := ce.Envelope.ConfirmationToken
 	require.NotEmpty(t, token)
 	assert.NotContains(t, r.Output, token, "the token never reaches the model")
@@ -110,12 +111,12 @@ func TestModelCannotConfirmOverMCP(t *testing.T) {
 		r, err = ts.Invoke(ctx, "delete_customer", args)
 		require.NoError(t, err)
 		assert.True(t, r.Failed, args)
-		assert.ErrorIs(t, r.Err, remedy.ErrInvalidArguments, args)
+		assert.ErrorIs(t, r.Err, client.ErrInvalidArguments, args)
 		assert.Contains(t, r.Output, "[reserved]", args)
 		assert.NotContains(t, r.Output, token, args)
 
 		_, err = c.Call(ctx, "delete_customer", json.RawMessage(args))
-		assert.ErrorIs(t, err, remedy.ErrInvalidArguments, "a program passing the model's arguments on: %s", args)
+		assert.ErrorIs(t, err, client.ErrInvalidArguments, "a program passing the model's arguments on: %s", args)
 	}
 	assert.Zero(t, store.Effects("delete_customer"), "the model confirmed nothing")
 }

@@ -42,6 +42,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/internal/sent"
 )
 
@@ -110,13 +111,13 @@ func (t *Transport) Load(ctx context.Context) ([]string, error) {
 // name, its description (the reference server's ends with its errors), and its input schema
 // without the confirmationToken and idempotencyKey arguments, which the loop sends itself.
 // Before Load, there are none.
-func (t *Transport) Operations() []remedy.Operation {
+func (t *Transport) Operations() []client.Operation {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	ops := make([]remedy.Operation, 0, len(t.names))
+	ops := make([]client.Operation, 0, len(t.names))
 	for _, name := range t.names {
 		info := t.tools[name]
-		ops = append(ops, remedy.Operation{Name: name, Description: info.description, Parameters: info.schema})
+		ops = append(ops, client.Operation{Name: name, Description: info.description, Parameters: info.schema})
 	}
 	return ops
 }
@@ -261,7 +262,7 @@ func (t *Transport) Registered(name string) (ok, idempotent bool) {
 // — a refused connection, a failed TLS handshake. Over a transport that reports no such
 // events (stdio, in-memory), nothing is marked, and a call that is not safe to repeat stops
 // with remedy.ErrOutcomeUnknown.
-func (t *Transport) RoundTrip(ctx context.Context, req *remedy.Request) (*remedy.Response, error) {
+func (t *Transport) RoundTrip(ctx context.Context, req *client.Request) (*client.Response, error) {
 	req.Method, req.Target = "tools/call", req.Operation
 	info, _, err := t.lookup(ctx, req.Operation)
 	if err != nil {
@@ -291,7 +292,7 @@ func (t *Transport) RoundTrip(ctx context.Context, req *remedy.Request) (*remedy
 // failed reads the error of a tools/call: the server's answer when it sent one, else the
 // reason no answer came. answered is the HTTP answer HTTPClient's RoundTripper saw for the
 // call, when the session's client is one of HTTPClient's and the answer was a failure.
-func (t *Transport) failed(err error, watch *sent.Watch, answered *remedy.Response) (*remedy.Response, error) {
+func (t *Transport) failed(err error, watch *sent.Watch, answered *client.Response) (*client.Response, error) {
 	if errors.Is(err, ErrSessionClosed) {
 		return nil, err
 	}
@@ -402,7 +403,7 @@ func transportCause(err error) (error, bool) {
 // (remedy.ErrInvalidArguments, nothing sent): the loop alone sends them, the token only for a
 // payload the caller's ConfirmPolicy approved — a model that wrote one into its arguments
 // would confirm on its own.
-func withProtocolArgs(req *remedy.Request, info tool) (json.RawMessage, error) {
+func withProtocolArgs(req *client.Request, info tool) (json.RawMessage, error) {
 	args := req.Args
 	if len(args) == 0 {
 		args = json.RawMessage(`{}`)
@@ -423,11 +424,11 @@ func withProtocolArgs(req *remedy.Request, info tool) (json.RawMessage, error) {
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(args, &m); err != nil || m == nil {
-		return nil, &remedy.ArgumentsError{Issues: []remedy.Issue{{Code: "not_object", Message: "the arguments are not a JSON object"}}}
+		return nil, &client.ArgumentsError{Issues: []remedy.Issue{{Code: "not_object", Message: "the arguments are not a JSON object"}}}
 	}
 	for _, name := range []string{remedy.ArgConfirmationToken, remedy.ArgIdempotencyKey} {
 		if _, ok := m[name]; ok {
-			return nil, &remedy.ArgumentsError{Issues: []remedy.Issue{{Path: "/" + name, Code: "reserved",
+			return nil, &client.ArgumentsError{Issues: []remedy.Issue{{Path: "/" + name, Code: "reserved",
 				Message: name + " is sent by the client's loop, not by the arguments"}}}
 		}
 	}
@@ -445,7 +446,7 @@ func withProtocolArgs(req *remedy.Request, info tool) (json.RawMessage, error) {
 // HTTP status it came with (0 when that was a success, or unknown). The status decides
 // whether it is retryable when the error's data does not say: a 400 or 404 is not (the same
 // request would fail the same way).
-func protocolFailure(we *jsonrpc.Error, status int) *remedy.Response {
+func protocolFailure(we *jsonrpc.Error, status int) *client.Response {
 	msg := struct {
 		JSONRPC string         `json:"jsonrpc"`
 		ID      any            `json:"id"`
@@ -457,7 +458,7 @@ func protocolFailure(we *jsonrpc.Error, status int) *remedy.Response {
 		env = &remedy.Envelope{Status: status, Code: "protocol_error", Message: we.Message, Category: remedy.CategoryInternal,
 			Severity: remedy.SeverityError}
 	}
-	return &remedy.Response{Status: env.Status, Envelope: env}
+	return &client.Response{Status: env.Status, Envelope: env}
 }
 
 // answeredStatus is the HTTP status the MCP endpoint answered a call with, when the go-sdk
@@ -480,14 +481,14 @@ func answeredStatus(err error) int {
 
 // httpFailure is the failure of an HTTP status with no body to read: classified by the
 // status alone, as remedy.Parse classifies an empty answer (a 503 is retried, a 400 is not).
-func httpFailure(status int) *remedy.Response {
+func httpFailure(status int) *client.Response {
 	env, _ := remedy.Parse(status, nil, nil)
-	return &remedy.Response{Status: status, Envelope: env}
+	return &client.Response{Status: status, Envelope: env}
 }
 
 // readResult turns a tool result into the loop's response.
-func readResult(res *sdk.CallToolResult) (*remedy.Response, error) {
-	resp := &remedy.Response{Status: 200}
+func readResult(res *sdk.CallToolResult) (*client.Response, error) {
+	resp := &client.Response{Status: 200}
 	if v, ok := res.Meta[remedy.MetaReplayed].(bool); ok && v {
 		resp.Replayed = true
 	}

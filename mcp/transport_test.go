@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/internal/demo/billing"
 	"github.com/remedy-go/remedy/mcp"
 	"github.com/remedy-go/remedy/server"
@@ -92,11 +93,11 @@ func TestForeignToolFailures(t *testing.T) {
 	t.Parallel()
 	f, cs := connectForeign(t)
 	ctx := context.Background()
-	c, err := mcp.NewClient(ctx, cs, remedy.WithNextOperations(mcp.Only("note", "boom", "flaky", "migrate")))
+	c, err := mcp.NewClient(ctx, cs, client.WithNextOperations(mcp.Only("note", "boom", "flaky", "migrate")))
 	require.NoError(t, err)
 
 	_, err = c.Call(ctx, "boom", nil)
-	var ce *remedy.CallError
+	var ce *client.CallError
 	require.ErrorAs(t, err, &ce)
 	require.NotNil(t, ce.Envelope)
 	assert.Equal(t, "tool_error", ce.Envelope.Code)
@@ -123,7 +124,7 @@ func TestForeignToolFailures(t *testing.T) {
 
 	_, err = c.Call(ctx, "migrate", nil)
 	require.ErrorAs(t, err, &ce)
-	assert.True(t, errors.Is(err, remedy.ErrNextOperation), "%v", err)
+	assert.True(t, errors.Is(err, client.ErrNextOperation), "%v", err)
 	assert.Zero(t, f.runs["drop_everything"], "next_operation runs only what the caller allows")
 	assert.Equal(t, 1, f.runs["migrate"])
 }
@@ -138,8 +139,8 @@ func TestForeignToolsRegisteredWhenAllowed(t *testing.T) {
 	names, err := tr.Load(ctx)
 	require.NoError(t, err)
 	assert.ElementsMatch(t, []string{"note", "boom", "flaky", "migrate", "drop_everything"}, names)
-	loop := remedy.Loop{Transport: tr, Registered: tr.Registered}
-	_, err = loop.Do(ctx, remedy.Call{Operation: "migrate"})
+	loop := client.Loop{Transport: tr, Registered: tr.Registered}
+	_, err = loop.Do(ctx, client.Call{Operation: "migrate"})
 	require.Error(t, err)
 	assert.Positive(t, f.runs["drop_everything"], "every listed tool is allowed when the caller says so")
 }
@@ -167,11 +168,11 @@ func TestProtocolErrorsAreEnvelopes(t *testing.T) {
 			mode = "stateless"
 		}
 		for _, hc := range []*http.Client{nil, mcp.HTTPClient(nil)} {
-			client := "go-sdk's HTTP client"
+			cl := "go-sdk's HTTP client"
 			if hc != nil {
-				client = "HTTPClient" // the answer is read from the HTTP response itself
+				cl = "HTTPClient" // the answer is read from the HTTP response itself
 			}
-			t.Run(mode+"/"+tc.ask+"/"+client, func(t *testing.T) {
+			t.Run(mode+"/"+tc.ask+"/"+cl, func(t *testing.T) {
 				t.Parallel()
 				api, _, err := billing.New(server.WithMCP(server.MCPOptions{Stateless: tc.stateless}))
 				require.NoError(t, err)
@@ -188,10 +189,10 @@ func TestProtocolErrorsAreEnvelopes(t *testing.T) {
 				require.NoError(t, err)
 
 				_, err = c.Call(ctx, "no_such_tool", map[string]any{})
-				var ce *remedy.CallError
+				var ce *client.CallError
 				require.ErrorAs(t, err, &ce)
 				require.NotNil(t, ce.Envelope, "a JSON-RPC error is an envelope, not a transport failure: %v", err)
-				assert.ErrorIs(t, err, remedy.ErrNotRetryable)
+				assert.ErrorIs(t, err, client.ErrNotRetryable)
 				assert.Nil(t, ce.Attempts[0].Err, "a response came")
 				assert.Equal(t, remedy.DialectJSONRPC, ce.Envelope.Dialect)
 				assert.Equal(t, "-32602", ce.Envelope.Code)
@@ -211,10 +212,10 @@ func TestProtocolErrorsAreEnvelopes(t *testing.T) {
 	ctx := context.Background()
 	// Unchecked, so that the SDK's own validation answers (the check before sending would
 	// repair the text from the tool's schema).
-	c, err := mcp.NewClient(ctx, cs, remedy.WithSchemaCheck(remedy.CheckOff))
+	c, err := mcp.NewClient(ctx, cs, client.WithSchemaCheck(client.CheckOff))
 	require.NoError(t, err)
 	_, err = c.Call(ctx, "no_such_tool", map[string]any{})
-	var ce *remedy.CallError
+	var ce *client.CallError
 	require.ErrorAs(t, err, &ce)
 	require.NotNil(t, ce.Envelope, "a JSON-RPC error is an envelope")
 	assert.Equal(t, remedy.DialectJSONRPC, ce.Envelope.Dialect)
@@ -230,6 +231,6 @@ func TestProtocolErrorsAreEnvelopes(t *testing.T) {
 
 	_, err = c.Call(ctx, "note", "not an object")
 	require.ErrorAs(t, err, &ce)
-	assert.ErrorIs(t, err, remedy.ErrInvalidArguments)
+	assert.ErrorIs(t, err, client.ErrInvalidArguments)
 	assert.Nil(t, ce.Envelope, "refused before sending")
 }

@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 )
 
 // ClientHooks returns the hooks that trace and measure a remedy client's calls (pass them to
@@ -27,7 +28,7 @@ import (
 // code and category, the action and why, the wait, the paths a repair rewrote. A failure's
 // next operation is a call span under the call that ran it. Attempts and calls are counted
 // as the package documentation says.
-func ClientHooks(opts ...Option) remedy.Hooks {
+func ClientHooks(opts ...Option) client.Hooks {
 	c := newConfig(opts)
 	h := &clientHooks{tracer: c.tp.Tracer(ScopeName)}
 	m := c.mp.Meter(ScopeName)
@@ -48,7 +49,7 @@ func ClientHooks(opts ...Option) remedy.Hooks {
 	if err := errors.Join(errs...); err != nil {
 		otel.Handle(err) // the instruments returned are no-ops then: the spans still work
 	}
-	return remedy.Hooks{CallStart: h.callStart, AttemptStart: h.attemptStart, AttemptEnd: h.attemptEnd, CallEnd: h.callEnd}
+	return client.Hooks{CallStart: h.callStart, AttemptStart: h.attemptStart, AttemptEnd: h.attemptEnd, CallEnd: h.callEnd}
 }
 
 type clientHooks struct {
@@ -62,7 +63,7 @@ type clientHooks struct {
 // began is when an attempt's span began, for its end: the round trip's.
 type beganKey struct{}
 
-func (h *clientHooks) callStart(ctx context.Context, c *remedy.CallStart) context.Context {
+func (h *clientHooks) callStart(ctx context.Context, c *client.CallStart) context.Context {
 	attrs := []attribute.KeyValue{attribute.String(AttrOperation, c.Operation)}
 	if c.Depth > 0 {
 		attrs = append(attrs, attribute.Int(AttrDepth, c.Depth))
@@ -74,7 +75,7 @@ func (h *clientHooks) callStart(ctx context.Context, c *remedy.CallStart) contex
 	return ctx
 }
 
-func (h *clientHooks) attemptStart(ctx context.Context, a *remedy.AttemptStart) context.Context {
+func (h *clientHooks) attemptStart(ctx context.Context, a *client.AttemptStart) context.Context {
 	now := time.Now()
 	attrs := []attribute.KeyValue{
 		attribute.String(AttrOperation, a.Operation), attribute.Int(AttrAttempt, a.Number),
@@ -104,13 +105,13 @@ func (h *clientHooks) attemptStart(ctx context.Context, a *remedy.AttemptStart) 
 	return context.WithValue(ctx, beganKey{}, now)
 }
 
-func (h *clientHooks) attemptEnd(ctx context.Context, a *remedy.Attempt) {
+func (h *clientHooks) attemptEnd(ctx context.Context, a *client.Attempt) {
 	span := trace.SpanFromContext(ctx)
 	d := a.Decision
 	op := attribute.String(AttrOperation, a.Operation)
 	action := attribute.String(AttrAction, d.Action.String())
 	h.attempts.Add(ctx, 1, metric.WithAttributes(op, action))
-	if d.Action == remedy.ActRetry {
+	if d.Action == client.ActRetry {
 		source := "backoff"
 		if d.Asked > 0 {
 			source = "server"
@@ -140,7 +141,7 @@ func (h *clientHooks) attemptEnd(ctx context.Context, a *remedy.Attempt) {
 	if a.Replayed {
 		attrs = append(attrs, attribute.Bool(AttrReplayed, true))
 	}
-	if d.Action == remedy.ActRetry {
+	if d.Action == client.ActRetry {
 		attrs = append(attrs, attribute.Float64(AttrWait, d.Wait.Seconds()))
 	}
 	if len(a.Changes) > 0 {
@@ -172,7 +173,7 @@ func (h *clientHooks) attemptEnd(ctx context.Context, a *remedy.Attempt) {
 
 // errorType is an attempt's error.type: the envelope's code, else the status, else the
 // transport error's kind.
-func errorType(a *remedy.Attempt) string {
+func errorType(a *client.Attempt) string {
 	switch {
 	case a.Envelope != nil && a.Envelope.Code != "":
 		return a.Envelope.Code
@@ -186,7 +187,7 @@ func errorType(a *remedy.Attempt) string {
 	return "transport"
 }
 
-func (h *clientHooks) callEnd(ctx context.Context, e *remedy.CallEnd) {
+func (h *clientHooks) callEnd(ctx context.Context, e *client.CallEnd) {
 	span := trace.SpanFromContext(ctx)
 	op := attribute.String(AttrOperation, e.Operation)
 	outcome := "success"
@@ -219,18 +220,18 @@ var causes = []struct {
 	err  error
 	name string
 }{
-	{remedy.ErrNotRetryable, "not_retryable"},
-	{remedy.ErrAttemptsExhausted, "attempts_exhausted"},
-	{remedy.ErrElapsedBudget, "elapsed_budget"},
-	{remedy.ErrRetryBudget, "retry_budget"},
-	{remedy.ErrDeadline, "deadline"},
-	{remedy.ErrConfirmationRequired, "confirmation_required"},
-	{remedy.ErrConfirmationRejected, "confirmation_rejected"},
-	{remedy.ErrRewriteGaveUp, "rewrite_gave_up"},
-	{remedy.ErrRewriteRefused, "rewrite_refused"},
-	{remedy.ErrNextOperation, "next_operation"},
-	{remedy.ErrIdempotencyKeyReused, "idempotency_key_reused"},
-	{remedy.ErrWaitTooLong, "wait_too_long"},
+	{client.ErrNotRetryable, "not_retryable"},
+	{client.ErrAttemptsExhausted, "attempts_exhausted"},
+	{client.ErrElapsedBudget, "elapsed_budget"},
+	{client.ErrRetryBudget, "retry_budget"},
+	{client.ErrDeadline, "deadline"},
+	{client.ErrConfirmationRequired, "confirmation_required"},
+	{client.ErrConfirmationRejected, "confirmation_rejected"},
+	{client.ErrRewriteGaveUp, "rewrite_gave_up"},
+	{client.ErrRewriteRefused, "rewrite_refused"},
+	{client.ErrNextOperation, "next_operation"},
+	{client.ErrIdempotencyKeyReused, "idempotency_key_reused"},
+	{client.ErrWaitTooLong, "wait_too_long"},
 	{remedy.ErrOutcomeUnknown, "outcome_unknown"},
 }
 

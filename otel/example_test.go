@@ -16,7 +16,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
-	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 	remedyotel "github.com/remedy-go/remedy/otel"
 	"github.com/remedy-go/remedy/server"
 )
@@ -61,15 +61,15 @@ func Example() {
 	}
 	srv := httptest.NewServer(api)
 
-	client, err := remedy.NewClient(remedy.WithBaseURL(srv.URL),
-		remedy.WithOperations(remedy.Operation{Name: "report", Method: "GET", Path: "/v1/report"}),
-		remedy.WithHooks(remedyotel.ClientHooks()),
-		remedy.WithHTTPClient(&http.Client{Transport: remedyotel.Transport(nil)}))
+	c, err := client.New(client.WithBaseURL(srv.URL),
+		client.WithOperations(client.Operation{Name: "report", Method: "GET", Path: "/v1/report"}),
+		client.WithHooks(remedyotel.ClientHooks()),
+		client.WithHTTPClient(&http.Client{Transport: remedyotel.Transport(nil)}))
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	resp, err := client.Call(context.Background(), "report", map[string]string{"currency": "usd"})
+	resp, err := c.Call(context.Background(), "report", map[string]string{"currency": "usd"})
 	if err != nil {
 		fmt.Println(err)
 		return

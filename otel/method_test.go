@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 )
 
 // Made-up methods, "get" among them (methods are case-sensitive), make no span name and no
@@ -30,7 +30,7 @@ func TestUnknownMethods(t *testing.T) {
 		require.NoError(t, err)
 		resp.Body.Close()
 	}
-	require.NoError(t, r.client.Register(remedy.Operation{Name: "propfind", Method: "PROPFIND", Path: "/v1/invoices"}))
+	require.NoError(t, r.client.Register(client.Operation{Name: "propfind", Method: "PROPFIND", Path: "/v1/invoices"}))
 	_, err := r.client.Call(context.Background(), "propfind", nil)
 	require.Error(t, err, "no operation answers PROPFIND")
 	spans := r.ended()
@@ -38,7 +38,7 @@ func TestUnknownMethods(t *testing.T) {
 	names := map[string]bool{}
 	values := map[string]bool{}
 	original := map[string]bool{}
-	var client []string
+	var c []string
 	for _, s := range spans {
 		v, ok := attr(s, "http.request.method")
 		if !ok {
@@ -49,7 +49,7 @@ func TestUnknownMethods(t *testing.T) {
 		assert.Equal(t, v.Emit() == "_OTHER", hasOriginal, "span %q: method_original with _OTHER only", s.Name())
 		switch {
 		case s.SpanKind() == trace.SpanKindClient:
-			client = append(client, s.Name()+" "+v.Emit()+" "+o.Emit())
+			c = append(c, s.Name()+" "+v.Emit()+" "+o.Emit())
 		case v.Emit() == "_OTHER":
 			assert.Equal(t, "HTTP", s.Name())
 			original[o.Emit()] = true
@@ -70,7 +70,7 @@ func TestUnknownMethods(t *testing.T) {
 		}
 	}
 	assert.Empty(t, missing, "methods no server span says in http.request.method_original")
-	assert.Equal(t, []string{"HTTP _OTHER PROPFIND"}, client, "the client's attempt span")
+	assert.Equal(t, []string{"HTTP _OTHER PROPFIND"}, c, "the client's attempt span")
 }
 
 func keys(m map[string]bool) []string {

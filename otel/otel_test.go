@@ -22,6 +22,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/internal/demo/billing"
 	remedyotel "github.com/remedy-go/remedy/otel"
 	"github.com/remedy-go/remedy/server"
@@ -34,7 +35,7 @@ type rig struct {
 	spans  *tracetest.SpanRecorder
 	reader *sdkmetric.ManualReader
 	srv    *httptest.Server
-	client *remedy.Client
+	client *client.Client
 	store  *billing.Store
 }
 
@@ -50,14 +51,14 @@ func newRig(t *testing.T) *rig {
 	require.NoError(t, err)
 	srv := httptest.NewServer(api)
 	t.Cleanup(srv.Close)
-	approve := remedy.ConfirmFunc(func(context.Context, *remedy.Challenge) (bool, error) { return true, nil })
-	client, err := remedy.NewClient(remedy.WithBaseURL(srv.URL), remedy.WithConfirmPolicy(approve),
-		remedy.WithHooks(remedyotel.ClientHooks(opts...)),
-		remedy.WithHTTPClient(&http.Client{Transport: remedyotel.Transport(nil, opts...)}))
+	approve := client.ConfirmFunc(func(context.Context, *client.Challenge) (bool, error) { return true, nil })
+	c, err := client.New(client.WithBaseURL(srv.URL), client.WithConfirmPolicy(approve),
+		client.WithHooks(remedyotel.ClientHooks(opts...)),
+		client.WithHTTPClient(&http.Client{Transport: remedyotel.Transport(nil, opts...)}))
 	require.NoError(t, err)
-	_, err = client.LoadOpenAPI(context.Background(), "/openapi.json")
+	_, err = c.LoadOpenAPI(context.Background(), "/openapi.json")
 	require.NoError(t, err)
-	return &rig{spans: spans, reader: reader, srv: srv, client: client, store: store}
+	return &rig{spans: spans, reader: reader, srv: srv, client: c, store: store}
 }
 
 // ended returns the spans once the server is done: Close waits for its handlers, so that
@@ -185,9 +186,9 @@ func TestClientRetryTrace(t *testing.T) {
 func TestRefusalTraceID(t *testing.T) {
 	r := newRig(t)
 	_, err := r.client.Call(context.Background(), "create_invoice", map[string]any{"customer_id": "cus_ada", "currency": "usd", "amount": 0})
-	var ce *remedy.CallError
+	var ce *client.CallError
 	require.ErrorAs(t, err, &ce)
-	require.ErrorIs(t, err, remedy.ErrRewriteRefused)
+	require.ErrorIs(t, err, client.ErrRewriteRefused)
 	require.NotNil(t, ce.Envelope)
 	code := ce.Envelope.Code
 
@@ -260,7 +261,7 @@ func TestIdempotentReplay(t *testing.T) {
 	r := newRig(t)
 	args := map[string]any{"customer_id": "cus_ada", "currency": "usd", "amount": 1200}
 	for range 2 {
-		_, err := r.client.Call(context.Background(), "create_invoice", args, remedy.WithIdempotencyKey("invoice-key-7"))
+		_, err := r.client.Call(context.Background(), "create_invoice", args, client.WithIdempotencyKey("invoice-key-7"))
 		require.NoError(t, err)
 	}
 	assert.Equal(t, 1, r.store.Effects("create_invoice"))
@@ -293,8 +294,8 @@ func TestIdempotentReplay(t *testing.T) {
 // Cause names every sentinel, wrapped or not.
 func TestCause(t *testing.T) {
 	assert.Equal(t, "", remedyotel.Cause(nil))
-	assert.Equal(t, "retry_budget", remedyotel.Cause(remedy.ErrRetryBudget))
-	assert.Equal(t, "outcome_unknown", remedyotel.Cause(&remedy.CallError{Cause: remedy.ErrOutcomeUnknown}))
+	assert.Equal(t, "retry_budget", remedyotel.Cause(client.ErrRetryBudget))
+	assert.Equal(t, "outcome_unknown", remedyotel.Cause(&client.CallError{Cause: remedy.ErrOutcomeUnknown}))
 	assert.Equal(t, "other", remedyotel.Cause(errors.New("boom")))
 }
 
@@ -379,14 +380,14 @@ func TestPacedAttempt(t *testing.T) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	pacer := remedy.NewPacer()
+	pacer := client.NewPacer()
 	const origin = "https://api.example.com"
-	require.NoError(t, pacer.Learn(context.Background(), origin, remedy.Limit{Until: time.Now().Add(50 * time.Millisecond)}))
-	loop := remedy.Loop{Pacer: pacer, Hooks: remedyotel.ClientHooks(remedyotel.WithTracerProvider(tp), remedyotel.WithMeterProvider(mp)),
-		Transport: remedy.TransportFunc(func(context.Context, *remedy.Request) (*remedy.Response, error) {
-			return &remedy.Response{Status: 200, Body: []byte(`{}`)}, nil
+	require.NoError(t, pacer.Learn(context.Background(), origin, client.Limit{Until: time.Now().Add(50 * time.Millisecond)}))
+	loop := client.Loop{Pacer: pacer, Hooks: remedyotel.ClientHooks(remedyotel.WithTracerProvider(tp), remedyotel.WithMeterProvider(mp)),
+		Transport: client.TransportFunc(func(context.Context, *client.Request) (*client.Response, error) {
+			return &client.Response{Status: 200, Body: []byte(`{}`)}, nil
 		})}
-	resp, err := loop.Do(context.Background(), remedy.Call{Operation: "read", Origin: origin, Idempotent: true})
+	resp, err := loop.Do(context.Background(), client.Call{Operation: "read", Origin: origin, Idempotent: true})
 	require.NoError(t, err)
 	paced := resp.Attempts[0].Paced
 	require.Positive(t, paced)

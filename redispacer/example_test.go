@@ -6,7 +6,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/redispacer"
 )
 
@@ -25,10 +25,10 @@ func Example() {
 	// its limits; another key, another prefix.
 	pacer := redispacer.New(rdb, redispacer.Options{Prefix: "pace:orders-team:"})
 
-	c, err := remedy.NewClient(
-		remedy.WithBaseURL("https://api.example.com"),
-		remedy.WithOperations(remedy.Operation{Name: "create_order", Method: "POST", Path: "/v1/orders"}),
-		remedy.WithPacer(pacer),
+	c, err := client.New(
+		client.WithBaseURL("https://api.example.com"),
+		client.WithOperations(client.Operation{Name: "create_order", Method: "POST", Path: "/v1/orders"}),
+		client.WithPacer(pacer),
 	)
 	if err != nil {
 		panic(err)

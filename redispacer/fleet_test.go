@@ -20,7 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/internal/testkit/redistest"
 	"github.com/remedy-go/remedy/redispacer"
 )
@@ -245,13 +245,13 @@ func TestFleetChild(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(cfgJSON), &cfg))
 	p := &timedPacer{}
 	if cfg.Shared {
-		client := redis.NewClient(&redis.Options{Addr: cfg.Redis})
-		defer client.Close()
-		rp := redispacer.New(client, redispacer.Options{Prefix: cfg.Prefix})
+		c := redis.NewClient(&redis.Options{Addr: cfg.Redis})
+		defer c.Close()
+		rp := redispacer.New(c, redispacer.Options{Prefix: cfg.Prefix})
 		require.NoError(t, rp.Load(context.Background())) // and a connection open
 		p.Pacer = rp
 	} else {
-		p.Pacer = remedy.NewPacer()
+		p.Pacer = client.NewPacer()
 	}
 	call := fleetCaller(t, cfg, p)
 
@@ -287,7 +287,7 @@ func TestFleetChild(t *testing.T) {
 
 // timedPacer keeps the duration of its longest call, for the tolerance of TestFleet.
 type timedPacer struct {
-	remedy.Pacer
+	client.Pacer
 	max atomic.Int64
 }
 
@@ -306,23 +306,23 @@ func (p *timedPacer) Take(ctx context.Context, key string) (time.Time, error) {
 	return p.Pacer.Take(ctx, key)
 }
 
-func (p *timedPacer) Learn(ctx context.Context, key string, l remedy.Limit) error {
+func (p *timedPacer) Learn(ctx context.Context, key string, l client.Limit) error {
 	defer p.took(time.Now())
 	return p.Pacer.Learn(ctx, key, l)
 }
 
 // fleetCaller returns the call of a child: a Client with the defaults but for p and its HTTP
 // client, which carries the API key and stamps each request with when its sending began.
-func fleetCaller(t *testing.T, cfg fleetChild, p remedy.Pacer) func(ctx context.Context) error {
+func fleetCaller(t *testing.T, cfg fleetChild, p client.Pacer) func(ctx context.Context) error {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 2 * cfg.Callers
 	hc := &http.Client{Transport: stampSent{tr}}
 	warm(t, hc, cfg.URL, cfg.Callers)
-	c, err := remedy.NewClient(
-		remedy.WithBaseURL(cfg.URL),
-		remedy.WithHTTPClient(hc),
-		remedy.WithOperations(remedy.Operation{Name: "work", Method: http.MethodGet, Path: "/v1/work"}),
-		remedy.WithPacer(p),
+	c, err := client.New(
+		client.WithBaseURL(cfg.URL),
+		client.WithHTTPClient(hc),
+		client.WithOperations(client.Operation{Name: "work", Method: http.MethodGet, Path: "/v1/work"}),
+		client.WithPacer(p),
 	)
 	require.NoError(t, err)
 	return func(ctx context.Context) error {

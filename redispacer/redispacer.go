@@ -17,7 +17,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 )
 
 // DefaultPrefix starts every key of a Pacer unless Options say otherwise.
@@ -112,12 +112,12 @@ type Options struct {
 	Timeout time.Duration
 }
 
-var _ remedy.Pacer = (*Pacer)(nil)
+var _ client.Pacer = (*Pacer)(nil)
 
 // New returns a Pacer that keeps its holds in client, which may be a single-node, failover or
 // cluster client. The Pacer does not close client.
-func New(client redis.UniversalClient, opts Options) *Pacer {
-	p := &Pacer{client: client, prefix: opts.Prefix, timeout: opts.Timeout, now: time.Now, inflight: map[string]int{}, name: rand.Text()}
+func New(c redis.UniversalClient, opts Options) *Pacer {
+	p := &Pacer{client: c, prefix: opts.Prefix, timeout: opts.Timeout, now: time.Now, inflight: map[string]int{}, name: rand.Text()}
 	if p.prefix == "" {
 		p.prefix = DefaultPrefix
 	}
@@ -322,7 +322,7 @@ func (p *Pacer) Take(ctx context.Context, key string) (time.Time, error) {
 // MaxAhead from now) and a count of requests until a reset, less the fleet's requests still in
 // flight. It is one round trip, whatever the answer said: the fleet's count of requests in
 // flight is kept in Redis.
-func (p *Pacer) Learn(ctx context.Context, key string, l remedy.Limit) error {
+func (p *Pacer) Learn(ctx context.Context, key string, l client.Limit) error {
 	p.mu.Lock()
 	n := p.inflight[key] - 1
 	idle := n <= 0

@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/internal/testkit/pacertest"
 	"github.com/remedy-go/remedy/internal/testkit/redistest"
 	"github.com/remedy-go/remedy/redispacer"
@@ -25,28 +25,28 @@ import (
 
 func TestPacer(t *testing.T) {
 	t.Parallel()
-	client := redistest.Client(t, redistest.Start(t))
-	pacertest.Run(t, func(t *testing.T) remedy.Pacer {
-		return redispacer.New(client, redispacer.Options{Prefix: redistest.Prefix()})
+	rdb := redistest.Client(t, redistest.Start(t))
+	pacertest.Run(t, func(t *testing.T) client.Pacer {
+		return redispacer.New(rdb, redispacer.Options{Prefix: redistest.Prefix()})
 	})
 }
 
 func TestClusterPacer(t *testing.T) {
 	t.Parallel()
 	c := redistest.StartCluster(t, 3, 0)
-	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs()})
-	t.Cleanup(func() { client.Close() })
-	pacertest.Run(t, func(t *testing.T) remedy.Pacer {
-		return redispacer.New(client, redispacer.Options{Prefix: redistest.Prefix()})
+	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs()})
+	t.Cleanup(func() { rdb.Close() })
+	pacertest.Run(t, func(t *testing.T) client.Pacer {
+		return redispacer.New(rdb, redispacer.Options{Prefix: redistest.Prefix()})
 	})
 
 	// The keys of many origins (random: CRC16 of names that differ in one digit can share a
 	// master) spread over the masters, each on the master serving its slot.
 	ctx := context.Background()
 	prefix := redistest.Prefix()
-	p := redispacer.New(client, redispacer.Options{Prefix: prefix})
+	p := redispacer.New(rdb, redispacer.Options{Prefix: prefix})
 	for range 64 {
-		require.NoError(t, p.Learn(ctx, "https://"+rand.Text()+".example.com", remedy.Limit{Until: time.Now().Add(time.Hour)}))
+		require.NoError(t, p.Learn(ctx, "https://"+rand.Text()+".example.com", client.Limit{Until: time.Now().Add(time.Hour)}))
 	}
 	masters := 0
 	for _, addr := range c.Masters() {
@@ -64,16 +64,16 @@ func TestClusterPacer(t *testing.T) {
 func TestKeys(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	client := redistest.Client(t, redistest.Start(t))
+	rdb := redistest.Client(t, redistest.Start(t))
 	prefix := redistest.Prefix()
-	p := redispacer.New(client, redispacer.Options{Prefix: prefix})
+	p := redispacer.New(rdb, redispacer.Options{Prefix: prefix})
 
 	const origin = "https://api.example.com"
-	require.NoError(t, p.Learn(ctx, origin, remedy.Limit{Until: time.Now().Add(time.Hour)}))
-	ttl, err := client.PTTL(ctx, prefix+origin).Result()
+	require.NoError(t, p.Learn(ctx, origin, client.Limit{Until: time.Now().Add(time.Hour)}))
+	ttl, err := rdb.PTTL(ctx, prefix+origin).Result()
 	require.NoError(t, err)
 	assert.InDelta(t, time.Hour.Seconds(), ttl.Seconds(), pacertest.Slack.Seconds(), "the key expires when the hold ends")
-	v, err := client.HGet(ctx, prefix+origin, "h").Int64()
+	v, err := rdb.HGet(ctx, prefix+origin, "h").Int64()
 	require.NoError(t, err)
 	assert.InDelta(t, time.Now().Add(time.Hour).UnixMilli(), v, float64(pacertest.Slack.Milliseconds()), "the end of the hold, in Unix ms")
 	u, err := p.Take(ctx, origin)
@@ -81,22 +81,22 @@ func TestKeys(t *testing.T) {
 	assert.InDelta(t, v, u.UnixMilli(), float64(pacertest.Slack.Milliseconds()), "Take reads the value")
 
 	// A count: its reset and what is left, expiring at the reset.
-	require.NoError(t, p.Learn(ctx, "counted", remedy.Limit{Remaining: 5, Reset: time.Now().Add(time.Minute)}))
-	fields, err := client.HGetAll(ctx, prefix+"counted").Result()
+	require.NoError(t, p.Learn(ctx, "counted", client.Limit{Remaining: 5, Reset: time.Now().Add(time.Minute)}))
+	fields, err := rdb.HGetAll(ctx, prefix+"counted").Result()
 	require.NoError(t, err)
 	assert.Equal(t, "5", fields["n"])
 	r, err := strconv.ParseInt(fields["r"], 10, 64)
 	require.NoError(t, err)
 	assert.InDelta(t, time.Now().Add(time.Minute).UnixMilli(), r, float64(pacertest.Slack.Milliseconds()), "the reset, in Unix ms")
-	ttl, err = client.PTTL(ctx, prefix+"counted").Result()
+	ttl, err = rdb.PTTL(ctx, prefix+"counted").Result()
 	require.NoError(t, err)
 	assert.InDelta(t, time.Minute.Seconds(), ttl.Seconds(), pacertest.Slack.Seconds(), "the key expires at the reset")
-	require.NoError(t, client.Del(ctx, prefix+"counted").Err())
+	require.NoError(t, rdb.Del(ctx, prefix+"counted").Err())
 
 	for _, key := range []string{"a\x00b", "{tag}", "#x", "a b", strings.Repeat("x", 300), "é"} {
-		require.NoError(t, p.Learn(ctx, key, remedy.Limit{Until: time.Now().Add(time.Hour)}))
+		require.NoError(t, p.Learn(ctx, key, client.Limit{Until: time.Now().Add(time.Hour)}))
 	}
-	keys, err := client.Keys(ctx, prefix+"*").Result()
+	keys, err := rdb.Keys(ctx, prefix+"*").Result()
 	require.NoError(t, err)
 	assert.Len(t, keys, 7)
 	for _, k := range keys {
@@ -104,14 +104,14 @@ func TestKeys(t *testing.T) {
 			continue
 		}
 		assert.Regexp(t, "^"+prefix+"#[0-9a-f]{64}$", k, "an odd key is hashed")
-		ttl, err := client.PTTL(ctx, k).Result()
+		ttl, err := rdb.PTTL(ctx, k).Result()
 		require.NoError(t, err)
 		assert.Greater(t, ttl, time.Hour-pacertest.Slack, "%s expires", k)
 	}
 
 	// A hold that has passed writes nothing.
-	require.NoError(t, p.Learn(ctx, "passed", remedy.Limit{Until: time.Now().Add(-time.Second)}))
-	n, err := client.Exists(ctx, prefix+"passed").Result()
+	require.NoError(t, p.Learn(ctx, "passed", client.Limit{Until: time.Now().Add(-time.Second)}))
+	n, err := rdb.Exists(ctx, prefix+"passed").Result()
 	require.NoError(t, err)
 	assert.Zero(t, n)
 }
@@ -121,9 +121,9 @@ func TestKeys(t *testing.T) {
 func TestMaxAhead(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	client := redistest.Client(t, redistest.Start(t))
+	rdb := redistest.Client(t, redistest.Start(t))
 	prefix := redistest.Prefix()
-	p := redispacer.New(client, redispacer.Options{Prefix: prefix})
+	p := redispacer.New(rdb, redispacer.Options{Prefix: prefix})
 	capped := func(key string) {
 		t.Helper()
 		u, err := p.Take(ctx, key)
@@ -133,19 +133,19 @@ func TestMaxAhead(t *testing.T) {
 
 	for _, ahead := range []time.Duration{redispacer.MaxAhead + time.Minute, 10 * 365 * 24 * time.Hour, time.Duration(1<<63 - 1)} {
 		key := "held-" + ahead.String()
-		require.NoError(t, p.Learn(ctx, key, remedy.Limit{Until: time.Now().Add(ahead)}))
+		require.NoError(t, p.Learn(ctx, key, client.Limit{Until: time.Now().Add(ahead)}))
 		capped(key)
-		ttl, err := client.PTTL(ctx, prefix+key).Result()
+		ttl, err := rdb.PTTL(ctx, prefix+key).Result()
 		require.NoError(t, err)
 		assert.LessOrEqual(t, ttl, redispacer.MaxAhead, "the key of %q lives at most MaxAhead", key)
 	}
-	require.NoError(t, p.Learn(ctx, "far", remedy.Limit{Until: time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)}))
+	require.NoError(t, p.Learn(ctx, "far", client.Limit{Until: time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)}))
 	capped("far")
 
 	// Values written by something else, without a TTL.
 	for i, v := range []string{"99999999999999999999", "1e400", "inf", "9e15"} {
 		key := fmt.Sprintf("written%d", i)
-		require.NoError(t, client.HSet(ctx, prefix+key, "h", v).Err())
+		require.NoError(t, rdb.HSet(ctx, prefix+key, "h", v).Err())
 		u, err := p.Take(ctx, key)
 		if err != nil {
 			assert.ErrorIs(t, err, redispacer.ErrMalformed, "%q", v)
@@ -160,14 +160,14 @@ func TestMaxAhead(t *testing.T) {
 func TestMalformed(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	client := redistest.Client(t, redistest.Start(t))
+	rdb := redistest.Client(t, redistest.Start(t))
 	prefix := redistest.Prefix()
-	p := redispacer.New(client, redispacer.Options{Prefix: prefix})
+	p := redispacer.New(rdb, redispacer.Options{Prefix: prefix})
 
 	write := map[string]func(key string) error{
-		"a string": func(key string) error { return client.Set(ctx, key, "1000", 0).Err() },
-		"a list":   func(key string) error { return client.RPush(ctx, key, "x").Err() },
-		"a set":    func(key string) error { return client.SAdd(ctx, key, "x").Err() },
+		"a string": func(key string) error { return rdb.Set(ctx, key, "1000", 0).Err() },
+		"a list":   func(key string) error { return rdb.RPush(ctx, key, "x").Err() },
+		"a set":    func(key string) error { return rdb.SAdd(ctx, key, "x").Err() },
 	}
 	for name, w := range write {
 		key := "bad-" + strings.ReplaceAll(name, " ", "-")
@@ -177,7 +177,7 @@ func TestMalformed(t *testing.T) {
 		assert.True(t, u.IsZero(), "%s reads as none: %v", name, u)
 
 		at := time.Now().Add(time.Hour)
-		require.NoError(t, p.Learn(ctx, key, remedy.Limit{Until: at}), "a hold over %s", name)
+		require.NoError(t, p.Learn(ctx, key, client.Limit{Until: at}), "a hold over %s", name)
 		u, err = p.Take(ctx, key)
 		require.NoError(t, err)
 		assert.WithinDuration(t, at, u, pacertest.Slack, "the hold that replaced %s", name)
@@ -186,7 +186,7 @@ func TestMalformed(t *testing.T) {
 
 	for i, v := range []string{"", "soon", "nan", "-nan", "0x", "12abc", "\xff"} {
 		key := fmt.Sprintf("fields%d", i)
-		require.NoError(t, client.HSet(ctx, prefix+key, "h", v, "r", v, "n", v).Err())
+		require.NoError(t, rdb.HSet(ctx, prefix+key, "h", v, "r", v, "n", v).Err())
 		for range 3 {
 			u, err := p.Take(ctx, key)
 			require.NoError(t, err, "the fields %q", v)
@@ -195,14 +195,14 @@ func TestMalformed(t *testing.T) {
 	}
 
 	// A passed time holds nothing.
-	require.NoError(t, client.HSet(ctx, prefix+"old", "h", "1000", "r", "1000", "n", "0").Err())
+	require.NoError(t, rdb.HSet(ctx, prefix+"old", "h", "1000", "r", "1000", "n", "0").Err())
 	u, err := p.Take(ctx, "old")
 	require.NoError(t, err)
 	assert.True(t, u.IsZero())
 }
 
 // A Redis that is down, or that accepts connections and answers nothing: each method fails
-// within the Pacer's timeout (the context bounds it: without it, the client would dial and
+// within the Pacer's timeout (the context bounds it: without it, the rdb would dial and
 // retry for seconds), and then fails at once, without a dial, until the pause ends.
 func TestUnavailable(t *testing.T) {
 	t.Parallel()
@@ -228,15 +228,15 @@ func TestUnavailable(t *testing.T) {
 				var d net.Dialer
 				return d.DialContext(ctx, network, addr)
 			}
-			client := redis.NewClient(&tc.opts)
-			defer client.Close()
+			rdb := redis.NewClient(&tc.opts)
+			defer rdb.Close()
 			for name, op := range map[string]func(p *redispacer.Pacer) error{
 				"Take": func(p *redispacer.Pacer) error { _, err := p.Take(context.Background(), "k"); return err },
 				"Learn": func(p *redispacer.Pacer) error {
-					return p.Learn(context.Background(), "k", remedy.Limit{Until: time.Now().Add(time.Hour)})
+					return p.Learn(context.Background(), "k", client.Limit{Until: time.Now().Add(time.Hour)})
 				},
 			} {
-				p := redispacer.New(client, redispacer.Options{Timeout: timeout})
+				p := redispacer.New(rdb, redispacer.Options{Timeout: timeout})
 				start := time.Now()
 				err := op(p)
 				took := time.Since(start)
@@ -253,7 +253,7 @@ func TestUnavailable(t *testing.T) {
 				for range 10 {
 					_, err := p.Take(context.Background(), "k")
 					assert.ErrorIs(t, err, redispacer.ErrUnavailable, "%s: Take in the pause", name)
-					err = p.Learn(context.Background(), "k", remedy.Limit{Until: time.Now().Add(time.Hour)})
+					err = p.Learn(context.Background(), "k", client.Limit{Until: time.Now().Add(time.Hour)})
 					assert.ErrorIs(t, err, redispacer.ErrUnavailable, "%s: Learn in the pause", name)
 				}
 				assert.Equal(t, dialed, dials.Load(), "%s: dials in the pause", name)
@@ -297,7 +297,7 @@ func TestUnavailableRecovers(t *testing.T) {
 	t.Parallel()
 	addr := redistest.Start(t)
 	var down atomic.Bool
-	client := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1,
+	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1,
 		Dialer: func(ctx context.Context, network, _ string) (net.Conn, error) {
 			if down.Load() {
 				return nil, errors.New("down")
@@ -305,8 +305,8 @@ func TestUnavailableRecovers(t *testing.T) {
 			var d net.Dialer
 			return d.DialContext(ctx, network, addr)
 		}})
-	t.Cleanup(func() { client.Close() })
-	p := redispacer.New(client, redispacer.Options{Prefix: redistest.Prefix()})
+	t.Cleanup(func() { rdb.Close() })
+	p := redispacer.New(rdb, redispacer.Options{Prefix: redistest.Prefix()})
 	var clock atomic.Int64
 	clock.Store(time.Now().UnixNano())
 	redispacer.SetClock(p, func() time.Time { return time.Unix(0, clock.Load()) })
@@ -317,12 +317,12 @@ func TestUnavailableRecovers(t *testing.T) {
 	cancel()
 	_, err := p.Take(canceled, "k")
 	assert.ErrorIs(t, err, context.Canceled)
-	assert.ErrorIs(t, p.Learn(canceled, "k", remedy.Limit{Until: time.Now().Add(time.Hour)}), context.Canceled)
-	require.NoError(t, p.Learn(ctx, "k", remedy.Limit{Until: time.Now().Add(time.Hour)}), "no pause after the caller's context")
+	assert.ErrorIs(t, p.Learn(canceled, "k", client.Limit{Until: time.Now().Add(time.Hour)}), context.Canceled)
+	require.NoError(t, p.Learn(ctx, "k", client.Limit{Until: time.Now().Add(time.Hour)}), "no pause after the caller's context")
 
 	// Redis goes down: one failure, then the pause.
 	down.Store(true)
-	client.Do(ctx, "client", "kill", "type", "normal", "skipme", "no") // drop the pool's connections: a new dial for the next call
+	rdb.Do(ctx, "client", "kill", "type", "normal", "skipme", "no") // drop the pool's connections: a new dial for the next call
 	_, err = p.Take(ctx, "k")
 	require.Error(t, err)
 	assert.NotErrorIs(t, err, redispacer.ErrUnavailable)
@@ -344,8 +344,8 @@ func TestUnavailableRecovers(t *testing.T) {
 // before each attempt, and a Learn after an answer that states a limit.
 func BenchmarkPacer(b *testing.B) {
 	ctx := context.Background()
-	client := redistest.Client(b, redistest.Start(b))
-	p := redispacer.New(client, redispacer.Options{Prefix: redistest.Prefix()})
+	rdb := redistest.Client(b, redistest.Start(b))
+	p := redispacer.New(rdb, redispacer.Options{Prefix: redistest.Prefix()})
 	if err := p.Load(ctx); err != nil {
 		b.Fatal(err)
 	}
@@ -359,7 +359,7 @@ func BenchmarkPacer(b *testing.B) {
 		}
 	})
 	b.Run("Learn", func(b *testing.B) {
-		l := remedy.Limit{Remaining: 1 << 30, Reset: time.Now().Add(time.Hour)}
+		l := client.Limit{Remaining: 1 << 30, Reset: time.Now().Add(time.Hour)}
 		b.ReportAllocs()
 		for b.Loop() {
 			if err := p.Learn(ctx, origin, l); err != nil {
@@ -377,9 +377,9 @@ func TestCountShared(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	addr := redistest.Start(t)
-	client := redistest.Client(t, addr)
+	rdb := redistest.Client(t, addr)
 	prefix := redistest.Prefix()
-	a := redispacer.New(client, redispacer.Options{Prefix: prefix})
+	a := redispacer.New(rdb, redispacer.Options{Prefix: prefix})
 	b := redispacer.New(redistest.Client(t, addr), redispacer.Options{Prefix: prefix})
 	const key = "https://api.example.com"
 	reset := time.Now().Add(time.Hour)
@@ -392,13 +392,13 @@ func TestCountShared(t *testing.T) {
 
 	// A process that ended long ago with requests in flight.
 	old := strconv.FormatInt(time.Now().Add(-2*time.Minute).UnixMilli(), 10)
-	require.NoError(t, client.HSet(ctx, prefix+key, "f:ghost", "40", "s:ghost", old).Err())
+	require.NoError(t, rdb.HSet(ctx, prefix+key, "f:ghost", "40", "s:ghost", old).Err())
 	// a and b have two requests each in flight when the first answer says 6 remain: 3 may go,
 	// fleet-wide.
 	for _, p := range []*redispacer.Pacer{a, a, b, b} {
 		require.True(t, take(p))
 	}
-	require.NoError(t, a.Learn(ctx, key, remedy.Limit{Remaining: 6, Reset: reset}))
+	require.NoError(t, a.Learn(ctx, key, client.Limit{Remaining: 6, Reset: reset}))
 	went := 0
 	for i := range 10 {
 		if take([]*redispacer.Pacer{a, b}[i%2]) {
@@ -410,11 +410,11 @@ func TestCountShared(t *testing.T) {
 	require.NoError(t, err)
 	assert.WithinDuration(t, reset, u, pacertest.Slack, "held until the reset")
 	assert.False(t, u.Before(reset))
-	ghost, err := client.HExists(ctx, prefix+key, "f:ghost").Result()
+	ghost, err := rdb.HExists(ctx, prefix+key, "f:ghost").Result()
 	require.NoError(t, err)
 	assert.False(t, ghost, "the ended process's count is forgotten")
 
 	// b's answers say more remain than the count: nothing is raised.
-	require.NoError(t, b.Learn(ctx, key, remedy.Limit{Remaining: 50, Reset: reset}))
+	require.NoError(t, b.Learn(ctx, key, client.Limit{Remaining: 50, Reset: reset}))
 	assert.False(t, take(a), "a count is only ever lowered before its reset")
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/internal/testkit/redistest"
 	"github.com/remedy-go/remedy/server"
 	"github.com/remedy-go/remedy/server/redisstore"
@@ -82,11 +83,11 @@ func shutdown(t *testing.T, e *exportAPI) {
 	require.NoError(t, e.api.Shutdown(ctx))
 }
 
-func exportClient(t *testing.T, url string, opts ...remedy.Option) *remedy.Client {
+func exportClient(t *testing.T, url string, opts ...client.Option) *client.Client {
 	t.Helper()
-	c, err := remedy.NewClient(append([]remedy.Option{remedy.WithBaseURL(url), remedy.WithOperations(
-		remedy.Operation{Name: "export_invoices", Method: "POST", Path: "/v1/exports"},
-		remedy.Operation{Name: "export_now", Method: "POST", Path: "/v1/exports/now"},
+	c, err := client.New(append([]client.Option{client.WithBaseURL(url), client.WithOperations(
+		client.Operation{Name: "export_invoices", Method: "POST", Path: "/v1/exports"},
+		client.Operation{Name: "export_now", Method: "POST", Path: "/v1/exports/now"},
 	)}, opts...)...)
 	require.NoError(t, err)
 	return c
@@ -100,7 +101,7 @@ func TestAsyncOverREST(t *testing.T) {
 	e := newExportAPI(t, nil)
 	srv := httptest.NewServer(e.api)
 	defer srv.Close()
-	c := exportClient(t, srv.URL, remedy.WithHooks(remedy.Hooks{AttemptEnd: func(_ context.Context, a *remedy.Attempt) {
+	c := exportClient(t, srv.URL, client.WithHooks(client.Hooks{AttemptEnd: func(_ context.Context, a *client.Attempt) {
 		if a.Poll {
 			e.release() // the client saw it running at least once
 		}
@@ -110,9 +111,9 @@ func TestAsyncOverREST(t *testing.T) {
 	assert.JSONEq(t, `{"url":"/files/invoices.csv","rows":3}`, string(resp.Body))
 	require.GreaterOrEqual(t, len(resp.Attempts), 3)
 	assert.Equal(t, 202, resp.Attempts[0].Status)
-	assert.Equal(t, remedy.ActPoll, resp.Attempts[0].Decision.Action)
+	assert.Equal(t, client.ActPoll, resp.Attempts[0].Decision.Action)
 	assert.True(t, resp.Attempts[1].Poll)
-	assert.Equal(t, remedy.ActPoll, resp.Attempts[1].Decision.Action, "the first poll found it running")
+	assert.Equal(t, client.ActPoll, resp.Attempts[1].Decision.Action, "the first poll found it running")
 	assert.True(t, strings.HasPrefix(resp.Attempts[1].Target, server.StatusPath+"/"))
 	assert.Equal(t, int32(1), e.runs.Load())
 }
@@ -129,7 +130,7 @@ func TestAsyncFailures(t *testing.T) {
 	ctx := context.Background()
 
 	_, err := c.Call(ctx, "export_invoices", map[string]any{"format": "fail"})
-	require.ErrorIs(t, err, remedy.ErrOperationFailed)
+	require.ErrorIs(t, err, client.ErrOperationFailed)
 	var async *remedy.Envelope
 	require.ErrorAs(t, err, &async)
 	_, err = c.Call(ctx, "export_now", map[string]any{"format": "fail"})
@@ -142,7 +143,7 @@ func TestAsyncFailures(t *testing.T) {
 	assert.Equal(t, sync.Hint, async.Hint)
 
 	_, err = c.Call(ctx, "export_invoices", map[string]any{"format": "panic"})
-	require.ErrorIs(t, err, remedy.ErrOperationFailed)
+	require.ErrorIs(t, err, client.ErrOperationFailed)
 	require.ErrorAs(t, err, &async)
 	assert.Equal(t, server.CodeInternalError, async.Code)
 	assert.NotContains(t, async.Message, "boom", "nothing of the panic reaches the caller")
@@ -358,9 +359,9 @@ func TestAsyncOverMCP(t *testing.T) {
 // running and then ended.
 func TestAsyncAcrossInstances(t *testing.T) {
 	t.Parallel()
-	client := redis.NewClient(&redis.Options{Addr: redistest.Start(t)})
-	t.Cleanup(func() { client.Close() })
-	store := redisstore.New(client, redisstore.Options{Prefix: "async-test:"})
+	c := redis.NewClient(&redis.Options{Addr: redistest.Start(t)})
+	t.Cleanup(func() { c.Close() })
+	store := redisstore.New(c, redisstore.Options{Prefix: "async-test:"})
 	opts := []server.Option{server.WithIdempotency(server.IdempotencyOptions{Store: store}), server.WithConfirmation(server.ConfirmOptions{Store: store})}
 	one := newExportAPI(t, nil, opts...)
 	two := newExportAPI(t, nil, opts...)
@@ -386,7 +387,7 @@ func TestAsyncAcrossInstances(t *testing.T) {
 
 	// And the reference client, submitting to one instance's URL, is answered by it alone;
 	// its polls reach the status through the shared store all the same.
-	one2 := exportClient(t, s2.URL, remedy.WithHooks(remedy.Hooks{AttemptEnd: func(_ context.Context, a *remedy.Attempt) {
+	one2 := exportClient(t, s2.URL, client.WithHooks(client.Hooks{AttemptEnd: func(_ context.Context, a *client.Attempt) {
 		if a.Poll {
 			two.release()
 		}

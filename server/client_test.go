@@ -11,13 +11,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/server"
 	"github.com/remedy-go/remedy/server/storetest"
 )
 
 // orderOps are the order API's operations as the client registers them.
-var orderOps = []remedy.Operation{
+var orderOps = []client.Operation{
 	{Name: "create_order", Method: "POST", Path: "/v1/orders"},
 	{Name: "get_order", Method: "GET", Path: "/v1/orders/{id}"},
 	{Name: "list_orders", Method: "GET", Path: "/v1/orders"},
@@ -25,14 +25,14 @@ var orderOps = []remedy.Operation{
 	{Name: "pay_order", Method: "POST", Path: "/v1/orders/{id}/pay"},
 }
 
-func orderClient(t *testing.T, url string, opts ...remedy.Option) *remedy.Client {
+func orderClient(t *testing.T, url string, opts ...client.Option) *client.Client {
 	t.Helper()
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	t.Cleanup(tr.CloseIdleConnections)
-	c, err := remedy.NewClient(append([]remedy.Option{
-		remedy.WithBaseURL(url), remedy.WithHTTPClient(&http.Client{Transport: tr}),
-		remedy.WithOperations(orderOps...),
-		remedy.WithBackoff(func() backoff.BackOff { return backoff.NewConstantBackOff(time.Millisecond) }),
+	c, err := client.New(append([]client.Option{
+		client.WithBaseURL(url), client.WithHTTPClient(&http.Client{Transport: tr}),
+		client.WithOperations(orderOps...),
+		client.WithBackoff(func() backoff.BackOff { return backoff.NewConstantBackOff(time.Millisecond) }),
 	}, opts...)...)
 	require.NoError(t, err)
 	return c
@@ -45,7 +45,7 @@ func TestClientRepairsAgainstServer(t *testing.T) {
 	c := orderClient(t, srv.URL)
 	// The server suggests no value for a number out of range: moving it onto the bound it
 	// violated is the client's proposal, sent only because this policy approves it.
-	clamps := orderClient(t, srv.URL, remedy.WithRewritePolicy(remedy.AllRewrites))
+	clamps := orderClient(t, srv.URL, client.WithRewritePolicy(client.AllRewrites))
 	ctx := context.Background()
 
 	t.Run("validation, repaired from the allowed value and, approved, the bound", func(t *testing.T) {
@@ -53,7 +53,7 @@ func TestClientRepairsAgainstServer(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, resp.Attempts, 2)
 		assert.Equal(t, 422, resp.Attempts[0].Status)
-		assert.Equal(t, remedy.ActRewrite, resp.Attempts[0].Decision.Action)
+		assert.Equal(t, client.ActRewrite, resp.Attempts[0].Decision.Action)
 		var o Order
 		require.NoError(t, json.Unmarshal(resp.Body, &o))
 		assert.Equal(t, "usd", o.Currency)
@@ -86,7 +86,7 @@ func TestClientRepairsAgainstServer(t *testing.T) {
 	})
 	t.Run("not found is not retried", func(t *testing.T) {
 		_, err := c.Call(ctx, "get_order", map[string]any{"id": "ord_zzz"})
-		var ce *remedy.CallError
+		var ce *client.CallError
 		require.ErrorAs(t, err, &ce)
 		assert.Len(t, ce.Attempts, 1)
 		assert.Equal(t, "not_found", ce.Envelope.Code)
@@ -101,8 +101,8 @@ func TestClientWaitsOutRateLimit(t *testing.T) {
 	// its retry finds a token only if the client waited all the server asked.
 	clock := storetest.NewClock()
 	srv, _ := newOrderAPI(t, server.WithClock(clock.Now), server.WithRateLimit(20, 1))
-	c := orderClient(t, srv.URL, remedy.WithHooks(remedy.Hooks{AttemptEnd: func(_ context.Context, a *remedy.Attempt) {
-		if a.Decision.Action == remedy.ActRetry {
+	c := orderClient(t, srv.URL, client.WithHooks(client.Hooks{AttemptEnd: func(_ context.Context, a *client.Attempt) {
+		if a.Decision.Action == client.ActRetry {
 			clock.Advance(a.Decision.Wait)
 		}
 	}}))
@@ -114,7 +114,7 @@ func TestClientWaitsOutRateLimit(t *testing.T) {
 	require.Len(t, resp.Attempts, 2)
 	first := resp.Attempts[0]
 	assert.Equal(t, 429, first.Status)
-	assert.Equal(t, remedy.ActRetry, first.Decision.Action)
+	assert.Equal(t, client.ActRetry, first.Decision.Action)
 	assert.Equal(t, 50*time.Millisecond, first.Decision.Asked, "one token at 20 a second")
 	assert.Equal(t, 50*time.Millisecond, first.Decision.Wait, "what the server asked")
 }

@@ -6,7 +6,7 @@ import (
 	"net/http/httptest"
 	"time"
 
-	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/server"
 )
 
@@ -34,8 +34,8 @@ func ExampleAsync() {
 	defer srv.Close()
 	defer api.Shutdown(context.Background())
 
-	c, err := remedy.NewClient(remedy.WithBaseURL(srv.URL),
-		remedy.WithOperations(remedy.Operation{Name: "export", Method: "POST", Path: "/v1/exports"}))
+	c, err := client.New(client.WithBaseURL(srv.URL),
+		client.WithOperations(client.Operation{Name: "export", Method: "POST", Path: "/v1/exports"}))
 	if err != nil {
 		panic(err)
 	}

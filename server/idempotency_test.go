@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/server"
 	"github.com/remedy-go/remedy/server/storetest"
 )
@@ -354,9 +354,9 @@ func TestClientConfirmsOnce(t *testing.T) {
 	srv := httptest.NewServer(api)
 	t.Cleanup(srv.Close)
 	approved := 0
-	c, err := remedy.NewClient(remedy.WithBaseURL(srv.URL),
-		remedy.WithOperations(remedy.Operation{Name: "delete_account", Method: "POST", Path: "/v1/accounts/{id}/delete"}),
-		remedy.WithConfirmPolicy(remedy.ConfirmFunc(func(ctx context.Context, ch *remedy.Challenge) (bool, error) {
+	c, err := client.New(client.WithBaseURL(srv.URL),
+		client.WithOperations(client.Operation{Name: "delete_account", Method: "POST", Path: "/v1/accounts/{id}/delete"}),
+		client.WithConfirmPolicy(client.ConfirmFunc(func(ctx context.Context, ch *client.Challenge) (bool, error) {
 			approved++
 			return true, nil
 		})))
@@ -369,7 +369,7 @@ func TestClientConfirmsOnce(t *testing.T) {
 	assert.EqualValues(t, 1, runs.Load())
 	assert.Equal(t, 1, approved)
 	require.Len(t, resp.Attempts, 2)
-	assert.Equal(t, remedy.ActConfirm, resp.Attempts[0].Decision.Action)
+	assert.Equal(t, client.ActConfirm, resp.Attempts[0].Decision.Action)
 }
 
 // brokenStore is a store whose backend cannot be reached.

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/server"
 )
 
@@ -69,13 +70,13 @@ func TestLoopRepairsBeforeConfirming(t *testing.T) {
 	t.Parallel()
 	srv, runs := confirmedRefundAPI(t)
 	var asked []string
-	approve := remedy.ConfirmFunc(func(_ context.Context, ch *remedy.Challenge) (bool, error) {
+	approve := client.ConfirmFunc(func(_ context.Context, ch *client.Challenge) (bool, error) {
 		asked = append(asked, string(ch.Args))
 		return true, nil
 	})
-	c, err := remedy.NewClient(remedy.WithBaseURL(srv.URL),
-		remedy.WithOperations(remedy.Operation{Name: "refund_charge", Method: "POST", Path: "/v1/charges/{id}/refund"}),
-		remedy.WithConfirmPolicy(approve))
+	c, err := client.New(client.WithBaseURL(srv.URL),
+		client.WithOperations(client.Operation{Name: "refund_charge", Method: "POST", Path: "/v1/charges/{id}/refund"}),
+		client.WithConfirmPolicy(approve))
 	require.NoError(t, err)
 	resp, err := c.Call(context.Background(), "refund_charge", json.RawMessage(`{"id":"ch_1","currency":"USD","amount":5}`))
 	require.NoError(t, err)
@@ -97,15 +98,15 @@ func TestLoopConfirmsAgainAfterARepair(t *testing.T) {
 	srv, runs := confirmedRefundAPI(t)
 	var mu sync.Mutex
 	var asked []string // the arguments of each challenge the policy saw
-	approve := remedy.ConfirmFunc(func(_ context.Context, ch *remedy.Challenge) (bool, error) {
+	approve := client.ConfirmFunc(func(_ context.Context, ch *client.Challenge) (bool, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		asked = append(asked, string(ch.Args))
 		return true, nil
 	})
-	c, err := remedy.NewClient(remedy.WithBaseURL(srv.URL),
-		remedy.WithOperations(remedy.Operation{Name: "refund_charge_late", Method: "POST", Path: "/v1/charges/{id}/refund-late"}),
-		remedy.WithConfirmPolicy(approve))
+	c, err := client.New(client.WithBaseURL(srv.URL),
+		client.WithOperations(client.Operation{Name: "refund_charge_late", Method: "POST", Path: "/v1/charges/{id}/refund-late"}),
+		client.WithConfirmPolicy(approve))
 	require.NoError(t, err)
 
 	resp, err := c.Call(context.Background(), "refund_charge_late", json.RawMessage(`{"id":"ch_1","currency":"USD","amount":5}`))
@@ -132,16 +133,16 @@ func TestLoopConfirmsAgainAfterARepair(t *testing.T) {
 func TestLoopRepairedPayloadNeedsItsOwnApproval(t *testing.T) {
 	t.Parallel()
 	srv, runs := confirmedRefundAPI(t)
-	first := remedy.ConfirmFunc(func(_ context.Context, ch *remedy.Challenge) (bool, error) {
+	first := client.ConfirmFunc(func(_ context.Context, ch *client.Challenge) (bool, error) {
 		return string(ch.Args) == `{"id":"ch_1","currency":"USD","amount":5}`, nil
 	})
-	c, err := remedy.NewClient(remedy.WithBaseURL(srv.URL),
-		remedy.WithOperations(remedy.Operation{Name: "refund_charge", Method: "POST", Path: "/v1/charges/{id}/refund"}),
-		remedy.WithConfirmPolicy(first))
+	c, err := client.New(client.WithBaseURL(srv.URL),
+		client.WithOperations(client.Operation{Name: "refund_charge", Method: "POST", Path: "/v1/charges/{id}/refund"}),
+		client.WithConfirmPolicy(first))
 	require.NoError(t, err)
 	_, err = c.Call(context.Background(), "refund_charge", json.RawMessage(`{"id":"ch_1","currency":"USD","amount":5}`))
-	require.ErrorIs(t, err, remedy.ErrConfirmationRequired)
-	var ce *remedy.CallError
+	require.ErrorIs(t, err, client.ErrConfirmationRequired)
+	var ce *client.CallError
 	require.ErrorAs(t, err, &ce)
 	require.NotNil(t, ce.Challenge)
 	assert.JSONEq(t, `{"id":"ch_1","currency":"usd","amount":5}`, string(ce.Challenge.Args))

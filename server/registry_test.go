@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/server"
 )
 
@@ -27,37 +28,37 @@ var registryBuiltins = []struct {
 	category  remedy.Category
 	retryable bool
 	decorate  func(*remedy.Envelope)
-	action    remedy.Action
+	action    client.Action
 	cause     error // for ActStop
 }{
 	// Not retryable (sent unchanged, they fail the same way), and repaired from their issues.
-	{"invalid_parameter", 400, remedy.CategoryValidation, false, regWithIssue("/limit"), remedy.ActRewrite, nil},
-	{"invalid_json", 400, remedy.CategoryValidation, false, regWithIssue(""), remedy.ActRewrite, nil},
-	{"invalid_body", 422, remedy.CategoryValidation, false, regWithIssue("/currency"), remedy.ActRewrite, nil},
-	{"invalid_input", 422, remedy.CategoryValidation, false, regWithIssue("/end_date"), remedy.ActRewrite, nil},
-	{"invalid_request", 400, remedy.CategoryValidation, false, nil, remedy.ActStop, remedy.ErrNotRetryable},
-	{"unsupported_media_type", 415, remedy.CategoryValidation, false, nil, remedy.ActStop, remedy.ErrNotRetryable},
-	{"payload_too_large", 413, remedy.CategoryValidation, false, nil, remedy.ActStop, remedy.ErrNotRetryable},
-	{"unauthorized", 401, remedy.CategoryAuth, false, nil, remedy.ActStop, remedy.ErrNotRetryable},
-	{"forbidden", 403, remedy.CategoryAuth, false, nil, remedy.ActStop, remedy.ErrNotRetryable},
+	{"invalid_parameter", 400, remedy.CategoryValidation, false, regWithIssue("/limit"), client.ActRewrite, nil},
+	{"invalid_json", 400, remedy.CategoryValidation, false, regWithIssue(""), client.ActRewrite, nil},
+	{"invalid_body", 422, remedy.CategoryValidation, false, regWithIssue("/currency"), client.ActRewrite, nil},
+	{"invalid_input", 422, remedy.CategoryValidation, false, regWithIssue("/end_date"), client.ActRewrite, nil},
+	{"invalid_request", 400, remedy.CategoryValidation, false, nil, client.ActStop, client.ErrNotRetryable},
+	{"unsupported_media_type", 415, remedy.CategoryValidation, false, nil, client.ActStop, client.ErrNotRetryable},
+	{"payload_too_large", 413, remedy.CategoryValidation, false, nil, client.ActStop, client.ErrNotRetryable},
+	{"unauthorized", 401, remedy.CategoryAuth, false, nil, client.ActStop, client.ErrNotRetryable},
+	{"forbidden", 403, remedy.CategoryAuth, false, nil, client.ActStop, client.ErrNotRetryable},
 	// An issue naming the identifier does not make the client guess another one.
-	{"not_found", 404, remedy.CategoryValidation, false, regWithIssue("/order_id"), remedy.ActStop, remedy.ErrNotRetryable},
-	{"method_not_allowed", 405, remedy.CategoryValidation, false, nil, remedy.ActStop, remedy.ErrNotRetryable},
-	{"conflict", 409, remedy.CategoryState, false, nil, remedy.ActStop, remedy.ErrNotRetryable},
-	{"precondition_failed", 409, remedy.CategoryState, true, regWithNextOperation, remedy.ActNextOperation, nil},
+	{"not_found", 404, remedy.CategoryValidation, false, regWithIssue("/order_id"), client.ActStop, client.ErrNotRetryable},
+	{"method_not_allowed", 405, remedy.CategoryValidation, false, nil, client.ActStop, client.ErrNotRetryable},
+	{"conflict", 409, remedy.CategoryState, false, nil, client.ActStop, client.ErrNotRetryable},
+	{"precondition_failed", 409, remedy.CategoryState, true, regWithNextOperation, client.ActNextOperation, nil},
 	// Not retryable (without the token it is challenged again), and confirmed by its token.
-	{"confirmation_required", 409, remedy.CategoryState, false, regWithToken, remedy.ActConfirm, nil},
-	{"confirmation_invalid", 409, remedy.CategoryState, false, nil, remedy.ActStop, remedy.ErrConfirmationRejected},
-	{"payment_required", 402, remedy.CategoryAuth, false, nil, remedy.ActStop, remedy.ErrNotRetryable},
-	{"idempotency_key_required", 400, remedy.CategoryValidation, false, nil, remedy.ActStop, remedy.ErrNotRetryable},
-	{"idempotency_key_invalid", 400, remedy.CategoryValidation, false, nil, remedy.ActStop, remedy.ErrNotRetryable},
-	{"idempotency_key_reused", 422, remedy.CategoryState, false, nil, remedy.ActStop, remedy.ErrIdempotencyKeyReused},
-	{"idempotency_in_flight", 409, remedy.CategoryState, true, regWithWait(time.Second), remedy.ActRetry, nil},
-	{"rate_limited", 429, remedy.CategoryRateLimit, true, regWithWait(2 * time.Second), remedy.ActRetry, nil},
-	{"internal_error", 500, remedy.CategoryInternal, false, regWithTrace, remedy.ActStop, remedy.ErrNotRetryable},
-	{"unavailable", 503, remedy.CategoryDependency, true, nil, remedy.ActRetry, nil},
-	{"confirmation_declined", 409, remedy.CategoryState, false, nil, remedy.ActStop, remedy.ErrNotRetryable},
-	{"person_required", 403, remedy.CategoryAuth, false, nil, remedy.ActStop, remedy.ErrNotRetryable},
+	{"confirmation_required", 409, remedy.CategoryState, false, regWithToken, client.ActConfirm, nil},
+	{"confirmation_invalid", 409, remedy.CategoryState, false, nil, client.ActStop, client.ErrConfirmationRejected},
+	{"payment_required", 402, remedy.CategoryAuth, false, nil, client.ActStop, client.ErrNotRetryable},
+	{"idempotency_key_required", 400, remedy.CategoryValidation, false, nil, client.ActStop, client.ErrNotRetryable},
+	{"idempotency_key_invalid", 400, remedy.CategoryValidation, false, nil, client.ActStop, client.ErrNotRetryable},
+	{"idempotency_key_reused", 422, remedy.CategoryState, false, nil, client.ActStop, client.ErrIdempotencyKeyReused},
+	{"idempotency_in_flight", 409, remedy.CategoryState, true, regWithWait(time.Second), client.ActRetry, nil},
+	{"rate_limited", 429, remedy.CategoryRateLimit, true, regWithWait(2 * time.Second), client.ActRetry, nil},
+	{"internal_error", 500, remedy.CategoryInternal, false, regWithTrace, client.ActStop, client.ErrNotRetryable},
+	{"unavailable", 503, remedy.CategoryDependency, true, nil, client.ActRetry, nil},
+	{"confirmation_declined", 409, remedy.CategoryState, false, nil, client.ActStop, client.ErrNotRetryable},
+	{"person_required", 403, remedy.CategoryAuth, false, nil, client.ActStop, client.ErrNotRetryable},
 }
 
 func regWithIssue(ptr string) func(*remedy.Envelope) {
@@ -165,10 +166,10 @@ func TestBuiltinDecide(t *testing.T) {
 			parsed, ok := remedy.Parse(c.Status, nil, body)
 			require.True(t, ok)
 
-			s := remedy.State{Attempt: 1, SafeToRepeat: true, BudgetLeft: true, CanRewrite: true}
-			d := remedy.Decide(parsed, nil, &s)
+			s := client.State{Attempt: 1, SafeToRepeat: true, BudgetLeft: true, CanRewrite: true}
+			d := client.Decide(parsed, nil, &s)
 			assert.Equal(t, tc.action, d.Action, "%s: %s", d.Why, body)
-			if tc.action == remedy.ActStop {
+			if tc.action == client.ActStop {
 				assert.ErrorIs(t, d.Cause, tc.cause, d.Why)
 			}
 			if env.RetryAfter > 0 {
@@ -184,21 +185,21 @@ func TestBuiltinDecideUndecorated(t *testing.T) {
 	reg := server.NewRegistry()
 	for _, tc := range []struct {
 		code   string
-		action remedy.Action
+		action client.Action
 		cause  error
 	}{
 		// A challenge whose token is missing is handed to the caller, never retried.
-		{"confirmation_required", remedy.ActStop, remedy.ErrConfirmationRequired},
+		{"confirmation_required", client.ActStop, client.ErrConfirmationRequired},
 		// A state that advances by itself: retried unchanged after a backoff.
-		{"precondition_failed", remedy.ActRetry, nil},
+		{"precondition_failed", client.ActRetry, nil},
 		// A validation failure that names nothing to fix is not sent again as it is.
-		{"invalid_body", remedy.ActStop, remedy.ErrNotRetryable},
+		{"invalid_body", client.ActStop, client.ErrNotRetryable},
 	} {
 		c, _ := reg.Lookup(tc.code)
 		body, _ := c.Envelope("").MarshalJSON()
 		parsed, _ := remedy.Parse(c.Status, nil, body)
-		s := remedy.State{Attempt: 1, SafeToRepeat: true, BudgetLeft: true, CanRewrite: true}
-		d := remedy.Decide(parsed, nil, &s)
+		s := client.State{Attempt: 1, SafeToRepeat: true, BudgetLeft: true, CanRewrite: true}
+		d := client.Decide(parsed, nil, &s)
 		assert.Equal(t, tc.action, d.Action, tc.code)
 		if tc.cause != nil {
 			assert.ErrorIs(t, d.Cause, tc.cause, tc.code)

@@ -16,6 +16,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/internal/closest"
 	"github.com/remedy-go/remedy/internal/demo/transcript"
 	"github.com/remedy-go/remedy/internal/termsafe"
@@ -115,8 +116,8 @@ type callConfig struct {
 	check   checkMode
 	// rewriter and rewrites are what --rewrite stands for: the rewriter (nil: none) and the
 	// policy that decides the repairs that change what a call means.
-	rewriter remedy.Rewriter
-	rewrites remedy.RewritePolicy
+	rewriter client.Rewriter
+	rewrites client.RewritePolicy
 	title    string // what the transcript's first line says
 }
 
@@ -141,12 +142,12 @@ func (m *rewriteMode) Set(s string) error {
 }
 
 // checkMode is --check: what happens to arguments that break the operation's schema.
-type checkMode remedy.SchemaCheck
+type checkMode client.SchemaCheck
 
-func (m *checkMode) String() string { return remedy.SchemaCheck(*m).String() }
+func (m *checkMode) String() string { return client.SchemaCheck(*m).String() }
 
 func (m *checkMode) Set(s string) error {
-	for _, c := range []remedy.SchemaCheck{remedy.CheckRepair, remedy.CheckStrict, remedy.CheckOff} {
+	for _, c := range []client.SchemaCheck{client.CheckRepair, client.CheckStrict, client.CheckOff} {
 		if s == c.String() {
 			*m = checkMode(c)
 			return nil
@@ -156,14 +157,14 @@ func (m *checkMode) Set(s string) error {
 }
 
 // loop returns the rewriter and the rewrite policy the mode stands for.
-func (m rewriteMode) loop() (remedy.Rewriter, remedy.RewritePolicy) {
+func (m rewriteMode) loop() (client.Rewriter, client.RewritePolicy) {
 	switch m {
 	case rewriteAll:
-		return remedy.DefaultRewriter, remedy.AllRewrites
+		return client.DefaultRewriter, client.AllRewrites
 	case rewriteNone:
-		return nil, remedy.SafeRewrites
+		return nil, client.SafeRewrites
 	default:
-		return remedy.DefaultRewriter, remedy.SafeRewrites
+		return client.DefaultRewriter, client.SafeRewrites
 	}
 }
 
@@ -222,7 +223,7 @@ func call(ctx context.Context, in *invocation) error {
 		mu       sync.Mutex
 		approved []string
 	)
-	onAttempt := func(a *remedy.Attempt) {
+	onAttempt := func(a *client.Attempt) {
 		named.Do(func() { fmt.Fprintln(out, cfg.title) })
 		transcript.Attempt(out, a)
 		mu.Lock()
@@ -237,7 +238,7 @@ func call(ctx context.Context, in *invocation) error {
 	// A confirmation is approved by --confirm, else asked at the terminal, else refused. The
 	// same policy answers the MCP server's questions to the person (elicitation), which the
 	// MCP client declares it can answer only when the policy can approve.
-	var policy remedy.ConfirmPolicy = remedy.RefuseAll
+	var policy client.ConfirmPolicy = client.RefuseAll
 	note := func(line string) {
 		mu.Lock()
 		approved = append(approved, line)
@@ -245,7 +246,7 @@ func call(ctx context.Context, in *invocation) error {
 	}
 	switch {
 	case cfg.confirm:
-		policy = remedy.ConfirmFunc(func(_ context.Context, ch *remedy.Challenge) (bool, error) {
+		policy = client.ConfirmFunc(func(_ context.Context, ch *client.Challenge) (bool, error) {
 			if ch.Elicited {
 				note(fmt.Sprintf("--confirm: approving %s %s (the server asked, by MCP elicitation)", ch.Operation, compactJSON(ch.Args)))
 			} else {
@@ -258,13 +259,13 @@ func call(ctx context.Context, in *invocation) error {
 		policy = newPrompter(in.stdin, in.stderr, note)
 		cfg.asks = true
 	}
-	var resp *remedy.Response
+	var resp *client.Response
 	if *useMCP {
 		resp, err = callMCP(ctx, &cfg, policy, onAttempt)
 	} else {
 		resp, err = callREST(ctx, &cfg, policy, onAttempt)
 	}
-	var ce *remedy.CallError
+	var ce *client.CallError
 	if err != nil && !errors.As(err, &ce) {
 		return err // the call could not be made: usage or could not run, said in err
 	}
@@ -274,19 +275,19 @@ func call(ctx context.Context, in *invocation) error {
 		}
 	} else {
 		writeCallText(in.stdout, resp, ce)
-		if ce != nil && cfg.rewrite == rewriteNone && errors.Is(ce, remedy.ErrRewriteGaveUp) {
+		if ce != nil && cfg.rewrite == rewriteNone && errors.Is(ce, client.ErrRewriteGaveUp) {
 			fmt.Fprintln(in.stdout, "   --rewrite=none: rerun with --rewrite=safe to send the repairs that keep what the call means")
 		}
 	}
 	switch {
 	case ce == nil:
 		return nil
-	case errors.Is(ce, remedy.ErrInvalidArguments):
+	case errors.Is(ce, client.ErrInvalidArguments):
 		// Found before anything was sent: the command line's arguments are wrong.
 		return usagef("call: %s was not sent: %v", cfg.operation, argumentsFault(ce))
 	case noResponse(ce):
 		within := ""
-		if ce.Cause == remedy.ErrDeadline && *timeout > 0 {
+		if ce.Cause == client.ErrDeadline && *timeout > 0 {
 			within = " within --timeout " + timeout.String()
 		}
 		return cannotRunf("call: no response from %s%s: %v", cfg.base.Redacted(), within, unprefixed(lastTransportError(ce)))
@@ -296,8 +297,8 @@ func call(ctx context.Context, in *invocation) error {
 }
 
 // argumentsFault is what is wrong with the call's arguments, in words.
-func argumentsFault(ce *remedy.CallError) string {
-	var ae *remedy.ArgumentsError
+func argumentsFault(ce *client.CallError) string {
+	var ae *client.ArgumentsError
 	if errors.As(ce, &ae) {
 		return ae.Error()
 	}
@@ -324,20 +325,20 @@ func readArgs(arg string, stdin io.Reader) (json.RawMessage, error) {
 	return raw, nil
 }
 
-func callREST(ctx context.Context, cfg *callConfig, policy remedy.ConfirmPolicy, onAttempt func(*remedy.Attempt)) (*remedy.Response, error) {
+func callREST(ctx context.Context, cfg *callConfig, policy client.ConfirmPolicy, onAttempt func(*client.Attempt)) (*client.Response, error) {
 	ref, err := url.Parse(cfg.openapi)
 	if err != nil {
 		return nil, usagef("call: --openapi %q: %v", cfg.openapi, err)
 	}
 	docURL := cfg.base.ResolveReference(ref)
-	c, err := remedy.NewClient(
-		remedy.WithBaseURL(cfg.base.String()),
-		remedy.WithHTTPClient(httpClient(cfg.header.h, cfg.base, docURL)),
-		remedy.WithRewriter(cfg.rewriter),
-		remedy.WithRewritePolicy(cfg.rewrites),
-		remedy.WithConfirmPolicy(policy),
-		remedy.WithSchemaCheck(remedy.SchemaCheck(cfg.check)),
-		remedy.WithHooks(remedy.Hooks{AttemptEnd: func(_ context.Context, a *remedy.Attempt) { onAttempt(a) }}),
+	c, err := client.New(
+		client.WithBaseURL(cfg.base.String()),
+		client.WithHTTPClient(httpClient(cfg.header.h, cfg.base, docURL)),
+		client.WithRewriter(cfg.rewriter),
+		client.WithRewritePolicy(cfg.rewrites),
+		client.WithConfirmPolicy(policy),
+		client.WithSchemaCheck(client.SchemaCheck(cfg.check)),
+		client.WithHooks(client.Hooks{AttemptEnd: func(_ context.Context, a *client.Attempt) { onAttempt(a) }}),
 	)
 	if err != nil {
 		return nil, cannotRunf("call: %v", unprefixed(err))
@@ -348,8 +349,8 @@ func callREST(ctx context.Context, cfg *callConfig, policy remedy.ConfirmPolicy,
 	}
 	cfg.title = fmt.Sprintf("%s on %s (%d operations in %s)", cfg.operation, cfg.base.Redacted(), n, docURL.Redacted())
 	resp, err := c.Call(ctx, cfg.operation, cfg.args, cfg.callOptions()...)
-	var ce *remedy.CallError
-	if errors.As(err, &ce) && len(ce.Attempts) == 0 && ce.Envelope == nil && errors.Is(ce.Cause, remedy.ErrNotRetryable) {
+	var ce *client.CallError
+	if errors.As(err, &ce) && len(ce.Attempts) == 0 && ce.Envelope == nil && errors.Is(ce.Cause, client.ErrNotRetryable) {
 		// Nothing was sent: the only refusal before the first attempt is an operation the
 		// document does not list (the arguments were checked already).
 		return nil, usagef("call: %q is not an operation of %s: %s", cfg.operation, docURL.Redacted(), termsafe.String(ce.Detail))
@@ -357,7 +358,7 @@ func callREST(ctx context.Context, cfg *callConfig, policy remedy.ConfirmPolicy,
 	return resp, err
 }
 
-func callMCP(ctx context.Context, cfg *callConfig, policy remedy.ConfirmPolicy, onAttempt func(*remedy.Attempt)) (*remedy.Response, error) {
+func callMCP(ctx context.Context, cfg *callConfig, policy client.ConfirmPolicy, onAttempt func(*client.Attempt)) (*client.Response, error) {
 	endpoint := cfg.base.String()
 	var opts *sdk.ClientOptions
 	if cfg.asks {
@@ -377,7 +378,7 @@ func callMCP(ctx context.Context, cfg *callConfig, policy remedy.ConfirmPolicy, 
 		return nil, cannotRunf("call: cannot connect to the MCP endpoint %s: %v%s", cfg.base.Redacted(), err, hint)
 	}
 	defer session.Close()
-	c, err := mcp.NewClient(ctx, session, remedy.WithRewriter(cfg.rewriter), remedy.WithRewritePolicy(cfg.rewrites), remedy.WithConfirmPolicy(policy), remedy.WithSchemaCheck(remedy.SchemaCheck(cfg.check)), remedy.WithHooks(remedy.Hooks{AttemptEnd: func(_ context.Context, a *remedy.Attempt) { onAttempt(a) }}))
+	c, err := mcp.NewClient(ctx, session, client.WithRewriter(cfg.rewriter), client.WithRewritePolicy(cfg.rewrites), client.WithConfirmPolicy(policy), client.WithSchemaCheck(client.SchemaCheck(cfg.check)), client.WithHooks(client.Hooks{AttemptEnd: func(_ context.Context, a *client.Attempt) { onAttempt(a) }}))
 	if err != nil {
 		return nil, cannotRunf("call: cannot list the tools of %s: %v", cfg.base.Redacted(), unprefixed(err))
 	}
@@ -419,15 +420,15 @@ func callerKey(h http.Header) (string, error) {
 	return keys[0], nil
 }
 
-func (cfg *callConfig) callOptions() []remedy.Option {
+func (cfg *callConfig) callOptions() []client.Option {
 	if cfg.key == "" {
 		return nil
 	}
-	return []remedy.Option{remedy.WithIdempotencyKey(cfg.key)}
+	return []client.Option{client.WithIdempotencyKey(cfg.key)}
 }
 
 // noResponse reports whether the call never got a response: the server is unreachable.
-func noResponse(ce *remedy.CallError) bool {
+func noResponse(ce *client.CallError) bool {
 	if ce.Envelope != nil || len(ce.Attempts) == 0 {
 		return false
 	}
@@ -439,7 +440,7 @@ func noResponse(ce *remedy.CallError) bool {
 	return true
 }
 
-func lastTransportError(ce *remedy.CallError) error {
+func lastTransportError(ce *client.CallError) error {
 	if n := len(ce.Attempts); n > 0 && ce.Attempts[n-1].Err != nil {
 		return ce.Attempts[n-1].Err
 	}
@@ -447,8 +448,8 @@ func lastTransportError(ce *remedy.CallError) error {
 }
 
 // challenge finds the confirmation the call stopped for: its own, or a prerequisite's.
-func challenge(ce *remedy.CallError) *remedy.Challenge {
-	if !errors.Is(ce, remedy.ErrConfirmationRequired) {
+func challenge(ce *client.CallError) *client.Challenge {
+	if !errors.Is(ce, client.ErrConfirmationRequired) {
 		return nil
 	}
 	for ; ce != nil; ce = inner(ce) {
@@ -461,8 +462,8 @@ func challenge(ce *remedy.CallError) *remedy.Challenge {
 
 // proposal finds the repair the call stopped for, refused by the rewrite policy: its own, or
 // a prerequisite's.
-func proposal(ce *remedy.CallError) *remedy.Proposal {
-	if !errors.Is(ce, remedy.ErrRewriteRefused) {
+func proposal(ce *client.CallError) *client.Proposal {
+	if !errors.Is(ce, client.ErrRewriteRefused) {
 		return nil
 	}
 	for ; ce != nil; ce = inner(ce) {
@@ -474,8 +475,8 @@ func proposal(ce *remedy.CallError) *remedy.Proposal {
 }
 
 // inner is the call error of the next operation ce stopped for, or nil.
-func inner(ce *remedy.CallError) *remedy.CallError {
-	var in *remedy.CallError
+func inner(ce *client.CallError) *client.CallError {
+	var in *client.CallError
 	if !errors.As(ce.Err, &in) {
 		return nil
 	}
@@ -501,7 +502,7 @@ func plural(n int, one string) string {
 // writeCallText writes how the call ended. Each line is escaped whole (see printLine): the
 // status, codes, messages, hints and errors are the server's words, the arguments and the
 // proposal may be a model's.
-func writeCallText(w io.Writer, resp *remedy.Response, ce *remedy.CallError) {
+func writeCallText(w io.Writer, resp *client.Response, ce *client.CallError) {
 	if ce == nil {
 		replayed := ""
 		if resp.Replayed {
@@ -643,7 +644,7 @@ type proposalOutput struct {
 }
 
 // changesOutput is changes for call --json, marked refused when they are a refused proposal's.
-func changesOutput(changes []remedy.Change, refused bool) []changeOutput {
+func changesOutput(changes []client.Change, refused bool) []changeOutput {
 	if len(changes) == 0 {
 		return nil
 	}
@@ -663,9 +664,9 @@ type confirmOutput struct {
 	Hint      string          `json:"hint"`
 }
 
-func writeCallJSON(w io.Writer, resp *remedy.Response, ce *remedy.CallError) error {
+func writeCallJSON(w io.Writer, resp *client.Response, ce *client.CallError) error {
 	var o callOutput
-	var attempts []remedy.Attempt
+	var attempts []client.Attempt
 	if ce == nil {
 		o.OK, o.Status, o.Replayed, attempts = true, resp.Status, resp.Replayed, resp.Attempts
 		o.Result = rawJSON(resp.Body)
@@ -704,7 +705,7 @@ func writeCallJSON(w io.Writer, resp *remedy.Response, ce *remedy.CallError) err
 		if a.Err != nil {
 			ao.Error = a.Err.Error()
 		}
-		refused := a.Decision.Action == remedy.ActStop && errors.Is(a.Decision.Cause, remedy.ErrRewriteRefused)
+		refused := a.Decision.Action == client.ActStop && errors.Is(a.Decision.Cause, client.ErrRewriteRefused)
 		ao.Changes = changesOutput(a.Changes, refused)
 		ao.Checked = changesOutput(a.Checked, false)
 		o.Attempts = append(o.Attempts, ao)

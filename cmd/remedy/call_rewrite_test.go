@@ -16,6 +16,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/internal/demo/transcript"
 )
 
@@ -245,9 +246,9 @@ func TestCallRewriteNone(t *testing.T) {
 			r = callCharge(t, cs, s.args, upperCharge, "--rewrite=none", "--json")
 			r.wantExit(t, exitFailed)
 			out := decodeRewrite(t, r)
-			if out.OK || out.Cause != remedy.ErrRewriteGaveUp.Error() || len(out.Attempts) != 1 ||
+			if out.OK || out.Cause != client.ErrRewriteGaveUp.Error() || len(out.Attempts) != 1 ||
 				len(out.Attempts[0].Changes) != 0 || out.Proposal != nil {
-				t.Errorf("want one attempt, no change, no proposal, cause %q:\n%s", remedy.ErrRewriteGaveUp, r.stdout)
+				t.Errorf("want one attempt, no change, no proposal, cause %q:\n%s", client.ErrRewriteGaveUp, r.stdout)
 			}
 			if n := len(cs.calls()); n != 1 {
 				t.Errorf("the server saw %d charges with --json, want one", n)
@@ -305,7 +306,7 @@ func TestCallRewriteClamp(t *testing.T) {
 
 // clampRewriter clamps the amount to 1000000 and says so: a lossy change, as DefaultRewriter
 // reports a clamp.
-var clampRewriter = remedy.RewriterFunc(func(_ context.Context, r *remedy.Rewrite) (json.RawMessage, error) {
+var clampRewriter = client.RewriterFunc(func(_ context.Context, r *client.Rewrite) (json.RawMessage, error) {
 	var args map[string]json.RawMessage
 	if err := json.Unmarshal(r.Args, &args); err != nil {
 		return nil, nil
@@ -313,7 +314,7 @@ var clampRewriter = remedy.RewriterFunc(func(_ context.Context, r *remedy.Rewrit
 	old := args["amount"]
 	args["amount"] = json.RawMessage("1000000")
 	out, err := json.Marshal(args)
-	r.Changes = []remedy.Change{{Path: "/amount", Old: old, New: args["amount"], Rule: "clamp", Lossy: true,
+	r.Changes = []client.Change{{Path: "/amount", Old: old, New: args["amount"], Rule: "clamp", Lossy: true,
 		Why: "amount must be at most 1000000"}}
 	return out, err
 })
@@ -325,9 +326,9 @@ func TestCallRefusedProposal(t *testing.T) {
 	t.Parallel()
 	for _, mcp := range []bool{false, true} {
 		for _, approve := range []bool{false, true} {
-			policy := remedy.SafeRewrites
+			policy := client.SafeRewrites
 			if approve {
-				policy = remedy.AllRewrites
+				policy = client.AllRewrites
 			}
 			t.Run(fmt.Sprintf("mcp=%v approve=%v", mcp, approve), func(t *testing.T) {
 				t.Parallel()
@@ -341,14 +342,14 @@ func TestCallRefusedProposal(t *testing.T) {
 					t.Fatal(err)
 				}
 				cfg := &callConfig{base: base, operation: "charge", args: json.RawMessage(hugeCharge),
-					openapi: "/openapi.json", rewriter: clampRewriter, rewrites: policy, check: checkMode(remedy.CheckOff)}
+					openapi: "/openapi.json", rewriter: clampRewriter, rewrites: policy, check: checkMode(client.CheckOff)}
 				var attempts bytes.Buffer
-				onAttempt := func(a *remedy.Attempt) { transcript.Attempt(&attempts, a) }
+				onAttempt := func(a *client.Attempt) { transcript.Attempt(&attempts, a) }
 				call := callREST
 				if mcp {
 					call = callMCP
 				}
-				resp, err := call(context.Background(), cfg, remedy.RefuseAll, onAttempt)
+				resp, err := call(context.Background(), cfg, client.RefuseAll, onAttempt)
 				if approve {
 					if err != nil || resp == nil || len(cs.calls()) != 2 {
 						t.Fatalf("want the clamp sent and charged: %v, %d charges", err, len(cs.calls()))
@@ -358,8 +359,8 @@ func TestCallRefusedProposal(t *testing.T) {
 					}
 					return
 				}
-				var ce *remedy.CallError
-				if !errors.As(err, &ce) || !errors.Is(err, remedy.ErrRewriteRefused) || ce.Proposal == nil {
+				var ce *client.CallError
+				if !errors.As(err, &ce) || !errors.Is(err, client.ErrRewriteRefused) || ce.Proposal == nil {
 					t.Fatalf("want ErrRewriteRefused with the proposal, got %v", err)
 				}
 				if n := len(cs.calls()); n != 1 {
@@ -403,7 +404,7 @@ func wantProposalJSON(t *testing.T, js string) {
 		t.Fatalf("%v\n%s", err, js)
 	}
 	p := out.Proposal
-	if out.OK || out.Cause != remedy.ErrRewriteRefused.Error() || p == nil {
+	if out.OK || out.Cause != client.ErrRewriteRefused.Error() || p == nil {
 		t.Fatalf("want a refused call with a proposal:\n%s", js)
 	}
 	var sent, proposed struct{ Amount int }
@@ -430,14 +431,14 @@ func wantProposalJSON(t *testing.T, js string) {
 func TestRenderProposal(t *testing.T) {
 	t.Parallel()
 	env := &remedy.Envelope{Status: 422, Code: "invalid_body", Message: "amount must be at most 1000000"}
-	p := &remedy.Proposal{Operation: "charge", Args: json.RawMessage(hugeCharge),
+	p := &client.Proposal{Operation: "charge", Args: json.RawMessage(hugeCharge),
 		New:      json.RawMessage(`{"customer_id":"cus_ada","amount":1000000,"currency":"usd"}`),
-		Changes:  []remedy.Change{{Path: "/amount", Old: json.RawMessage("99999999"), New: json.RawMessage("1000000"), Rule: "clamp", Lossy: true}},
+		Changes:  []client.Change{{Path: "/amount", Old: json.RawMessage("99999999"), New: json.RawMessage("1000000"), Rule: "clamp", Lossy: true}},
 		Envelope: env}
-	stop := remedy.Decision{Action: remedy.ActStop, Cause: remedy.ErrRewriteRefused, Why: "not approved"}
-	own := &remedy.CallError{Operation: "charge", Cause: remedy.ErrRewriteRefused, Detail: "not approved",
+	stop := client.Decision{Action: client.ActStop, Cause: client.ErrRewriteRefused, Why: "not approved"}
+	own := &client.CallError{Operation: "charge", Cause: client.ErrRewriteRefused, Detail: "not approved",
 		Envelope: env, Proposal: p,
-		Attempts: []remedy.Attempt{{Operation: "charge", Number: 1, Status: 422, Envelope: env, Decision: stop, Changes: p.Changes}}}
+		Attempts: []client.Attempt{{Operation: "charge", Number: 1, Status: 422, Envelope: env, Decision: stop, Changes: p.Changes}}}
 
 	var text, js bytes.Buffer
 	writeCallText(&text, nil, own)
@@ -448,7 +449,7 @@ func TestRenderProposal(t *testing.T) {
 	wantProposalJSON(t, js.String())
 
 	// A prerequisite's refused repair stops the call that ran it.
-	outer := &remedy.CallError{Operation: "send_invoice", Cause: remedy.ErrNextOperation, Detail: "next operation charge", Err: own}
+	outer := &client.CallError{Operation: "send_invoice", Cause: client.ErrNextOperation, Detail: "next operation charge", Err: own}
 	text.Reset()
 	writeCallText(&text, nil, outer)
 	if !strings.Contains(text.String(), "=> not sent: the repair of charge") || !strings.Contains(text.String(), proposalHint) {
@@ -457,8 +458,8 @@ func TestRenderProposal(t *testing.T) {
 
 	// Nothing but the cause, and a change that adds and one that removes: no panic, and
 	// valid JSON.
-	bare := &remedy.CallError{Cause: remedy.ErrRewriteRefused, Proposal: &remedy.Proposal{
-		Changes: []remedy.Change{{Path: "/a", New: json.RawMessage("1")}, {Path: "/b", Old: json.RawMessage("not json"), Lossy: true}}}}
+	bare := &client.CallError{Cause: client.ErrRewriteRefused, Proposal: &client.Proposal{
+		Changes: []client.Change{{Path: "/a", New: json.RawMessage("1")}, {Path: "/b", Old: json.RawMessage("not json"), Lossy: true}}}}
 	text.Reset()
 	writeCallText(&text, nil, bare)
 	for _, want := range []string{"change /a (absent) → 1", `change /b "not json" → (removed) (lossy)`, proposalHint} {
@@ -471,7 +472,7 @@ func TestRenderProposal(t *testing.T) {
 		t.Errorf("%v:\n%s", err, js.String())
 	}
 	js.Reset()
-	if err := writeCallJSON(&js, nil, &remedy.CallError{Cause: remedy.ErrRewriteRefused}); err != nil || strings.Contains(js.String(), "proposal") {
+	if err := writeCallJSON(&js, nil, &client.CallError{Cause: client.ErrRewriteRefused}); err != nil || strings.Contains(js.String(), "proposal") {
 		t.Errorf("a refusal without a proposal: %v\n%s", err, js.String())
 	}
 }

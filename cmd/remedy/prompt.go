@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/internal/termsafe"
 )
 
@@ -62,7 +62,7 @@ func newPrompter(r io.Reader, w io.Writer, onApprove func(string)) *prompter {
 }
 
 // Approve asks.
-func (p *prompter) Approve(ctx context.Context, ch *remedy.Challenge) (bool, error) {
+func (p *prompter) Approve(ctx context.Context, ch *client.Challenge) (bool, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if err := ctx.Err(); err != nil {

@@ -15,6 +15,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/conformance"
 	"github.com/remedy-go/remedy/internal/termsafe"
 )
@@ -55,25 +56,25 @@ func TestCallTextEscapes(t *testing.T) {
 	env := &remedy.Envelope{Status: 422, Code: "invalid" + spoof, Message: spoof, Hint: spoof}
 	for _, tc := range []struct {
 		name  string
-		resp  *remedy.Response
-		ce    *remedy.CallError
+		resp  *client.Response
+		ce    *client.CallError
 		lines int
 		line  string // a line of the output, when one is to be checked
 	}{
-		{"warning, body not JSON", &remedy.Response{Status: 200, Body: []byte("plain " + spoof),
+		{"warning, body not JSON", &client.Response{Status: 200, Body: []byte("plain " + spoof),
 			Envelope: &remedy.Envelope{Severity: remedy.SeverityWarning, Code: "deprecated", Message: spoof}}, nil, 3,
 			"plain " + spoofShown},
 		// Indented, a JSON body keeps its lines: its strings cannot hold a line break.
-		{"JSON body", &remedy.Response{Status: 200, Body: []byte(`{"name":"` + "\u202e" + `"}`),
+		{"JSON body", &client.Response{Status: 200, Body: []byte(`{"name":"` + "\u202e" + `"}`),
 			Envelope: &remedy.Envelope{Severity: remedy.SeverityInfo, Message: spoof}}, nil, 5, `  "name": "\u202e"`},
-		{"confirmation", nil, &remedy.CallError{Operation: "transfer", Cause: remedy.ErrConfirmationRequired,
-			Challenge: &remedy.Challenge{Operation: "transfer", Args: json.RawMessage(`{"memo":"` + "\u202e" + `"}`), Message: spoof}}, 4,
+		{"confirmation", nil, &client.CallError{Operation: "transfer", Cause: client.ErrConfirmationRequired,
+			Challenge: &client.Challenge{Operation: "transfer", Args: json.RawMessage(`{"memo":"` + "\u202e" + `"}`), Message: spoof}}, 4,
 			`   would confirm: transfer {"memo":"\u202e"}`},
-		{"proposal", nil, &remedy.CallError{Operation: "charge", Cause: remedy.ErrRewriteRefused,
-			Proposal: &remedy.Proposal{Operation: "charge", Args: json.RawMessage(`{"a":1}`), New: json.RawMessage(`{"a":"` + "\u202e" + `"}`),
-				Changes:  []remedy.Change{{Path: "/a" + spoof, Old: json.RawMessage(`1`), New: json.RawMessage(`"` + "\u202e" + `"`), Rule: "llm", Lossy: true}},
+		{"proposal", nil, &client.CallError{Operation: "charge", Cause: client.ErrRewriteRefused,
+			Proposal: &client.Proposal{Operation: "charge", Args: json.RawMessage(`{"a":1}`), New: json.RawMessage(`{"a":"` + "\u202e" + `"}`),
+				Changes:  []client.Change{{Path: "/a" + spoof, Old: json.RawMessage(`1`), New: json.RawMessage(`"` + "\u202e" + `"`), Rule: "llm", Lossy: true}},
 				Envelope: env}}, 6, ""},
-		{"failure", nil, &remedy.CallError{Operation: "charge", Cause: remedy.ErrNotRetryable, Detail: "the server said " + spoof,
+		{"failure", nil, &client.CallError{Operation: "charge", Cause: client.ErrNotRetryable, Detail: "the server said " + spoof,
 			Envelope: env, Err: errors.New("read: " + spoof)}, 4, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -40,7 +40,7 @@ import (
 	"github.com/cloudwego/eino/flow/agent/react"
 	"github.com/cloudwego/eino/schema"
 
-	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/internal/demo/billing"
 	"github.com/remedy-go/remedy/internal/demo/transcript"
 )
@@ -68,18 +68,18 @@ func run(out io.Writer) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
-	client, err := remedy.NewClient(
-		remedy.WithBaseURL(srv.URL),
-		remedy.WithRewriter(nil), // the model makes every repair
-		remedy.WithHooks(remedy.Hooks{AttemptEnd: func(_ context.Context, a *remedy.Attempt) { transcript.Attempt(out, a) }}),
+	c, err := client.New(
+		client.WithBaseURL(srv.URL),
+		client.WithRewriter(nil), // the model makes every repair
+		client.WithHooks(client.Hooks{AttemptEnd: func(_ context.Context, a *client.Attempt) { transcript.Attempt(out, a) }}),
 	)
 	if err != nil {
 		return err
 	}
-	if _, err := client.LoadOpenAPI(ctx, "/openapi.json"); err != nil {
+	if _, err := c.LoadOpenAPI(ctx, "/openapi.json"); err != nil {
 		return err
 	}
-	tools := client.Toolset(remedy.ToolOptions{})
+	tools := c.Toolset(client.ToolOptions{})
 	agent, err := react.NewAgent(ctx, &react.AgentConfig{
 		ToolCallingModel: &standIn{out: out},
 		ToolsConfig: compose.ToolsNodeConfig{

@@ -9,7 +9,7 @@ import (
 	"github.com/cloudwego/eino/schema"
 	"github.com/eino-contrib/jsonschema"
 
-	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 )
 
 // InvokableTool is a remedy tool as an eino tool: its calls run through remedy's loop, and a
@@ -17,13 +17,13 @@ import (
 // reads — with a nil error, because an eino ToolsNode ends the whole run on a tool's error.
 // Build the toolset with remedy.ToolOptions{} (FailureAsError false) for that reason.
 type InvokableTool struct {
-	Tool *remedy.Tool
+	Tool *client.Tool
 }
 
 var _ tool.InvokableTool = InvokableTool{}
 
 // Tools wraps every tool of ts, for compose.ToolsNodeConfig.Tools.
-func Tools(ts *remedy.Toolset) []tool.BaseTool {
+func Tools(ts *client.Toolset) []tool.BaseTool {
 	var out []tool.BaseTool
 	for _, t := range ts.Tools() {
 		out = append(out, InvokableTool{t})

@@ -12,17 +12,17 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/internal/demo/billing"
 )
 
-func billingToolset(t *testing.T, opts remedy.ToolOptions) (*remedy.Toolset, *billing.Store) {
+func billingToolset(t *testing.T, opts client.ToolOptions) (*client.Toolset, *billing.Store) {
 	t.Helper()
 	api, store, err := billing.New()
 	require.NoError(t, err)
 	srv := httptest.NewServer(api)
 	t.Cleanup(srv.Close)
-	c, err := remedy.NewClient(remedy.WithBaseURL(srv.URL))
+	c, err := client.New(client.WithBaseURL(srv.URL))
 	require.NoError(t, err)
 	_, err = c.LoadOpenAPI(context.Background(), "/openapi.json")
 	require.NoError(t, err)
@@ -32,7 +32,7 @@ func billingToolset(t *testing.T, opts remedy.ToolOptions) (*remedy.Toolset, *bi
 // Info gives eino each tool's name, description and parameters, the JSON Schema unchanged.
 func TestInfo(t *testing.T) {
 	t.Parallel()
-	ts, _ := billingToolset(t, remedy.ToolOptions{})
+	ts, _ := billingToolset(t, client.ToolOptions{})
 	tools := Tools(ts)
 	require.Len(t, tools, 7)
 	for i, bt := range tools {
@@ -77,7 +77,7 @@ func TestInfo(t *testing.T) {
 // An operation without parameters takes any object, not nothing (eino's nil ParamsOneOf).
 func TestInfoWithoutParameters(t *testing.T) {
 	t.Parallel()
-	ts := remedy.NewToolset([]remedy.Operation{{Name: "ping"}}, nil, remedy.ToolOptions{})
+	ts := client.NewToolset([]client.Operation{{Name: "ping"}}, nil, client.ToolOptions{})
 	info, err := Tools(ts)[0].Info(context.Background())
 	require.NoError(t, err)
 	require.NotNil(t, info.ParamsOneOf)
@@ -92,7 +92,7 @@ func TestInfoWithoutParameters(t *testing.T) {
 // ToolsNode hands it to the model instead of ending the run.
 func TestInvokableRun(t *testing.T) {
 	t.Parallel()
-	ts, store := billingToolset(t, remedy.ToolOptions{})
+	ts, store := billingToolset(t, client.ToolOptions{})
 	create, ok := ts.Tool("create_invoice")
 	require.True(t, ok)
 	var it tool.InvokableTool = InvokableTool{create}
@@ -108,18 +108,18 @@ func TestInvokableRun(t *testing.T) {
 	assert.JSONEq(t, `{"id":"in_1","customer_id":"cus_ada","currency":"eur","amount":1200,"status":"draft"}`, out)
 	assert.Equal(t, 1, store.Effects("create_invoice"))
 
-	strict, _ := billingToolset(t, remedy.ToolOptions{FailureAsError: true})
+	strict, _ := billingToolset(t, client.ToolOptions{FailureAsError: true})
 	get, ok := strict.Tool("get_invoice")
 	require.True(t, ok)
 	_, err = InvokableTool{get}.InvokableRun(ctx, `{"id":"in_9"}`)
-	require.ErrorIs(t, err, remedy.ErrToolFailed, "FailureAsError is passed through")
+	require.ErrorIs(t, err, client.ErrToolFailed, "FailureAsError is passed through")
 }
 
 // In an eino ToolsNode, a call runs through the tool, and a call of a tool that does not exist
 // through Toolset.Dispatch, which tells the model the tools there are instead of ending the run.
 func TestToolsNode(t *testing.T) {
 	t.Parallel()
-	ts, store := billingToolset(t, remedy.ToolOptions{})
+	ts, store := billingToolset(t, client.ToolOptions{})
 	ctx := context.Background()
 	node, err := compose.NewToolNode(ctx, &compose.ToolsNodeConfig{Tools: Tools(ts), UnknownToolsHandler: ts.Dispatch})
 	require.NoError(t, err)

@@ -45,12 +45,13 @@ import (
 	"github.com/tmc/langchaingo/tools"
 
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/internal/demo/billing"
 	"github.com/remedy-go/remedy/internal/demo/transcript"
 )
 
 // remedy does not import langchaingo; this is where the method sets are held to each other.
-var _ tools.Tool = (*remedy.Tool)(nil)
+var _ tools.Tool = (*client.Tool)(nil)
 
 // question is what the agent is asked: the amount in euros, as a person writes it.
 const question = "Invoice Ada Lovelace (customer cus_ada) for 12.00 Euro."
@@ -67,7 +68,7 @@ func main() {
 func run(out io.Writer) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	res, err := ask(ctx, out, question, remedy.ToolOptions{SchemaInDescription: true})
+	res, err := ask(ctx, out, question, client.ToolOptions{SchemaInDescription: true})
 	if err != nil {
 		return err
 	}
@@ -103,7 +104,7 @@ type result struct {
 
 // ask serves the billing API on loopback, loads its operations into a remedy client, offers
 // them to a langchaingo agent as tools and asks it q.
-func ask(ctx context.Context, out io.Writer, q string, opts remedy.ToolOptions) (*result, error) {
+func ask(ctx context.Context, out io.Writer, q string, opts client.ToolOptions) (*result, error) {
 	api, store, err := billing.New()
 	if err != nil {
 		return nil, err
@@ -113,10 +114,10 @@ func ask(ctx context.Context, out io.Writer, q string, opts remedy.ToolOptions) 
 
 	res := &result{}
 	var mu sync.Mutex
-	client, err := remedy.NewClient(
-		remedy.WithBaseURL(srv.URL),
-		remedy.WithRewriter(nil), // no repairs by remedy: the model repairs its own calls
-		remedy.WithHooks(remedy.Hooks{AttemptEnd: func(_ context.Context, a *remedy.Attempt) {
+	c, err := client.New(
+		client.WithBaseURL(srv.URL),
+		client.WithRewriter(nil), // no repairs by remedy: the model repairs its own calls
+		client.WithHooks(client.Hooks{AttemptEnd: func(_ context.Context, a *client.Attempt) {
 			transcript.Attempt(out, a)
 			if a.Envelope != nil {
 				mu.Lock()
@@ -128,11 +129,11 @@ func ask(ctx context.Context, out io.Writer, q string, opts remedy.ToolOptions) 
 	if err != nil {
 		return nil, err
 	}
-	n, err := client.LoadOpenAPI(ctx, "/openapi.json")
+	n, err := c.LoadOpenAPI(ctx, "/openapi.json")
 	if err != nil {
 		return nil, err
 	}
-	ts := client.Toolset(opts)
+	ts := c.Toolset(opts)
 	var agentTools []tools.Tool
 	for _, t := range ts.Tools() {
 		agentTools = append(agentTools, t)

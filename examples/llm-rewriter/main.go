@@ -47,7 +47,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/internal/demo/billing"
 	"github.com/remedy-go/remedy/internal/demo/transcript"
 	"github.com/remedy-go/remedy/server"
@@ -74,20 +74,20 @@ func run(out io.Writer, api *server.API, store *billing.Store) error {
 	defer cancel()
 
 	model := &standIn{out: out}
-	alone, err := newClient(ctx, out, srv.URL, remedy.LLMRewriter(model.complete))
+	alone, err := newClient(ctx, out, srv.URL, client.LLMRewriter(model.complete))
 	if err != nil {
 		return err
 	}
-	chained, err := newClient(ctx, out, srv.URL, remedy.Chain(
-		narrate(out, "deterministic rewriter", remedy.DefaultRewriter),
-		remedy.LLMRewriter(model.complete),
+	chained, err := newClient(ctx, out, srv.URL, client.Chain(
+		narrate(out, "deterministic rewriter", client.DefaultRewriter),
+		client.LLMRewriter(model.complete),
 	))
 	if err != nil {
 		return err
 	}
 	calls := []struct {
 		title  string
-		client *remedy.Client
+		client *client.Client
 		op     string
 		args   string
 	}{
@@ -114,29 +114,29 @@ func run(out io.Writer, api *server.API, store *billing.Store) error {
 
 // newClient is an agent's HTTP client for the API at base, with the operations of its OpenAPI
 // document, repairing refused calls with rewriter and printing every attempt.
-func newClient(ctx context.Context, out io.Writer, base string, rewriter remedy.Rewriter) (*remedy.Client, error) {
-	client, err := remedy.NewClient(
-		remedy.WithBaseURL(base),
-		remedy.WithRewriter(rewriter),
+func newClient(ctx context.Context, out io.Writer, base string, rewriter client.Rewriter) (*client.Client, error) {
+	c, err := client.New(
+		client.WithBaseURL(base),
+		client.WithRewriter(rewriter),
 		// Unchecked: this program shows the model repairing what the server refused. With the
 		// check (the default), the same rewriter repairs the arguments against the operation's
 		// schema before anything is sent, the model included.
-		remedy.WithSchemaCheck(remedy.CheckOff),
-		remedy.WithHooks(remedy.Hooks{AttemptEnd: func(_ context.Context, a *remedy.Attempt) { transcript.Attempt(out, a) }}),
+		client.WithSchemaCheck(client.CheckOff),
+		client.WithHooks(client.Hooks{AttemptEnd: func(_ context.Context, a *client.Attempt) { transcript.Attempt(out, a) }}),
 	)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := client.LoadOpenAPI(ctx, "/openapi.json"); err != nil {
+	if _, err := c.LoadOpenAPI(ctx, "/openapi.json"); err != nil {
 		return nil, err
 	}
-	return client, nil
+	return c, nil
 }
 
 // narrate wraps a rewriter to print what it answered: a repair, or giving up (nil), which
 // makes the chain ask the next one.
-func narrate(out io.Writer, name string, r remedy.Rewriter) remedy.Rewriter {
-	return remedy.RewriterFunc(func(ctx context.Context, rw *remedy.Rewrite) (json.RawMessage, error) {
+func narrate(out io.Writer, name string, r client.Rewriter) client.Rewriter {
+	return client.RewriterFunc(func(ctx context.Context, rw *client.Rewrite) (json.RawMessage, error) {
 		fixed, err := r.Rewrite(ctx, rw)
 		switch {
 		case err != nil:

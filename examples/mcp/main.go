@@ -25,6 +25,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/internal/demo/billing"
 	"github.com/remedy-go/remedy/internal/demo/transcript"
 	"github.com/remedy-go/remedy/mcp"
@@ -61,10 +62,10 @@ func run(out io.Writer, api *server.API, store *billing.Store) error {
 		return err
 	}
 
-	client, err := mcp.NewClient(ctx, session, // A real agent asks a person, or checks the call against what it was asked to do.
-		remedy.WithConfirmPolicy(remedy.ConfirmFunc(func(context.Context, *remedy.Challenge) (bool, error) {
+	cl, err := mcp.NewClient(ctx, session, // A real agent asks a person, or checks the call against what it was asked to do.
+		client.WithConfirmPolicy(client.ConfirmFunc(func(context.Context, *client.Challenge) (bool, error) {
 			return true, nil
-		})), remedy.WithHooks(remedy.Hooks{AttemptEnd: func(_ context.Context, a *remedy.Attempt) { transcript.Attempt(out, a) }}))
+		})), client.WithHooks(client.Hooks{AttemptEnd: func(_ context.Context, a *client.Attempt) { transcript.Attempt(out, a) }}))
 	if err != nil {
 		return err
 	}
@@ -75,9 +76,9 @@ func run(out io.Writer, api *server.API, store *billing.Store) error {
 	}
 	for i, c := range calls {
 		fmt.Fprintf(out, "\n[%d] %s: %s %s\n", i+1, c.title, c.tool, c.args)
-		resp, err := client.Call(ctx, c.tool, json.RawMessage(c.args))
+		resp, err := cl.Call(ctx, c.tool, json.RawMessage(c.args))
 		if err != nil {
-			var ce *remedy.CallError
+			var ce *client.CallError
 			if errors.As(err, &ce) {
 				return fmt.Errorf("%s did not succeed after %d attempts: %w", c.tool, len(ce.Attempts), err)
 			}

@@ -31,7 +31,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/internal/demo/billing"
 	"github.com/remedy-go/remedy/internal/demo/transcript"
 	"github.com/remedy-go/remedy/server"
@@ -98,13 +98,13 @@ func run(out io.Writer, addr string) error {
 	}
 
 	lb := &balancer{instances: instances}
-	client, err := remedy.NewClient(
-		remedy.WithBaseURL("http://billing.internal"), // the balancer picks the instance
-		remedy.WithHTTPClient(&http.Client{Transport: lb}),
-		remedy.WithConfirmPolicy(remedy.ConfirmFunc(func(context.Context, *remedy.Challenge) (bool, error) {
+	c, err := client.New(
+		client.WithBaseURL("http://billing.internal"), // the balancer picks the instance
+		client.WithHTTPClient(&http.Client{Transport: lb}),
+		client.WithConfirmPolicy(client.ConfirmFunc(func(context.Context, *client.Challenge) (bool, error) {
 			return true, nil
 		})),
-		remedy.WithHooks(remedy.Hooks{AttemptEnd: func(_ context.Context, a *remedy.Attempt) {
+		client.WithHooks(client.Hooks{AttemptEnd: func(_ context.Context, a *client.Attempt) {
 			fmt.Fprintf(out, "    on instance %s:\n", lb.last.Load().name)
 			transcript.Attempt(out, a)
 		}}),
@@ -112,7 +112,7 @@ func run(out io.Writer, addr string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := client.LoadOpenAPI(ctx, "/openapi.json"); err != nil {
+	if _, err := c.LoadOpenAPI(ctx, "/openapi.json"); err != nil {
 		return err
 	}
 
@@ -121,7 +121,7 @@ func run(out io.Writer, addr string) error {
 	fmt.Fprintln(out, "\n[1] a confirmation issued by A, spent on B: delete_customer {\"id\":\"cus_ada\"}")
 	var token string
 	lb.reset()
-	resp, err := client.Call(ctx, "delete_customer", map[string]any{"id": "cus_ada"})
+	resp, err := c.Call(ctx, "delete_customer", map[string]any{"id": "cus_ada"})
 	if err != nil {
 		return err
 	}
@@ -133,8 +133,8 @@ func run(out io.Writer, addr string) error {
 	// 2. The same token again, on A: B spent it, and A knows, because the spending was in Redis.
 	fmt.Fprintln(out, "\n[2] the same token again, on A: delete_customer {\"id\":\"cus_ada\"} with the token of [1]")
 	lb.reset()
-	_, err = client.Call(ctx, "delete_customer", map[string]any{"id": "cus_ada"}, remedy.WithConfirmationToken(token))
-	if !errors.Is(err, remedy.ErrConfirmationRejected) {
+	_, err = c.Call(ctx, "delete_customer", map[string]any{"id": "cus_ada"}, client.WithConfirmationToken(token))
+	if !errors.Is(err, client.ErrConfirmationRejected) {
 		return fmt.Errorf("a spent token was not refused: %v", err)
 	}
 	fmt.Fprintf(out, "    => refused: %v\n", err)
@@ -144,7 +144,7 @@ func run(out io.Writer, addr string) error {
 	fmt.Fprintln(out, "\n[3] a charge executed by A, replayed by B: charge {\"customer_id\":\"cus_ada\",\"amount\":4200,\"currency\":\"usd\"}")
 	lb.reset()
 	lb.loseCharge.Store(true)
-	resp, err = client.Call(ctx, "charge", map[string]any{"customer_id": "cus_ada", "amount": 4200, "currency": "usd"})
+	resp, err = c.Call(ctx, "charge", map[string]any{"customer_id": "cus_ada", "amount": 4200, "currency": "usd"})
 	if err != nil {
 		return err
 	}

@@ -56,7 +56,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/internal/demo/billing"
 	"github.com/remedy-go/remedy/internal/demo/transcript"
 )
@@ -103,18 +103,18 @@ func converse(ctx context.Context, out io.Writer, model endpoint) ([]message, *b
 
 	// No rewriter: a failure that names a fix ends the call at once, and its text goes back to
 	// the model, which makes the fix. Each HTTP attempt is printed under the tool call.
-	client, err := remedy.NewClient(
-		remedy.WithBaseURL(srv.URL),
-		remedy.WithRewriter(nil), // the model makes every repair
-		remedy.WithHooks(remedy.Hooks{AttemptEnd: func(_ context.Context, a *remedy.Attempt) { transcript.Attempt(out, a) }}),
+	c, err := client.New(
+		client.WithBaseURL(srv.URL),
+		client.WithRewriter(nil), // the model makes every repair
+		client.WithHooks(client.Hooks{AttemptEnd: func(_ context.Context, a *client.Attempt) { transcript.Attempt(out, a) }}),
 	)
 	if err != nil {
 		return nil, nil, err
 	}
-	if _, err := client.LoadOpenAPI(ctx, "/openapi.json"); err != nil {
+	if _, err := c.LoadOpenAPI(ctx, "/openapi.json"); err != nil {
 		return nil, nil, err
 	}
-	tools := client.Toolset(remedy.ToolOptions{})
+	tools := c.Toolset(client.ToolOptions{})
 	defs := tools.Definitions()
 	toolsJSON, err := defs.OpenAI()
 	if err != nil {

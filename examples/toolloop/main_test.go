@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 )
 
 func TestRun(t *testing.T) {
@@ -180,12 +181,12 @@ func TestOverHTTP(t *testing.T) {
 // other failures give other calls, or an answer to the user.
 func TestStandInReadsTheToolMessage(t *testing.T) {
 	t.Parallel()
-	invoice := remedy.Operation{
+	invoice := client.Operation{
 		Name:        "create_invoice",
 		Description: "Create a draft invoice.",
 		Parameters: json.RawMessage(`{"type":"object","properties":{"customer_id":{"type":"string"},` +
 			`"currency":{"type":"string"},"amount":{"type":"integer","description":"In cents."}}}`),
-		Errors: []remedy.ErrorCode{
+		Errors: []client.ErrorCode{
 			{Code: "invalid_body", Status: 422, Hint: "Fix the fields named in issues."}, // not retryable: fixed
 			{Code: "not_found", Status: 404, Hint: "Look the identifier up."},
 		},
@@ -199,7 +200,7 @@ func TestStandInReadsTheToolMessage(t *testing.T) {
 
 	tests := []struct {
 		name     string
-		op       remedy.Operation
+		op       client.Operation
 		toolSays string
 		call     string // the arguments of the next call; "" when the stand-in answers the user
 		answer   string // what the answer contains
@@ -250,8 +251,8 @@ func TestStandInReadsTheToolMessage(t *testing.T) {
 // cannot work with.
 func TestStandInLimits(t *testing.T) {
 	t.Parallel()
-	op := remedy.Operation{Name: "create_invoice", Description: "Create a draft invoice.",
-		Errors: []remedy.ErrorCode{{Code: "invalid_body", Status: 422}}}
+	op := client.Operation{Name: "create_invoice", Description: "Create a draft invoice.",
+		Errors: []client.ErrorCode{{Code: "invalid_body", Status: 422}}}
 	refused := (&remedy.Envelope{Status: 422, Code: "invalid_body", Message: "invalid", Issues: []remedy.Issue{{
 		Path: "/currency", Code: "enum", Received: json.RawMessage(`"x"`), SuggestedValue: json.RawMessage(`"eur"`)}}}).Prompt()
 	var messages []message
@@ -266,7 +267,7 @@ func TestStandInLimits(t *testing.T) {
 	assert.Empty(t, reply.ToolCalls)
 	assert.Contains(t, reply.Content, "I tried create_invoice 3 times")
 
-	for name, tools := range map[string]remedy.ToolDefinitions{
+	for name, tools := range map[string]client.ToolDefinitions{
 		"no create_invoice":   {{Name: "charge"}},
 		"no error catalogue":  {{Name: "create_invoice", Description: "Create a draft invoice."}},
 		"a catalogue earlier": {{Name: "create_invoice", Description: "Errors (x):\n- a (400, retryable)\n\nThen more."}},
@@ -281,9 +282,9 @@ func TestStandInLimits(t *testing.T) {
 }
 
 // ask sends the stand-in the conversation with op as the only tool, and returns its message.
-func ask(t *testing.T, op remedy.Operation, messages []message) message {
+func ask(t *testing.T, op client.Operation, messages []message) message {
 	t.Helper()
-	defs, err := remedy.ToolDefinitions{op.ToolDefinition()}.OpenAI()
+	defs, err := client.ToolDefinitions{op.ToolDefinition()}.OpenAI()
 	require.NoError(t, err)
 	reply, err := complete(context.Background(), standIn, chatRequest{Model: modelName, Messages: messages, Tools: defs})
 	require.NoError(t, err)

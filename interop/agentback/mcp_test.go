@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/internal/testkit/interop"
 	"github.com/remedy-go/remedy/mcp"
 )
@@ -42,7 +43,7 @@ func TestClientMCP(t *testing.T) {
 	cs := connect(t, a)
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
-	client := func(t *testing.T, opts ...remedy.Option) *mcp.Client {
+	cl := func(t *testing.T, opts ...client.Option) *mcp.Client {
 		t.Helper()
 		cl, err := mcp.NewClient(ctx, cs, opts...)
 		require.NoError(t, err)
@@ -72,7 +73,7 @@ func TestClientMCP(t *testing.T) {
 		before := a.counts(t)
 		// The check before sending off: AgentBack's refusal is what is repaired (with it on, the
 		// tool's input schema repairs the call before it is sent: TestCLIMCP shows it).
-		resp, err := client(t, remedy.WithSchemaCheck(remedy.CheckOff)).Call(ctx, "create_order", json.RawMessage(`{"customer_id":"cus_ada","currency":"EUR","amount":"1200"}`))
+		resp, err := cl(t, client.WithSchemaCheck(client.CheckOff)).Call(ctx, "create_order", json.RawMessage(`{"customer_id":"cus_ada","currency":"EUR","amount":"1200"}`))
 		require.NoError(t, err)
 		var order map[string]any
 		require.NoError(t, json.Unmarshal(resp.Body, &order), "the structuredContent: %s", resp.Body)
@@ -84,7 +85,7 @@ func TestClientMCP(t *testing.T) {
 		assert.Equal(t, "invalid_input", first.Envelope.Code, "invalid_input over MCP, invalid_body over REST")
 		assert.Zero(t, first.Envelope.Status, "AgentBack drops statusCode from its MCP envelope")
 		assert.False(t, first.Envelope.Retryable, "retryable: true with issues is read as \"with corrected input\"")
-		assert.Equal(t, remedy.ActRewrite, first.Decision.Action)
+		assert.Equal(t, client.ActRewrite, first.Decision.Action)
 		rules := map[string]string{}
 		for _, ch := range first.Changes {
 			rules[ch.Path] = ch.Rule + " " + string(ch.Old) + " -> " + string(ch.New)
@@ -95,9 +96,9 @@ func TestClientMCP(t *testing.T) {
 
 	c.Run(t, "lossy repair refused", func(t *testing.T) {
 		before := a.counts(t)
-		_, err := client(t).Call(ctx, "create_order", json.RawMessage(`{"customer_id":"cus_ada","currency":"eur","amount":99999999}`))
-		require.ErrorIs(t, err, remedy.ErrRewriteRefused)
-		var ce *remedy.CallError
+		_, err := cl(t).Call(ctx, "create_order", json.RawMessage(`{"customer_id":"cus_ada","currency":"eur","amount":99999999}`))
+		require.ErrorIs(t, err, client.ErrRewriteRefused)
+		var ce *client.CallError
 		require.ErrorAs(t, err, &ce)
 		require.NotNil(t, ce.Proposal)
 		assert.JSONEq(t, `{"customer_id":"cus_ada","currency":"eur","amount":1000000}`, string(ce.Proposal.New))
@@ -108,16 +109,16 @@ func TestClientMCP(t *testing.T) {
 	c.Run(t, "confirmation", func(t *testing.T) {
 		args := json.RawMessage(`{"account_id":"acct_9","reason":"requested"}`)
 		before := a.counts(t)
-		_, err := client(t).Call(ctx, "close_account", args)
-		require.ErrorIs(t, err, remedy.ErrConfirmationRequired)
-		var ce *remedy.CallError
+		_, err := cl(t).Call(ctx, "close_account", args)
+		require.ErrorIs(t, err, client.ErrConfirmationRequired)
+		var ce *client.CallError
 		require.ErrorAs(t, err, &ce)
 		require.NotNil(t, ce.Challenge)
 		assert.NotEmpty(t, ce.Challenge.Token)
 		assert.Empty(t, delta(before, a.counts(t)))
 
 		policy := &approveAll{}
-		resp, err := client(t, remedy.WithConfirmPolicy(policy)).Call(ctx, "close_account", args)
+		resp, err := cl(t, client.WithConfirmPolicy(policy)).Call(ctx, "close_account", args)
 		require.NoError(t, err)
 		require.Len(t, resp.Attempts, 2)
 		assert.True(t, resp.Attempts[1].Confirmed)
@@ -130,7 +131,7 @@ func TestClientMCP(t *testing.T) {
 		// AgentBack's tools have no idempotency: the loop sends no key and does not count on
 		// one (a lost answer would stop with ErrOutcomeUnknown, not be retried).
 		before := a.counts(t)
-		resp, err := client(t).Call(ctx, "charge", json.RawMessage(`{"customer_id":"cus_ada","amount":4200,"currency":"usd"}`))
+		resp, err := cl(t).Call(ctx, "charge", json.RawMessage(`{"customer_id":"cus_ada","amount":4200,"currency":"usd"}`))
 		require.NoError(t, err)
 		require.Len(t, resp.Attempts, 1)
 		assert.Empty(t, resp.Attempts[0].IdempotencyKey)
@@ -141,7 +142,7 @@ func TestClientMCP(t *testing.T) {
 		// mcp-http answers a call over its rate with HTTP 429, Retry-After and a JSON-RPC error
 		// (-32029). Over HTTPClient the loop reads all three, and waits what the server asked
 		// (the rest of the one-second window, in whole seconds) before it calls again.
-		cl := client(t)
+		cl := cl(t)
 		for range 5 {
 			_, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "get_quote", Arguments: map[string]any{"currency": "eur"}})
 			_ = err // fills the window, or was itself limited: either way the window is full
@@ -157,7 +158,7 @@ func TestClientMCP(t *testing.T) {
 			assert.Equal(t, "Rate limit exceeded for tool 'get_quote'", first.Envelope.Message)
 			assert.True(t, first.Envelope.Retryable)
 			assert.Equal(t, time.Second, first.Envelope.RetryAfter, "Retry-After: 1, the window's rest rounded up")
-			assert.Equal(t, remedy.ActRetry, first.Decision.Action)
+			assert.Equal(t, client.ActRetry, first.Decision.Action)
 			assert.Equal(t, time.Second, first.Decision.Wait, "the server's wait, not the loop's backoff")
 			assert.Len(t, resp.Attempts, 2, "after the wait, the window is over")
 			assert.JSONEq(t, `{"currency":"gbp","rate":0.79}`, string(resp.Body))
@@ -169,9 +170,9 @@ func TestClientMCP(t *testing.T) {
 	c.Run(t, "unknown tool", func(t *testing.T) {
 		// AgentBack answers with an isError result whose envelope has the JSON-RPC code as a
 		// number and a 500's message: read as that code, a failure that says it is not retryable.
-		_, err := client(t).Call(ctx, "no_such_tool", map[string]any{})
-		require.ErrorIs(t, err, remedy.ErrNotRetryable)
-		var ce *remedy.CallError
+		_, err := cl(t).Call(ctx, "no_such_tool", map[string]any{})
+		require.ErrorIs(t, err, client.ErrNotRetryable)
+		var ce *client.CallError
 		require.ErrorAs(t, err, &ce)
 		assert.Len(t, ce.Attempts, 1)
 		require.NotNil(t, ce.Envelope)
@@ -183,7 +184,7 @@ func TestClientMCP(t *testing.T) {
 	c.Run(t, "503 (isError) retried", func(t *testing.T) {
 		a.busy(t, 1)
 		before := a.counts(t)
-		resp, err := client(t).Call(ctx, "daily_report", nil)
+		resp, err := cl(t).Call(ctx, "daily_report", nil)
 		require.NoError(t, err)
 		require.Len(t, resp.Attempts, 2)
 		first := resp.Attempts[0]
@@ -191,7 +192,7 @@ func TestClientMCP(t *testing.T) {
 		assert.Equal(t, "unavailable", first.Envelope.Code)
 		assert.True(t, first.Envelope.Retryable)
 		assert.Zero(t, first.Envelope.RetryAfter, "AgentBack's envelope cannot say a wait")
-		assert.Equal(t, remedy.ActRetry, first.Decision.Action)
+		assert.Equal(t, client.ActRetry, first.Decision.Action)
 		assert.Equal(t, map[string]int{"report": 1}, delta(before, a.counts(t)))
 	})
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/internal/testkit/interop"
 )
 
@@ -31,10 +32,10 @@ const (
 
 // restClient is remedy's client for the app at base, with its operations read from AgentBack's
 // OpenAPI document.
-func restClient(t *testing.T, base string, opts ...remedy.Option) *remedy.Client {
+func restClient(t *testing.T, base string, opts ...client.Option) *client.Client {
 	t.Helper()
-	opts = append([]remedy.Option{remedy.WithBaseURL(base)}, opts...)
-	c, err := remedy.NewClient(opts...)
+	opts = append([]client.Option{client.WithBaseURL(base)}, opts...)
+	c, err := client.New(opts...)
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
@@ -47,20 +48,20 @@ func restClient(t *testing.T, base string, opts ...remedy.Option) *remedy.Client
 // approveAll approves every confirmation and records the challenges it saw.
 type approveAll struct {
 	mu   sync.Mutex
-	seen []remedy.Challenge
+	seen []client.Challenge
 }
 
-func (p *approveAll) Approve(_ context.Context, ch *remedy.Challenge) (bool, error) {
+func (p *approveAll) Approve(_ context.Context, ch *client.Challenge) (bool, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.seen = append(p.seen, *ch)
 	return true, nil
 }
 
-func (p *approveAll) challenges() []remedy.Challenge {
+func (p *approveAll) challenges() []client.Challenge {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return append([]remedy.Challenge(nil), p.seen...)
+	return append([]client.Challenge(nil), p.seen...)
 }
 
 // delta is what executed between two counts.
@@ -90,13 +91,13 @@ func TestClientREST(t *testing.T) {
 	c.Run(t, "operations from OpenAPI", func(t *testing.T) {
 		restClient(t, a.url)
 		_, doc := a.raw(t, http.MethodGet, "/openapi.json", "")
-		ops, err := remedy.OperationsFromOpenAPI(doc)
+		ops, err := client.OperationsFromOpenAPI(doc)
 		require.NoError(t, err)
 		var names []string
 		for _, op := range ops {
 			names = append(names, op.Name)
 			if op.Name == opCharge {
-				assert.Equal(t, remedy.KeysHonoured, op.Keys, "the idempotency-key header parameter says keys are honoured")
+				assert.Equal(t, client.KeysHonoured, op.Keys, "the idempotency-key header parameter says keys are honoured")
 			}
 		}
 		assert.ElementsMatch(t, []string{opCreateOrder, opCloseAccount, opCharge, opQuote, opReport}, names)
@@ -106,7 +107,7 @@ func TestClientREST(t *testing.T) {
 	// tool: the toolset offers portable ones, and the model's call by that name runs the
 	// operation against the app.
 	c.Run(t, "tool names every model API takes", func(t *testing.T) {
-		tools := restClient(t, a.url).Toolset(remedy.ToolOptions{})
+		tools := restClient(t, a.url).Toolset(client.ToolOptions{})
 		valid := regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_-]{0,62}$`)
 		names := map[string]string{}
 		for _, d := range tools.Definitions() {
@@ -127,9 +128,9 @@ func TestClientREST(t *testing.T) {
 	c.Run(t, "validation repair", func(t *testing.T) {
 		// The check before sending off: AgentBack's refusal is what is repaired (with it on, the
 		// schema from the OpenAPI document repairs the call before it is sent: TestCLIREST).
-		client := restClient(t, a.url, remedy.WithSchemaCheck(remedy.CheckOff))
+		cl := restClient(t, a.url, client.WithSchemaCheck(client.CheckOff))
 		before := a.counts(t)
-		resp, err := client.Call(ctx, opCreateOrder, json.RawMessage(`{"customer_id":"cus_ada","currency":"EUR","amount":"1200"}`))
+		resp, err := cl.Call(ctx, opCreateOrder, json.RawMessage(`{"customer_id":"cus_ada","currency":"EUR","amount":"1200"}`))
 		require.NoError(t, err)
 		assert.Equal(t, http.StatusCreated, resp.Status)
 		var order map[string]any
@@ -145,7 +146,7 @@ func TestClientREST(t *testing.T) {
 		// fails the same way, and remedy reads it so.
 		assert.False(t, first.Envelope.Retryable, "a failure that names fields is never retried unchanged")
 		assert.Equal(t, remedy.RetryFromBody, first.Envelope.RetrySource, "the body said")
-		assert.Equal(t, remedy.ActRewrite, first.Decision.Action, "repaired, never resent unchanged")
+		assert.Equal(t, client.ActRewrite, first.Decision.Action, "repaired, never resent unchanged")
 		rules := map[string]string{}
 		for _, ch := range first.Changes {
 			rules[ch.Path] = ch.Rule + " " + string(ch.Old) + " -> " + string(ch.New)
@@ -158,11 +159,11 @@ func TestClientREST(t *testing.T) {
 	})
 
 	c.Run(t, "lossy repair refused", func(t *testing.T) {
-		client := restClient(t, a.url)
+		cl := restClient(t, a.url)
 		before := a.counts(t)
-		_, err := client.Call(ctx, opCreateOrder, json.RawMessage(`{"customer_id":"cus_ada","currency":"eur","amount":99999999}`))
-		require.ErrorIs(t, err, remedy.ErrRewriteRefused)
-		var ce *remedy.CallError
+		_, err := cl.Call(ctx, opCreateOrder, json.RawMessage(`{"customer_id":"cus_ada","currency":"eur","amount":99999999}`))
+		require.ErrorIs(t, err, client.ErrRewriteRefused)
+		var ce *client.CallError
 		require.ErrorAs(t, err, &ce)
 		require.NotNil(t, ce.Proposal)
 		assert.JSONEq(t, `{"customer_id":"cus_ada","currency":"eur","amount":1000000}`, string(ce.Proposal.New))
@@ -174,10 +175,10 @@ func TestClientREST(t *testing.T) {
 
 	c.Run(t, "unrepairable pattern", func(t *testing.T) {
 		// A pattern says what is wrong, not what is right: no rewrite, nothing resent.
-		client := restClient(t, a.url)
-		_, err := client.Call(ctx, opCreateOrder, json.RawMessage(`{"customer_id":"ada","currency":"eur","amount":1200}`))
-		require.ErrorIs(t, err, remedy.ErrRewriteGaveUp)
-		var ce *remedy.CallError
+		cl := restClient(t, a.url)
+		_, err := cl.Call(ctx, opCreateOrder, json.RawMessage(`{"customer_id":"ada","currency":"eur","amount":1200}`))
+		require.ErrorIs(t, err, client.ErrRewriteGaveUp)
+		var ce *client.CallError
 		require.ErrorAs(t, err, &ce)
 		assert.Len(t, ce.Attempts, 1)
 		require.NotNil(t, ce.Envelope)
@@ -189,8 +190,8 @@ func TestClientREST(t *testing.T) {
 		args := json.RawMessage(`{"account_id":"acct_1","reason":"fraud"}`)
 		before := a.counts(t)
 		_, err := restClient(t, a.url).Call(ctx, opCloseAccount, args)
-		require.ErrorIs(t, err, remedy.ErrConfirmationRequired, "the default policy refuses")
-		var ce *remedy.CallError
+		require.ErrorIs(t, err, client.ErrConfirmationRequired, "the default policy refuses")
+		var ce *client.CallError
 		require.ErrorAs(t, err, &ce)
 		require.NotNil(t, ce.Challenge)
 		assert.NotEmpty(t, ce.Challenge.Token)
@@ -198,11 +199,11 @@ func TestClientREST(t *testing.T) {
 		assert.Empty(t, delta(before, a.counts(t)), "not executed without confirmation")
 
 		policy := &approveAll{}
-		resp, err := restClient(t, a.url, remedy.WithConfirmPolicy(policy), remedy.WithSchemaCheck(remedy.CheckOff)).Call(ctx, opCloseAccount, args)
+		resp, err := restClient(t, a.url, client.WithConfirmPolicy(policy), client.WithSchemaCheck(client.CheckOff)).Call(ctx, opCloseAccount, args)
 		require.NoError(t, err)
 		assert.Equal(t, http.StatusOK, resp.Status)
 		require.Len(t, resp.Attempts, 2)
-		assert.Equal(t, remedy.ActConfirm, resp.Attempts[0].Decision.Action)
+		assert.Equal(t, client.ActConfirm, resp.Attempts[0].Decision.Action)
 		assert.True(t, resp.Attempts[1].Confirmed)
 		require.Len(t, policy.challenges(), 1)
 		assert.Equal(t, map[string]int{"close_account": 1}, delta(before, a.counts(t)))
@@ -214,7 +215,7 @@ func TestClientREST(t *testing.T) {
 		// refused as invalid; the repaired payload is a new question for the policy.
 		policy := &approveAll{}
 		before := a.counts(t)
-		resp, err := restClient(t, a.url, remedy.WithConfirmPolicy(policy), remedy.WithSchemaCheck(remedy.CheckOff)).Call(ctx, opCloseAccount,
+		resp, err := restClient(t, a.url, client.WithConfirmPolicy(policy), client.WithSchemaCheck(client.CheckOff)).Call(ctx, opCloseAccount,
 			json.RawMessage(`{"account_id":"acct_2","reason":"FRAUD"}`))
 		require.NoError(t, err)
 		var statuses []int
@@ -234,17 +235,17 @@ func TestClientREST(t *testing.T) {
 		// A connection per request: net/http resends a request that carries an
 		// Idempotency-Key on its own when a reused connection fails, and this is the loop's
 		// retry under test.
-		client := restClient(t, proxy.url, remedy.WithHTTPClient(&http.Client{
+		cl := restClient(t, proxy.url, client.WithHTTPClient(&http.Client{
 			Transport: &http.Transport{DisableKeepAlives: true}}))
 		before := a.counts(t)
-		resp, err := client.Call(ctx, opCharge, json.RawMessage(`{"customer_id":"cus_ada","amount":4200,"currency":"usd"}`))
+		resp, err := cl.Call(ctx, opCharge, json.RawMessage(`{"customer_id":"cus_ada","amount":4200,"currency":"usd"}`))
 		require.NoError(t, err)
 		assert.Equal(t, http.StatusCreated, resp.Status)
 		assert.True(t, resp.Replayed, "AgentBack's idempotency-replayed: true")
 		require.Len(t, resp.Attempts, 2)
 		assert.Zero(t, resp.Attempts[0].Status, "the first answer was lost")
 		assert.Error(t, resp.Attempts[0].Err)
-		assert.Equal(t, remedy.ActRetry, resp.Attempts[0].Decision.Action)
+		assert.Equal(t, client.ActRetry, resp.Attempts[0].Decision.Action)
 		keys := proxy.keys()
 		require.Len(t, keys, 2)
 		assert.NotEmpty(t, keys[0])
@@ -253,12 +254,12 @@ func TestClientREST(t *testing.T) {
 	})
 
 	c.Run(t, "429 wait", func(t *testing.T) {
-		client := restClient(t, a.url)
+		cl := restClient(t, a.url)
 		// The limit is one quote a second: a quote just before the call fills the window. On a
 		// machine slow enough to let a second pass between the two, try again (bounded).
 		for range 5 {
 			a.raw(t, http.MethodGet, "/v1/quotes?currency=eur", "")
-			resp, err := client.Call(ctx, opQuote, map[string]any{"currency": "gbp"})
+			resp, err := cl.Call(ctx, opQuote, map[string]any{"currency": "gbp"})
 			require.NoError(t, err)
 			assert.Equal(t, http.StatusOK, resp.Status)
 			first := resp.Attempts[0]
@@ -272,7 +273,7 @@ func TestClientREST(t *testing.T) {
 			assert.True(t, first.Envelope.Retryable)
 			assert.Equal(t, remedy.RetryFromStatus, first.Envelope.RetrySource)
 			assert.Equal(t, time.Second, first.Envelope.RetryAfter, "Retry-After: 1")
-			assert.Equal(t, remedy.ActRetry, first.Decision.Action)
+			assert.Equal(t, client.ActRetry, first.Decision.Action)
 			assert.Equal(t, time.Second, first.Decision.Asked)
 			assert.Equal(t, http.StatusOK, resp.Attempts[len(resp.Attempts)-1].Status)
 			return
@@ -281,10 +282,10 @@ func TestClientREST(t *testing.T) {
 	})
 
 	c.Run(t, "503 wait", func(t *testing.T) {
-		client := restClient(t, a.url)
+		cl := restClient(t, a.url)
 		a.busy(t, 1)
 		before := a.counts(t)
-		resp, err := client.Call(ctx, opReport, nil)
+		resp, err := cl.Call(ctx, opReport, nil)
 		require.NoError(t, err)
 		require.Len(t, resp.Attempts, 2)
 		first := resp.Attempts[0]
@@ -292,7 +293,7 @@ func TestClientREST(t *testing.T) {
 		require.NotNil(t, first.Envelope)
 		assert.Equal(t, "unavailable", first.Envelope.Code)
 		assert.Equal(t, time.Second, first.Envelope.RetryAfter, "Retry-After: 1, set by the route")
-		assert.Equal(t, remedy.ActRetry, first.Decision.Action)
+		assert.Equal(t, client.ActRetry, first.Decision.Action)
 		assert.Equal(t, time.Second, first.Decision.Asked)
 		assert.Equal(t, http.StatusOK, resp.Status)
 		assert.Equal(t, map[string]int{"report": 1}, delta(before, a.counts(t)))

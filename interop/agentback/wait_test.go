@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/internal/testkit/interop"
 	"github.com/remedy-go/remedy/mcp"
 )
@@ -33,14 +34,14 @@ func TestLongWait(t *testing.T) {
 	rest.Run(t, "REST: stops at once with RetryLater", func(t *testing.T) {
 		a.raw(t, http.MethodGet, "/v1/quotes?currency=eur", "") // takes the window's one quote
 		_, err := restClient(t, a.url).Call(ctx, opQuote, map[string]any{"currency": "eur"})
-		require.ErrorIs(t, err, remedy.ErrWaitTooLong)
-		var ce *remedy.CallError
+		require.ErrorIs(t, err, client.ErrWaitTooLong)
+		var ce *client.CallError
 		require.ErrorAs(t, err, &ce)
 		assert.Len(t, ce.Attempts, 1, "no early retry")
-		var later *remedy.RetryLater
+		var later *client.RetryLater
 		require.ErrorAs(t, err, &later)
 		// Retry-After counts down from the window's start: whole seconds, at most the window.
-		assert.Greater(t, later.After, remedy.DefaultMaxWait)
+		assert.Greater(t, later.After, client.DefaultMaxWait)
 		assert.LessOrEqual(t, later.After, longWindow*time.Second)
 	})
 
@@ -53,17 +54,17 @@ func TestLongWait(t *testing.T) {
 		_, err = cl.Call(ctx, "get_quote", map[string]any{"currency": "eur"})
 		// mcp-http answers 429 with Retry-After and a JSON-RPC error (-32029); the session's
 		// HTTPClient gives both to the loop, which the go-sdk alone would not.
-		require.ErrorIs(t, err, remedy.ErrWaitTooLong)
-		var ce *remedy.CallError
+		require.ErrorIs(t, err, client.ErrWaitTooLong)
+		var ce *client.CallError
 		require.ErrorAs(t, err, &ce)
 		require.NotNil(t, ce.Envelope)
 		assert.Equal(t, http.StatusTooManyRequests, ce.Envelope.Status)
 		assert.Equal(t, remedy.DialectJSONRPC, ce.Envelope.Dialect)
 		assert.Equal(t, "-32029", ce.Envelope.Code)
 		assert.Len(t, ce.Attempts, 1, "no early retry")
-		var later *remedy.RetryLater
+		var later *client.RetryLater
 		require.ErrorAs(t, err, &later)
-		assert.Greater(t, later.After, remedy.DefaultMaxWait)
+		assert.Greater(t, later.After, client.DefaultMaxWait)
 		assert.LessOrEqual(t, later.After, longWindow*time.Second)
 	})
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/internal/testkit/interop"
 	"github.com/remedy-go/remedy/interop/frameworks/ogenitems"
 	"github.com/remedy-go/remedy/interop/frameworks/rpcpb"
@@ -158,8 +159,8 @@ type repairCase struct {
 // repairAPI is one API the frameworks serve: its operations without and with their schema,
 // and its cases.
 type repairAPI struct {
-	create, list remedy.Operation   // method and path only; list.Name is "" when there is none
-	schema       []remedy.Operation // the same operations, with Parameters
+	create, list client.Operation   // method and path only; list.Name is "" when there is none
+	schema       []client.Operation // the same operations, with Parameters
 	cases        []repairCase
 	// perCustomer: the API lets a customer place one order per period (rpc_test.go's
 	// customerLimit), so every call gets a customer of its own, "CUSTOMER" in args and want.
@@ -170,8 +171,8 @@ type repairAPI struct {
 // document kin-openapi validates with.
 func itemsAPI(t *testing.T) repairAPI {
 	return repairAPI{
-		create: remedy.Operation{Name: "createItem", Method: http.MethodPost, Path: "/items"},
-		list:   remedy.Operation{Name: "listItems", Method: http.MethodGet, Path: "/items"},
+		create: client.Operation{Name: "createItem", Method: http.MethodPost, Path: "/items"},
+		list:   client.Operation{Name: "listItems", Method: http.MethodGet, Path: "/items"},
 		schema: fromOpenAPI(t, []byte(itemsSpec)),
 		cases: []repairCase{
 			{name: "enum case", kind: lossless, args: `{"sku":"A1","currency":"USD","quantity":1}`, want: `{"sku":"A1","currency":"usd","quantity":1}`},
@@ -195,8 +196,8 @@ func ordersAPI(t *testing.T) repairAPI {
 		t.Fatal(err)
 	}
 	return repairAPI{
-		create: remedy.Operation{Name: "createOrder", Method: http.MethodPost, Path: "/orders"},
-		list:   remedy.Operation{Name: "listOrders", Method: http.MethodGet, Path: "/orders"},
+		create: client.Operation{Name: "createOrder", Method: http.MethodPost, Path: "/orders"},
+		list:   client.Operation{Name: "listOrders", Method: http.MethodGet, Path: "/orders"},
 		schema: fromOpenAPI(t, doc),
 		cases: []repairCase{
 			{name: "enum case", kind: lossless, args: `{"color":"RED","quantity":1}`, want: `{"color":"red","quantity":1}`},
@@ -237,12 +238,12 @@ const rpcOrderSchema = `{
 
 // rpcAPI is the RPC frameworks' CreateOrder (rpc_test.go) at path, in JSON. It has no list.
 func rpcAPI(path string) repairAPI {
-	create := remedy.Operation{Name: "createOrder", Method: http.MethodPost, Path: path}
+	create := client.Operation{Name: "createOrder", Method: http.MethodPost, Path: path}
 	withSchema := create
 	withSchema.Parameters = json.RawMessage(rpcOrderSchema) // given by the caller
 	return repairAPI{
 		create:      create,
-		schema:      []remedy.Operation{withSchema},
+		schema:      []client.Operation{withSchema},
 		perCustomer: true,
 		cases: []repairCase{
 			{name: "enum case", kind: lossless, args: `{"customer":"CUSTOMER","currency":"usd","quantity":1}`, want: `{"customer":"CUSTOMER","currency":"USD","quantity":1}`},
@@ -257,9 +258,9 @@ func rpcAPI(path string) repairAPI {
 	}
 }
 
-func fromOpenAPI(t *testing.T, doc []byte) []remedy.Operation {
+func fromOpenAPI(t *testing.T, doc []byte) []client.Operation {
 	t.Helper()
-	ops, err := remedy.OperationsFromOpenAPI(doc)
+	ops, err := client.OperationsFromOpenAPI(doc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +284,7 @@ type result struct {
 	c        repairCase
 	mode     string
 	err      error
-	attempts []remedy.Attempt
+	attempts []client.Attempt
 	reqs     []seen // the requests the server received during the call
 	created  int    // 2xx answers to a create
 	// recovered: the item the caller meant was created exactly once (lossless cases).
@@ -316,7 +317,7 @@ type repairRow struct {
 func repairFramework(t *testing.T, name, base string, count *counter, api repairAPI, limit *rateLimitCheck) repairRow {
 	t.Helper()
 	row := repairRow{framework: name}
-	without := []remedy.Operation{api.create}
+	without := []client.Operation{api.create}
 	if api.list.Name != "" {
 		without = append(without, api.list)
 	}
@@ -355,11 +356,11 @@ func repairFramework(t *testing.T, name, base string, count *counter, api repair
 
 // newClient is the client as the README's loop section sets it up.
 // (more options only for the suite's own check: TestRepairSeesHarm).
-func newClient(t *testing.T, base string, ops []remedy.Operation, more ...remedy.Option) *remedy.Client {
+func newClient(t *testing.T, base string, ops []client.Operation, more ...client.Option) *client.Client {
 	t.Helper()
-	c, err := remedy.NewClient(append([]remedy.Option{
-		remedy.WithBaseURL(base),
-		remedy.WithOperations(ops...),
+	c, err := client.New(append([]client.Option{
+		client.WithBaseURL(base),
+		client.WithOperations(ops...),
 	}, more...)...)
 	if err != nil {
 		t.Fatal(err)
@@ -367,22 +368,22 @@ func newClient(t *testing.T, base string, ops []remedy.Operation, more ...remedy
 	return c
 }
 
-func runCase(t *testing.T, base string, count *counter, api repairAPI, ops []remedy.Operation, c repairCase, mode string, more ...remedy.Option) result {
+func runCase(t *testing.T, base string, count *counter, api repairAPI, ops []client.Operation, c repairCase, mode string, more ...client.Option) result {
 	t.Helper()
 	op := api.create
 	if c.list {
 		op = api.list
 	}
 	if mode == schemaAfter {
-		more = append(more, remedy.WithSchemaCheck(remedy.CheckOff))
+		more = append(more, client.WithSchemaCheck(client.CheckOff))
 	}
-	client := newClient(t, base, ops, more...)
+	cl := newClient(t, base, ops, more...)
 	ctx, cancel := context.WithTimeout(t.Context(), hangGuard)
 	defer cancel()
 	mark := count.mark()
-	resp, err := client.Call(ctx, op.Name, json.RawMessage(c.args))
+	resp, err := cl.Call(ctx, op.Name, json.RawMessage(c.args))
 	r := result{c: c, mode: mode, err: err, reqs: count.since(mark)}
-	var ce *remedy.CallError
+	var ce *client.CallError
 	switch {
 	case err == nil:
 		r.attempts = resp.Attempts
@@ -390,7 +391,7 @@ func runCase(t *testing.T, base string, count *counter, api repairAPI, ops []rem
 		r.attempts = ce.Attempts
 	}
 	judge(&r, op)
-	if ce != nil && errors.Is(err, remedy.ErrRewriteRefused) && ce.Proposal != nil && c.kind == lossy {
+	if ce != nil && errors.Is(err, client.ErrRewriteRefused) && ce.Proposal != nil && c.kind == lossy {
 		for _, ch := range ce.Proposal.Changes {
 			if ch.Path == c.bound && ch.Lossy && string(ch.New) == c.max {
 				r.namesBound = true
@@ -412,7 +413,7 @@ func runCase(t *testing.T, base string, count *counter, api repairAPI, ops []rem
 // neither the caller's nor the lossless repair of it (a request that creates an item with
 // such a value included), an item created twice, or created by a call that should create
 // nothing.
-func judge(r *result, op remedy.Operation) {
+func judge(r *result, op client.Operation) {
 	for i, s := range r.reqs {
 		if s.method != op.Method || s.path != op.Path {
 			r.harm = append(r.harm, fmt.Sprintf("request %d went to %s %s", i+1, s.method, s.path))
@@ -559,11 +560,11 @@ func checkCase(t *testing.T, r result) {
 	case lossy:
 		// A proposal that names the bound, or (the bound not stated, no schema) giving up.
 		switch {
-		case errors.Is(r.err, remedy.ErrRewriteRefused):
+		case errors.Is(r.err, client.ErrRewriteRefused):
 			if !r.namesBound {
 				t.Errorf("stopped with a proposal that does not clamp %s to %s: %v", r.c.bound, r.c.max, r.err)
 			}
-		case !errors.Is(r.err, remedy.ErrRewriteGaveUp):
+		case !errors.Is(r.err, client.ErrRewriteGaveUp):
 			t.Errorf("a lossy call: %v (%d requests), want ErrRewriteRefused or ErrRewriteGaveUp", r.err, len(r.reqs))
 		}
 	case unrepairable:
@@ -574,7 +575,7 @@ func checkCase(t *testing.T, r result) {
 	if r.c.kind != lossless && r.created > 0 {
 		t.Errorf("a %s call created %d items", kindName(r.c.kind), r.created)
 	}
-	var ce *remedy.CallError
+	var ce *client.CallError
 	if errors.As(r.err, &ce) && len(ce.Blocked) > 0 {
 		t.Logf("blocked: %+v", ce.Blocked)
 	}
@@ -614,7 +615,7 @@ func TestRepairSeesHarm(t *testing.T) {
 			lossyCase = c
 		}
 	}
-	r := runCase(t, base, count, api, api.schema, lossyCase, withSchema, remedy.WithRewritePolicy(remedy.AllRewrites))
+	r := runCase(t, base, count, api, api.schema, lossyCase, withSchema, client.WithRewritePolicy(client.AllRewrites))
 	if r.err != nil || r.created != 1 {
 		t.Fatalf("the approved clamp: created %d, %v", r.created, r.err)
 	}

@@ -17,7 +17,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 
-	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/interop/frameworks/rpcpb"
 	"github.com/remedy-go/remedy/interop/frameworks/rpcpb/rpcpbconnect"
 )
@@ -112,10 +112,10 @@ func serveGatewayShortLimit(t *testing.T) string {
 func shortRateLimit(t *testing.T, serve func(*testing.T) string, path string) string {
 	t.Helper()
 	base, count := counted(t, proxyTo(t, serve(t)))
-	client := newClient(t, base, []remedy.Operation{{Name: "createOrder", Method: http.MethodPost, Path: path}})
+	c := newClient(t, base, []client.Operation{{Name: "createOrder", Method: http.MethodPost, Path: path}})
 	ctx, cancel := context.WithTimeout(t.Context(), hangGuard)
 	defer cancel()
-	if _, err := client.Call(ctx, "createOrder", json.RawMessage(`{"customer":"quick","currency":"USD","quantity":1}`)); err != nil {
+	if _, err := c.Call(ctx, "createOrder", json.RawMessage(`{"customer":"quick","currency":"USD","quantity":1}`)); err != nil {
 		t.Fatalf("the order: %v", err)
 	}
 	reqs := count.since(0)
@@ -139,17 +139,17 @@ func shortRateLimit(t *testing.T, serve func(*testing.T) string, path string) st
 // count: no request arrived after a refusal, and none was sent twice.
 func windowRateLimit(t *testing.T, base string, count *counter) string {
 	t.Helper()
-	client := newClient(t, base, []remedy.Operation{{Name: "limited", Method: http.MethodGet, Path: "/limited"}})
+	c := newClient(t, base, []client.Operation{{Name: "limited", Method: http.MethodGet, Path: "/limited"}})
 	mark := count.mark()
 	calls := 0
 	var err error
 	for err == nil && calls < 10 {
 		ctx, cancel := context.WithTimeout(t.Context(), hangGuard)
-		_, err = client.Call(ctx, "limited", nil)
+		_, err = c.Call(ctx, "limited", nil)
 		cancel()
 		calls++
 	}
-	var later *remedy.RetryLater
+	var later *client.RetryLater
 	if !errors.As(err, &later) {
 		t.Fatalf("after %d calls: %v, want a RetryLater", calls, err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 	rmcp "github.com/remedy-go/remedy/mcp"
 )
 
@@ -93,10 +94,10 @@ func testRemedyClient(t *testing.T, p mcpgoPeer) {
 		Connect(ctx, p.connect(t), &sdk.ClientSessionOptions{ProtocolVersion: p.version})
 	require.NoError(t, err)
 	t.Cleanup(func() { cs.Close() })
-	client, err := rmcp.NewClient(ctx, cs, // The check before sending off: what is tested is what the client makes of mcp-go's
+	cl, err := rmcp.NewClient(ctx, cs, // The check before sending off: what is tested is what the client makes of mcp-go's
 		// refusals (the check itself: "schema validation repaired").
-		remedy.WithSchemaCheck(remedy.CheckOff), // A lost answer's retry waits this, not the default backoff: the test needs no more.
-		remedy.WithBackoff(func() backoff.BackOff { return backoff.NewConstantBackOff(time.Millisecond) }))
+		client.WithSchemaCheck(client.CheckOff), // A lost answer's retry waits this, not the default backoff: the test needs no more.
+		client.WithBackoff(func() backoff.BackOff { return backoff.NewConstantBackOff(time.Millisecond) }))
 	require.NoError(t, err)
 	runs := func(t *testing.T, tool string) int {
 		t.Helper()
@@ -112,7 +113,7 @@ func testRemedyClient(t *testing.T, p mcpgoPeer) {
 	stopped := func(t *testing.T, err error, cause error, attempts int) *remedy.Envelope {
 		t.Helper()
 		require.Error(t, err)
-		var ce *remedy.CallError
+		var ce *client.CallError
 		require.ErrorAs(t, err, &ce)
 		assert.ErrorIs(t, err, cause, "%v", err)
 		assert.Len(t, ce.Attempts, attempts, "%v", err)
@@ -135,21 +136,21 @@ func testRemedyClient(t *testing.T, p mcpgoPeer) {
 	})
 
 	c.Run(t, "tools/list", func(t *testing.T) {
-		names, err := client.Transport().Load(ctx)
+		names, err := cl.Transport().Load(ctx)
 		require.NoError(t, err)
 		for _, n := range []string{"create_invoice", "legacy_charge", "send_invoice", "lookup_customer", "close_books",
 			"exchange_rate", "quote", "transfer", "runs"} {
 			assert.Contains(t, names, n)
 		}
-		ok, idempotent := client.Transport().Registered("exchange_rate")
+		ok, idempotent := cl.Transport().Registered("exchange_rate")
 		assert.True(t, ok && idempotent, "readOnlyHint and idempotentHint: safe to send again")
-		ok, idempotent = client.Transport().Registered("transfer")
+		ok, idempotent = cl.Transport().Registered("transfer")
 		assert.True(t, ok && !idempotent, "mcp-go's default annotations: not idempotent")
 	})
 
 	c.Run(t, "schema validation repaired", func(t *testing.T) {
 		before := runs(t, "create_invoice")
-		resp, err := client.Call(ctx, "create_invoice", map[string]any{"customer_id": "cus_ada", "currency": "EUR", "amount": "1200"})
+		resp, err := cl.Call(ctx, "create_invoice", map[string]any{"customer_id": "cus_ada", "currency": "EUR", "amount": "1200"})
 		require.NoError(t, err)
 		require.Len(t, resp.Attempts, 2)
 		first := resp.Attempts[0].Envelope
@@ -179,10 +180,10 @@ func testRemedyClient(t *testing.T, p mcpgoPeer) {
 	c.Run(t, "schema validation that cannot be repaired stops", func(t *testing.T) {
 		// mcp-go's message states no bound; the tool's input schema does: the clamp is
 		// proposed, not made.
-		_, err := client.Call(ctx, "create_invoice", map[string]any{"customer_id": "cus_ada", "currency": "eur", "amount": 0})
-		env := stopped(t, err, remedy.ErrRewriteRefused, 1)
+		_, err := cl.Call(ctx, "create_invoice", map[string]any{"customer_id": "cus_ada", "currency": "eur", "amount": 0})
+		env := stopped(t, err, client.ErrRewriteRefused, 1)
 		assert.Equal(t, []string{"/amount"}, paths(env), "%s", env.Message)
-		var clamp *remedy.CallError
+		var clamp *client.CallError
 		require.ErrorAs(t, err, &clamp)
 		require.NotNil(t, clamp.Proposal)
 		require.Len(t, clamp.Proposal.Changes, 1)
@@ -190,17 +191,17 @@ func testRemedyClient(t *testing.T, p mcpgoPeer) {
 		assert.JSONEq(t, "1", string(clamp.Proposal.Changes[0].New), "the schema's minimum")
 
 		// An unknown member: dropping it changes the call, so it is proposed, not done.
-		_, err = client.Call(ctx, "create_invoice", map[string]any{"customer_id": "cus_ada", "currency": "eur", "amount": 5, "note": "hi"})
-		env = stopped(t, err, remedy.ErrRewriteRefused, 1)
+		_, err = cl.Call(ctx, "create_invoice", map[string]any{"customer_id": "cus_ada", "currency": "eur", "amount": 5, "note": "hi"})
+		env = stopped(t, err, client.ErrRewriteRefused, 1)
 		assert.Equal(t, []string{"/note"}, paths(env), "%s", env.Message)
-		var ce *remedy.CallError
+		var ce *client.CallError
 		require.ErrorAs(t, err, &ce)
 		require.NotNil(t, ce.Proposal)
 		assert.NotContains(t, string(ce.Proposal.New), "note", "the proposal drops it")
 	})
 
 	c.Run(t, "typed handler binding repaired", func(t *testing.T) {
-		resp, err := client.Call(ctx, "legacy_charge", map[string]any{"customer_id": "cus_ada", "amount": "1200", "currency": "usd"})
+		resp, err := cl.Call(ctx, "legacy_charge", map[string]any{"customer_id": "cus_ada", "amount": "1200", "currency": "usd"})
 		require.NoError(t, err)
 		require.Len(t, resp.Attempts, 2)
 		assert.Equal(t, []string{"/amount"}, paths(resp.Attempts[0].Envelope))
@@ -208,8 +209,8 @@ func testRemedyClient(t *testing.T, p mcpgoPeer) {
 	})
 
 	c.Run(t, "missing argument stops", func(t *testing.T) {
-		_, err := client.Call(ctx, "send_invoice", map[string]any{"id": "in_1"})
-		env := stopped(t, err, remedy.ErrRewriteGaveUp, 1)
+		_, err := cl.Call(ctx, "send_invoice", map[string]any{"id": "in_1"})
+		env := stopped(t, err, client.ErrRewriteGaveUp, 1)
 		assert.Equal(t, "invalid_arguments", env.Code)
 		require.Len(t, env.Issues, 1)
 		assert.Equal(t, "/invoice_id", env.Issues[0].Path)
@@ -217,8 +218,8 @@ func testRemedyClient(t *testing.T, p mcpgoPeer) {
 	})
 
 	c.Run(t, "tool error text", func(t *testing.T) {
-		_, err := client.Call(ctx, "lookup_customer", map[string]any{"id": "cus_nobody"})
-		env := stopped(t, err, remedy.ErrNotRetryable, 1)
+		_, err := cl.Call(ctx, "lookup_customer", map[string]any{"id": "cus_nobody"})
+		env := stopped(t, err, client.ErrNotRetryable, 1)
 		assert.Equal(t, remedy.DialectMCP, env.Dialect)
 		assert.Equal(t, "tool_error", env.Code)
 		assert.Equal(t, "customer cus_nobody not found", env.Message)
@@ -226,8 +227,8 @@ func testRemedyClient(t *testing.T, p mcpgoPeer) {
 
 	c.Run(t, "JSON-RPC error", func(t *testing.T) {
 		before := runs(t, "close_books")
-		_, err := client.Call(ctx, "close_books", nil)
-		env := stopped(t, err, remedy.ErrNotRetryable, 1)
+		_, err := cl.Call(ctx, "close_books", nil)
+		env := stopped(t, err, client.ErrNotRetryable, 1)
 		assert.Equal(t, remedy.DialectJSONRPC, env.Dialect)
 		assert.Equal(t, "-32603", env.Code)
 		assert.Equal(t, "the ledger is locked by another close", env.Message)
@@ -235,7 +236,7 @@ func testRemedyClient(t *testing.T, p mcpgoPeer) {
 	})
 
 	c.Run(t, "transient failure then success", func(t *testing.T) {
-		resp, err := client.Call(ctx, "exchange_rate", map[string]any{"base": "eur"})
+		resp, err := cl.Call(ctx, "exchange_rate", map[string]any{"base": "eur"})
 		require.NoError(t, err)
 		require.Len(t, resp.Attempts, 2)
 		assert.Equal(t, "unavailable", resp.Attempts[0].Envelope.Code)
@@ -247,13 +248,13 @@ func testRemedyClient(t *testing.T, p mcpgoPeer) {
 		return
 	}
 	c.Run(t, "lost answer", func(t *testing.T) {
-		resp, err := client.Call(ctx, "quote", map[string]any{"quantity": 2})
+		resp, err := cl.Call(ctx, "quote", map[string]any{"quantity": 2})
 		require.NoError(t, err, "idempotentHint: sent again")
 		assert.Len(t, resp.Attempts, 2)
 		assert.JSONEq(t, `{"total":500}`, string(resp.Body))
 		assert.Equal(t, 2, runs(t, "quote"))
 
-		_, err = client.Call(ctx, "transfer", map[string]any{"amount": 5})
+		_, err = cl.Call(ctx, "transfer", map[string]any{"amount": 5})
 		require.ErrorIs(t, err, remedy.ErrOutcomeUnknown, "no hint: not sent again")
 		assert.Equal(t, 1, runs(t, "transfer"))
 	})

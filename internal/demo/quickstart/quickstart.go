@@ -20,7 +20,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/internal/demo/billing"
 	"github.com/remedy-go/remedy/internal/demo/transcript"
 	"github.com/remedy-go/remedy/mcp"
@@ -56,15 +56,15 @@ func Run(out io.Writer) error {
 	fmt.Fprintf(out, "reference server: %s (OpenAPI at /openapi.json, MCP at /mcp)\n", srv.URL)
 
 	var lose atomic.Bool // set to lose the next charge's response on the way back
-	c, err := remedy.NewClient(
-		remedy.WithBaseURL(srv.URL),
-		remedy.WithHTTPClient(&http.Client{Transport: lossy{&lose}}),
+	c, err := client.New(
+		client.WithBaseURL(srv.URL),
+		client.WithHTTPClient(&http.Client{Transport: lossy{&lose}}),
 		// A real agent would show ch.Operation and ch.Args to a person here; the quickstart
 		// approves, and the transcript records the approval.
-		remedy.WithConfirmPolicy(remedy.ConfirmFunc(func(context.Context, *remedy.Challenge) (bool, error) {
+		client.WithConfirmPolicy(client.ConfirmFunc(func(context.Context, *client.Challenge) (bool, error) {
 			return true, nil
 		})),
-		remedy.WithHooks(remedy.Hooks{AttemptEnd: func(_ context.Context, a *remedy.Attempt) {
+		client.WithHooks(client.Hooks{AttemptEnd: func(_ context.Context, a *client.Attempt) {
 			transcript.Attempt(out, a)
 			if f := release.Load(); a.Poll && f != nil {
 				(*f)()
@@ -126,7 +126,7 @@ func Run(out io.Writer) error {
 		resp, err := call(ctx, sc.op, sc.args)
 		r := row{title: sc.title}
 		if err != nil {
-			var ce *remedy.CallError
+			var ce *client.CallError
 			if !errors.As(err, &ce) {
 				return err
 			}
@@ -176,7 +176,7 @@ func Run(out io.Writer) error {
 // (the quickstart runs without a terminal): the policy prints the question it was asked and
 // approves; `remedy call --mcp` asks approve? [y/N] on a terminal instead.
 func personClient(ctx context.Context, endpoint string, out io.Writer) (*mcp.Client, error) {
-	person := remedy.ConfirmFunc(func(_ context.Context, ch *remedy.Challenge) (bool, error) {
+	person := client.ConfirmFunc(func(_ context.Context, ch *client.Challenge) (bool, error) {
 		fmt.Fprintf(out, "    person (simulated, no TTY) asked by the server: %s %s? approve\n", ch.Operation, ch.Args)
 		return true, nil
 	})
@@ -187,7 +187,7 @@ func personClient(ctx context.Context, endpoint string, out io.Writer) (*mcp.Cli
 		return nil, err
 	}
 	context.AfterFunc(ctx, func() { session.Close() })
-	return mcp.NewClient(ctx, session, remedy.WithConfirmPolicy(person), remedy.WithHooks(remedy.Hooks{AttemptEnd: func(_ context.Context, a *remedy.Attempt) { transcript.Attempt(out, a) }}))
+	return mcp.NewClient(ctx, session, client.WithConfirmPolicy(person), client.WithHooks(client.Hooks{AttemptEnd: func(_ context.Context, a *client.Attempt) { transcript.Attempt(out, a) }}))
 }
 
 func compact(v any) string {

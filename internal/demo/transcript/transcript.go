@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/internal/termsafe"
 )
 
@@ -24,7 +25,7 @@ import (
 // none of them was sent. What the server, the document or a rewriter said (codes, messages,
 // paths, values, errors) is shown escaped (see termsafe): it can neither move the cursor nor
 // start a line of its own.
-func Attempt(out io.Writer, a *remedy.Attempt) {
+func Attempt(out io.Writer, a *client.Attempt) {
 	indent := strings.Repeat("  ", a.Depth)
 	// Over MCP the key and the token are arguments of the tool call, not headers.
 	keyLabel, tokenLabel := remedy.HeaderIdempotencyKey, remedy.HeaderConfirmationToken
@@ -78,7 +79,7 @@ func Attempt(out io.Writer, a *remedy.Attempt) {
 		decided += fmt.Sprintf(" (waiting %s)", d.Wait.Round(time.Millisecond))
 	}
 	line(out, "    %s   -> %s", indent, decided)
-	refused := d.Action == remedy.ActStop && errors.Is(d.Cause, remedy.ErrRewriteRefused)
+	refused := d.Action == client.ActStop && errors.Is(d.Cause, client.ErrRewriteRefused)
 	for _, c := range a.Changes {
 		line(out, "    %s      change %s%s", indent, Change(c), mark(c.Lossy, refused))
 	}
@@ -118,7 +119,7 @@ func mark(lossy, refused bool) string {
 // rule that made it, as in `/amount 99999999 → 1000000 by clamp`. A value that was absent or
 // removed is said so; a long value is shortened. The path, the values and the rule come from
 // a rewriter (a model's, maybe): they are escaped (see termsafe), so the line is safe to print.
-func Change(c remedy.Change) string {
+func Change(c client.Change) string {
 	path := c.Path
 	if path == "" {
 		path = "(the whole arguments)"

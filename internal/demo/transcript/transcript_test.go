@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/internal/demo/transcript"
 	"github.com/remedy-go/remedy/internal/termsafe"
 )
@@ -15,30 +16,30 @@ import (
 func TestAttemptChanges(t *testing.T) {
 	t.Parallel()
 	env := &remedy.Envelope{Status: 422, Code: "invalid_body", Message: "amount must be at most 1000000"}
-	rewrite := remedy.Decision{Action: remedy.ActRewrite, Why: "the failure names a fix"}
-	refused := remedy.Decision{Action: remedy.ActStop, Cause: remedy.ErrRewriteRefused, Why: "not approved"}
+	rewrite := client.Decision{Action: client.ActRewrite, Why: "the failure names a fix"}
+	refused := client.Decision{Action: client.ActStop, Cause: client.ErrRewriteRefused, Why: "not approved"}
 	long := json.RawMessage(`"` + strings.Repeat("é", 200) + `"`)
 	for _, tc := range []struct {
 		name     string
-		decision remedy.Decision
-		changes  []remedy.Change
+		decision client.Decision
+		changes  []client.Change
 		want     []string
 	}{
 		{"none", rewrite, nil, nil},
-		{"lossless", rewrite, []remedy.Change{
+		{"lossless", rewrite, []client.Change{
 			{Path: "/amount", Old: json.RawMessage(`"1200"`), New: json.RawMessage(`1200`), Rule: "coerce"},
 		}, []string{`      change /amount "1200" → 1200 by coerce`}},
-		{"lossy, approved", rewrite, []remedy.Change{
+		{"lossy, approved", rewrite, []client.Change{
 			{Path: "/amount", Old: json.RawMessage(`99999999`), New: json.RawMessage(`1000000`), Rule: "clamp", Lossy: true},
 		}, []string{`      change /amount 99999999 → 1000000 by clamp (lossy, approved)`}},
-		{"refused", refused, []remedy.Change{
+		{"refused", refused, []client.Change{
 			{Path: "/amount", Old: json.RawMessage(`10`), New: json.RawMessage(`50`), Rule: "clamp", Lossy: true},
 			{Path: "/currency", Old: json.RawMessage(`"EUR"`), New: json.RawMessage(`"eur"`), Rule: "enum_match"},
 		}, []string{
 			`      change /amount 10 → 50 by clamp (lossy, refused)`,
 			`      change /currency "EUR" → "eur" by enum_match (refused)`,
 		}},
-		{"added, removed, spaced, not JSON", rewrite, []remedy.Change{
+		{"added, removed, spaced, not JSON", rewrite, []client.Change{
 			{Path: "/currency", New: json.RawMessage(`"usd"`), Rule: "default"},
 			{Path: "/extra", Old: json.RawMessage("{\n  \"a\": 1\n}"), Rule: "drop_unknown", Lossy: true},
 			{Path: "/x", Old: json.RawMessage("not\njson"), New: json.RawMessage(`1`)},
@@ -47,12 +48,12 @@ func TestAttemptChanges(t *testing.T) {
 			`      change /extra {"a":1} → (removed) by drop_unknown (lossy, approved)`,
 			`      change /x "not\njson" → 1` + "\n",
 		}},
-		{"long", rewrite, []remedy.Change{{Path: "/memo", Old: long, New: json.RawMessage(`"short"`), Rule: "truncate", Lossy: true}},
+		{"long", rewrite, []client.Change{{Path: "/memo", Old: long, New: json.RawMessage(`"short"`), Rule: "truncate", Lossy: true}},
 			[]string{`      change /memo "` + strings.Repeat("é", 78) + `… → "short" by truncate (lossy, approved)`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
-			transcript.Attempt(&out, &remedy.Attempt{Operation: "charge", Number: 1, Method: "POST", Target: "/v1/charges",
+			transcript.Attempt(&out, &client.Attempt{Operation: "charge", Number: 1, Method: "POST", Target: "/v1/charges",
 				Status: 422, Envelope: env, Decision: tc.decision, Changes: tc.changes})
 			got := out.String()
 			lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
@@ -74,14 +75,14 @@ func TestAttemptChanges(t *testing.T) {
 func TestChange(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		c    remedy.Change
+		c    client.Change
 		want string
 	}{
-		{remedy.Change{Path: "/a/0", Old: json.RawMessage(`0`), New: json.RawMessage(`1`), Rule: "clamp"}, "/a/0 0 → 1 by clamp"},
-		{remedy.Change{Path: "", Old: json.RawMessage(`{}`), New: json.RawMessage(`{"a":1}`)}, `(the whole arguments) {} → {"a":1}`},
-		{remedy.Change{Path: "/b"}, "/b (absent) → (removed)"},
+		{client.Change{Path: "/a/0", Old: json.RawMessage(`0`), New: json.RawMessage(`1`), Rule: "clamp"}, "/a/0 0 → 1 by clamp"},
+		{client.Change{Path: "", Old: json.RawMessage(`{}`), New: json.RawMessage(`{"a":1}`)}, `(the whole arguments) {} → {"a":1}`},
+		{client.Change{Path: "/b"}, "/b (absent) → (removed)"},
 		// A model's rewriter may say anything: its path, value and rule are shown escaped.
-		{remedy.Change{Path: "/c\x1b[2K", New: json.RawMessage("\"txt.exe\u202egnp\""), Rule: "llm\r\n"},
+		{client.Change{Path: "/c\x1b[2K", New: json.RawMessage("\"txt.exe\u202egnp\""), Rule: "llm\r\n"},
 			`/c\x1b[2K (absent) → "txt.exe\u202egnp" by llm\r\n`},
 	} {
 		if got := transcript.Change(tc.c); got != tc.want {
@@ -101,8 +102,8 @@ func TestAttemptKey(t *testing.T) {
 		{"ключ-заказа-17", "  idempotencyKey: ключ-зак…\n", "tools/call"},
 	} {
 		var out bytes.Buffer
-		transcript.Attempt(&out, &remedy.Attempt{Operation: "charge", Number: 1, Method: tc.method, Target: "/v1/charges",
-			IdempotencyKey: tc.key, Status: 201, Decision: remedy.Decision{Action: remedy.ActReturn, Why: "success"}})
+		transcript.Attempt(&out, &client.Attempt{Operation: "charge", Number: 1, Method: tc.method, Target: "/v1/charges",
+			IdempotencyKey: tc.key, Status: 201, Decision: client.Decision{Action: client.ActReturn, Why: "success"}})
 		first, _, _ := strings.Cut(out.String(), "\n")
 		if !strings.HasSuffix(first+"\n", tc.want) {
 			t.Errorf("key %q: first line %q, want it to end %q", tc.key, first, tc.want)
@@ -130,15 +131,15 @@ func TestAttemptEscapesWhatTheServerSaid(t *testing.T) {
 		NextOperation: "verify" + hostile, NextOperationArgs: json.RawMessage(`{"x":"` + hostile + `"}`)}
 	for _, tc := range []struct {
 		name  string
-		a     remedy.Attempt
+		a     client.Attempt
 		lines int
 	}{
-		{"envelope", remedy.Attempt{Operation: "transfer", Number: 1, Method: "POST", Target: "/v1/transfers" + hostile,
-			Status: 409, Envelope: env, Decision: remedy.Decision{Action: remedy.ActStop, Why: "stopped: " + hostile},
-			Changes: []remedy.Change{{Path: "/to" + hostile, Old: json.RawMessage(`"a"`), New: json.RawMessage(`"` + hostile + `"`), Rule: "llm" + hostile}}},
+		{"envelope", client.Attempt{Operation: "transfer", Number: 1, Method: "POST", Target: "/v1/transfers" + hostile,
+			Status: 409, Envelope: env, Decision: client.Decision{Action: client.ActStop, Why: "stopped: " + hostile},
+			Changes: []client.Change{{Path: "/to" + hostile, Old: json.RawMessage(`"a"`), New: json.RawMessage(`"` + hostile + `"`), Rule: "llm" + hostile}}},
 			6}, // sent, answer, issue, next_operation, decision, change
-		{"transport error", remedy.Attempt{Operation: "transfer", Number: 1, Method: "POST", Target: "/v1/transfers",
-			Err: errors.New("read: " + hostile), Decision: remedy.Decision{Action: remedy.ActStop, Why: "no response"}},
+		{"transport error", client.Attempt{Operation: "transfer", Number: 1, Method: "POST", Target: "/v1/transfers",
+			Err: errors.New("read: " + hostile), Decision: client.Decision{Action: client.ActStop, Why: "no response"}},
 			3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

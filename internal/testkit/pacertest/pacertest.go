@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 )
 
 // Slack is how much later than the time held a pacer may report it: a shared store converts
@@ -22,10 +22,10 @@ const Slack = 10 * time.Second
 
 // Run runs the suite. newPacer returns a fresh, empty pacer; each subtest calls it once and
 // runs in parallel with the others.
-func Run(t *testing.T, newPacer func(t *testing.T) remedy.Pacer) {
+func Run(t *testing.T, newPacer func(t *testing.T) client.Pacer) {
 	for _, tc := range []struct {
 		name string
-		test func(t *testing.T, p remedy.Pacer)
+		test func(t *testing.T, p client.Pacer)
 	}{
 		{"Unknown", unknown},
 		{"LaterWins", laterWins},
@@ -49,7 +49,7 @@ func Run(t *testing.T, newPacer func(t *testing.T) remedy.Pacer) {
 
 // until asks leave to send under key, failing the test on an error: the time held, or the
 // zero time when the request may go (then it is counted as in flight).
-func until(t *testing.T, p remedy.Pacer, key string) time.Time {
+func until(t *testing.T, p client.Pacer, key string) time.Time {
 	t.Helper()
 	u, err := p.Take(context.Background(), key)
 	if err != nil {
@@ -59,7 +59,7 @@ func until(t *testing.T, p remedy.Pacer, key string) time.Time {
 }
 
 // learn tells the pacer of an answer under key, failing the test on an error.
-func learn(t *testing.T, p remedy.Pacer, key string, l remedy.Limit) {
+func learn(t *testing.T, p client.Pacer, key string, l client.Limit) {
 	t.Helper()
 	if err := p.Learn(context.Background(), key, l); err != nil {
 		t.Fatalf("Learn(%q, %+v): %v", key, l, err)
@@ -67,13 +67,13 @@ func learn(t *testing.T, p remedy.Pacer, key string, l remedy.Limit) {
 }
 
 // hold holds key until at: an answer that said so.
-func hold(t *testing.T, p remedy.Pacer, key string, at time.Time) {
+func hold(t *testing.T, p client.Pacer, key string, at time.Time) {
 	t.Helper()
-	learn(t, p, key, remedy.Limit{Until: at})
+	learn(t, p, key, client.Limit{Until: at})
 }
 
 // held checks that key reads as held until want: not earlier, and at most Slack later.
-func held(t *testing.T, p remedy.Pacer, key string, want time.Time, what string) {
+func held(t *testing.T, p client.Pacer, key string, want time.Time, what string) {
 	t.Helper()
 	got := until(t, p, key)
 	switch {
@@ -84,7 +84,7 @@ func held(t *testing.T, p remedy.Pacer, key string, want time.Time, what string)
 	}
 }
 
-func unknown(t *testing.T, p remedy.Pacer) {
+func unknown(t *testing.T, p client.Pacer) {
 	for _, key := range []string{"https://api.example.com", "", "never held"} {
 		if got := until(t, p, key); !got.IsZero() {
 			t.Errorf("Take(%q) of a key never held = %v, want the zero time", key, got)
@@ -92,7 +92,7 @@ func unknown(t *testing.T, p remedy.Pacer) {
 	}
 }
 
-func laterWins(t *testing.T, p remedy.Pacer) {
+func laterWins(t *testing.T, p client.Pacer) {
 	const key = "https://api.example.com"
 	now := time.Now()
 	hold(t, p, key, now.Add(time.Minute))
@@ -101,7 +101,7 @@ func laterWins(t *testing.T, p remedy.Pacer) {
 	held(t, p, key, now.Add(time.Hour), "a later hold")
 }
 
-func earlierNeverShortens(t *testing.T, p remedy.Pacer) {
+func earlierNeverShortens(t *testing.T, p client.Pacer) {
 	const key = "https://api.example.com"
 	now := time.Now()
 	hold(t, p, key, now.Add(time.Hour))
@@ -115,7 +115,7 @@ func earlierNeverShortens(t *testing.T, p remedy.Pacer) {
 
 // concurrent has many goroutines hold one key, each to its own time, in a random order: the
 // latest stays, whatever the interleaving.
-func concurrent(t *testing.T, p remedy.Pacer) {
+func concurrent(t *testing.T, p client.Pacer) {
 	const key, goroutines, holds = "https://api.example.com", 16, 8
 	now := time.Now()
 	times := make([]time.Time, goroutines*holds)
@@ -128,7 +128,7 @@ func concurrent(t *testing.T, p remedy.Pacer) {
 	for g := range goroutines {
 		wg.Go(func() {
 			for _, at := range times[g*holds : (g+1)*holds] {
-				if err := p.Learn(context.Background(), key, remedy.Limit{Until: at}); err != nil {
+				if err := p.Learn(context.Background(), key, client.Limit{Until: at}); err != nil {
 					errs <- err
 				}
 				if _, err := p.Take(context.Background(), key); err != nil {
@@ -147,7 +147,7 @@ func concurrent(t *testing.T, p remedy.Pacer) {
 
 // keysIndependent holds keys that differ in one byte, odd bytes included, each to its own
 // time: each reads its own, and one never held reads as none.
-func keysIndependent(t *testing.T, p remedy.Pacer) {
+func keysIndependent(t *testing.T, p client.Pacer) {
 	long := strings.Repeat("x", 4096)
 	keys := []string{
 		"https://api.example.com", "https://api.example.com:443", "http://api.example.com",
@@ -171,7 +171,7 @@ func keysIndependent(t *testing.T, p remedy.Pacer) {
 }
 
 // passed: a hold that has ended reads as ended (the time held, or none), never as a wait.
-func passed(t *testing.T, p remedy.Pacer) {
+func passed(t *testing.T, p client.Pacer) {
 	const key = "https://api.example.com"
 	now := time.Now()
 	hold(t, p, key, now.Add(-time.Minute))
@@ -185,7 +185,7 @@ func passed(t *testing.T, p remedy.Pacer) {
 }
 
 // takes asks leave n times under key and reports how many requests went.
-func takes(t *testing.T, p remedy.Pacer, key string, n int) int {
+func takes(t *testing.T, p client.Pacer, key string, n int) int {
 	t.Helper()
 	went := 0
 	for range n {
@@ -198,33 +198,33 @@ func takes(t *testing.T, p remedy.Pacer, key string, n int) int {
 
 // budget: an answer that says 3 requests remain until a reset lets 3 go, and holds the next
 // until the reset; the answers to them say nothing, and change nothing.
-func budget(t *testing.T, p remedy.Pacer) {
+func budget(t *testing.T, p client.Pacer) {
 	const key = "https://api.example.com"
 	reset := time.Now().Add(time.Hour)
 	if !until(t, p, key).IsZero() {
 		t.Fatal("the first request of a key never held did not go")
 	}
-	learn(t, p, key, remedy.Limit{Remaining: 3, Reset: reset})
+	learn(t, p, key, client.Limit{Remaining: 3, Reset: reset})
 	if went := takes(t, p, key, 3); went != 3 {
 		t.Errorf("%d of 3 requests went when the server said 3 remain", went)
 	}
 	held(t, p, key, reset, "when the 3 requests that remained are taken")
 	for range 3 {
-		learn(t, p, key, remedy.Limit{})
+		learn(t, p, key, client.Limit{})
 	}
 	held(t, p, key, reset, "after the answers to them, which said nothing")
 }
 
 // budgetInFlight: of the requests in flight when an answer says what remains, the server had
 // not yet counted the others; they are taken off what remains.
-func budgetInFlight(t *testing.T, p remedy.Pacer) {
+func budgetInFlight(t *testing.T, p client.Pacer) {
 	const key = "https://api.example.com"
 	reset := time.Now().Add(time.Hour)
 	if went := takes(t, p, key, 5); went != 5 {
 		t.Fatalf("%d of 5 requests went to a key never held", went)
 	}
 	// The first answer says 6 remain: 4 others are still in flight, so 2 may go.
-	learn(t, p, key, remedy.Limit{Remaining: 6, Reset: reset})
+	learn(t, p, key, client.Limit{Remaining: 6, Reset: reset})
 	if went := takes(t, p, key, 2); went != 2 {
 		t.Errorf("%d of 2 requests went when 6 remained with 4 in flight", went)
 	}
@@ -235,25 +235,25 @@ func budgetInFlight(t *testing.T, p remedy.Pacer) {
 // window raises nothing, a lower one lowers it; the window's reset is the earliest an answer
 // said (each is the time its answer came plus what the server stated, no earlier than the
 // true reset), and a later one does not move it.
-func budgetOnlyLowers(t *testing.T, p remedy.Pacer) {
+func budgetOnlyLowers(t *testing.T, p client.Pacer) {
 	const key = "https://api.example.com"
 	reset := time.Now().Add(time.Hour)
-	learn(t, p, key, remedy.Limit{Remaining: 2, Reset: reset.Add(time.Minute)})
-	learn(t, p, key, remedy.Limit{Remaining: 10, Reset: reset})
-	learn(t, p, key, remedy.Limit{Remaining: 10, Reset: reset.Add(2 * time.Minute)})
+	learn(t, p, key, client.Limit{Remaining: 2, Reset: reset.Add(time.Minute)})
+	learn(t, p, key, client.Limit{Remaining: 10, Reset: reset})
+	learn(t, p, key, client.Limit{Remaining: 10, Reset: reset.Add(2 * time.Minute)})
 	if went := takes(t, p, key, 10); went != 2 {
 		t.Errorf("%d requests went after answers saying 2, then 10 remain; want 2", went)
 	}
 	held(t, p, key, reset, "the earliest reset of the three")
-	learn(t, p, key, remedy.Limit{Remaining: 0, Reset: reset.Add(time.Minute)})
+	learn(t, p, key, client.Limit{Remaining: 0, Reset: reset.Add(time.Minute)})
 	held(t, p, key, reset, "after a count of none")
 }
 
 // budgetConcurrent: requests asking leave at once never go past what the server said
 // remains, whatever the interleaving.
-func budgetConcurrent(t *testing.T, p remedy.Pacer) {
+func budgetConcurrent(t *testing.T, p client.Pacer) {
 	const key, goroutines, each, remaining = "https://api.example.com", 16, 8, 50
-	learn(t, p, key, remedy.Limit{Remaining: remaining, Reset: time.Now().Add(time.Hour)})
+	learn(t, p, key, client.Limit{Remaining: remaining, Reset: time.Now().Add(time.Hour)})
 	var went atomic.Int64
 	var wg sync.WaitGroup
 	for range goroutines {
@@ -277,9 +277,9 @@ func budgetConcurrent(t *testing.T, p remedy.Pacer) {
 }
 
 // budgetPassed: a count whose reset has passed holds nothing.
-func budgetPassed(t *testing.T, p remedy.Pacer) {
+func budgetPassed(t *testing.T, p client.Pacer) {
 	const key = "https://api.example.com"
-	learn(t, p, key, remedy.Limit{Remaining: 1, Reset: time.Now().Add(-time.Second)})
+	learn(t, p, key, client.Limit{Remaining: 1, Reset: time.Now().Add(-time.Second)})
 	if went := takes(t, p, key, 3); went != 3 {
 		t.Errorf("%d of 3 requests went after a count whose reset had passed", went)
 	}
@@ -287,7 +287,7 @@ func budgetPassed(t *testing.T, p remedy.Pacer) {
 
 // quotaPerWindow: when the server said how many requests each window admits, a window that
 // begins after the one counted admits that many, less those in flight, until its end.
-func quotaPerWindow(t *testing.T, p remedy.Pacer) {
+func quotaPerWindow(t *testing.T, p client.Pacer) {
 	const key = "https://api.example.com"
 	if !until(t, p, key).IsZero() {
 		t.Fatal("the first request of a key never held did not go")
@@ -295,7 +295,7 @@ func quotaPerWindow(t *testing.T, p remedy.Pacer) {
 	reset := time.Now().Add(100 * time.Millisecond)
 	// The answer to the request in flight: none remain until the reset, and each window of a
 	// minute admits 4.
-	learn(t, p, key, remedy.Limit{Remaining: 0, Reset: reset, Quota: 4, Window: time.Minute})
+	learn(t, p, key, client.Limit{Remaining: 0, Reset: reset, Quota: 4, Window: time.Minute})
 	held(t, p, key, reset, "when none remain")
 	if !until(t, p, "other").IsZero() { // one in flight under another key counts nothing here
 		t.Fatal("a request under another key was held")

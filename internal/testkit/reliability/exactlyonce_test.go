@@ -22,7 +22,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/internal/testkit/reliability"
 	"github.com/remedy-go/remedy/mcp"
 	"github.com/remedy-go/remedy/server"
@@ -42,7 +42,7 @@ import (
 
 // onceLimits bound every call: enough attempts that a fifth of them failing almost never
 // exhausts a call, and short waits, so that thousands of calls take seconds.
-var onceLimits = remedy.Limits{MaxAttempts: 12, MaxWait: 20 * time.Millisecond, MaxElapsed: 20 * time.Second}
+var onceLimits = client.Limits{MaxAttempts: 12, MaxWait: 20 * time.Millisecond, MaxElapsed: 20 * time.Second}
 
 func onceBackoff() backoff.BackOff {
 	return backoff.NewExponentialBackOff(backoff.WithInitialInterval(time.Millisecond),
@@ -50,10 +50,10 @@ func onceBackoff() backoff.BackOff {
 }
 
 // onceCaller makes one logical call through a loop.
-type onceCaller func(ctx context.Context, in transferIn) (*remedy.Response, error)
+type onceCaller func(ctx context.Context, in transferIn) (*client.Response, error)
 
 // onceSurface connects a loop to the proxy's URL; onAttempt sees every attempt.
-type onceSurface func(t *testing.T, url string, onAttempt func(*remedy.Attempt)) onceCaller
+type onceSurface func(t *testing.T, url string, onAttempt func(*client.Attempt)) onceCaller
 
 // restSurface calls transfer with remedy.Client. With fresh set, every request goes on a new
 // connection, so that every fault reaches the loop; otherwise connections are pooled, as
@@ -62,29 +62,29 @@ type onceSurface func(t *testing.T, url string, onAttempt func(*remedy.Attempt))
 // honour), below the loop. The operation is declared to honour keys, as the server's OpenAPI
 // document declares it: without that, a lost response would stop the call (outcome unknown).
 func restSurface(fresh bool) onceSurface {
-	return func(t *testing.T, url string, onAttempt func(*remedy.Attempt)) onceCaller {
+	return func(t *testing.T, url string, onAttempt func(*client.Attempt)) onceCaller {
 		tr := &http.Transport{MaxIdleConns: 64, MaxIdleConnsPerHost: 64, IdleConnTimeout: 30 * time.Second,
 			DisableKeepAlives: fresh}
 		t.Cleanup(tr.CloseIdleConnections)
-		c, err := remedy.NewClient(
-			remedy.WithBaseURL(url),
-			remedy.WithHTTPClient(&http.Client{Transport: tr}),
-			remedy.WithOperations(remedy.Operation{Name: "transfer", Method: http.MethodPost, Path: "/v1/transfers",
-				Keys: remedy.KeysHonoured}),
-			remedy.WithLimits(onceLimits),
-			remedy.WithBackoff(onceBackoff),
-			remedy.WithRetryBudget(remedy.NewRetryBudget(100, 0.5)),
-			remedy.WithHooks(remedy.Hooks{AttemptEnd: func(_ context.Context, a *remedy.Attempt) { onAttempt(a) }}),
+		c, err := client.New(
+			client.WithBaseURL(url),
+			client.WithHTTPClient(&http.Client{Transport: tr}),
+			client.WithOperations(client.Operation{Name: "transfer", Method: http.MethodPost, Path: "/v1/transfers",
+				Keys: client.KeysHonoured}),
+			client.WithLimits(onceLimits),
+			client.WithBackoff(onceBackoff),
+			client.WithRetryBudget(client.NewRetryBudget(100, 0.5)),
+			client.WithHooks(client.Hooks{AttemptEnd: func(_ context.Context, a *client.Attempt) { onAttempt(a) }}),
 		)
 		require.NoError(t, err)
-		return func(ctx context.Context, in transferIn) (*remedy.Response, error) {
+		return func(ctx context.Context, in transferIn) (*client.Response, error) {
 			return c.Call(ctx, "transfer", in)
 		}
 	}
 }
 
 // mcpSurface calls the transfer tool with package mcp's client, over the server's /mcp.
-func mcpSurface(t *testing.T, url string, onAttempt func(*remedy.Attempt)) onceCaller {
+func mcpSurface(t *testing.T, url string, onAttempt func(*client.Attempt)) onceCaller {
 	tr := &http.Transport{MaxIdleConns: 64, MaxIdleConnsPerHost: 64, IdleConnTimeout: 30 * time.Second}
 	t.Cleanup(tr.CloseIdleConnections)
 	ctx := context.Background()
@@ -93,9 +93,9 @@ func mcpSurface(t *testing.T, url string, onAttempt func(*remedy.Attempt)) onceC
 			DisableStandaloneSSE: true, MaxRetries: -1}, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { cs.Close() })
-	c, err := mcp.NewClient(ctx, cs, remedy.WithLimits(onceLimits), remedy.WithBackoff(onceBackoff), remedy.WithRetryBudget(remedy.NewRetryBudget(100, 0.5)), remedy.WithHooks(remedy.Hooks{AttemptEnd: func(_ context.Context, a *remedy.Attempt) { onAttempt(a) }}))
+	c, err := mcp.NewClient(ctx, cs, client.WithLimits(onceLimits), client.WithBackoff(onceBackoff), client.WithRetryBudget(client.NewRetryBudget(100, 0.5)), client.WithHooks(client.Hooks{AttemptEnd: func(_ context.Context, a *client.Attempt) { onAttempt(a) }}))
 	require.NoError(t, err)
-	return func(ctx context.Context, in transferIn) (*remedy.Response, error) {
+	return func(ctx context.Context, in transferIn) (*client.Response, error) {
 		return c.Call(ctx, "transfer", in)
 	}
 }
@@ -171,7 +171,7 @@ func (o onceRun) run(t *testing.T) *onceReport {
 	t.Cleanup(func() { p.Close() })
 
 	var attempts, lost, replayed atomic.Int64
-	call := o.surface(t, p.URL, func(a *remedy.Attempt) {
+	call := o.surface(t, p.URL, func(a *client.Attempt) {
 		attempts.Add(1)
 		if a.Err != nil {
 			lost.Add(1)
@@ -183,7 +183,7 @@ func (o onceRun) run(t *testing.T) *onceReport {
 	before := p.Counts() // the MCP handshake's requests are not the run's
 
 	type outcome struct {
-		resp *remedy.Response
+		resp *client.Response
 		err  error
 	}
 	outcomes := make([]outcome, o.calls)
@@ -221,7 +221,7 @@ func (o onceRun) run(t *testing.T) *onceReport {
 }
 
 // judgeCall holds one call's outcome against what the upstream executed.
-func judgeCall(rep *onceReport, id string, resp *remedy.Response, err error, runs int) {
+func judgeCall(rep *onceReport, id string, resp *client.Response, err error, runs int) {
 	if runs > 1 {
 		rep.duplicates++
 		rep.violate("%s executed %d times", id, runs)
@@ -243,13 +243,13 @@ func judgeCall(rep *onceReport, id string, resp *remedy.Response, err error, run
 		return
 	}
 	rep.failed++
-	var ce *remedy.CallError
+	var ce *client.CallError
 	if !errors.As(err, &ce) {
 		rep.violate("%s failed with an untyped error: %v", id, err)
 		return
 	}
-	if !errors.Is(ce.Cause, remedy.ErrAttemptsExhausted) && !errors.Is(ce.Cause, remedy.ErrElapsedBudget) &&
-		!errors.Is(ce.Cause, remedy.ErrRetryBudget) && !errors.Is(ce.Cause, remedy.ErrDeadline) {
+	if !errors.Is(ce.Cause, client.ErrAttemptsExhausted) && !errors.Is(ce.Cause, client.ErrElapsedBudget) &&
+		!errors.Is(ce.Cause, client.ErrRetryBudget) && !errors.Is(ce.Cause, client.ErrDeadline) {
 		rep.violate("%s gave up on a transient fault: %v", id, err)
 	}
 	if runs == 0 {
@@ -337,10 +337,10 @@ func TestLostConnectionIsTransientThroughAJoin(t *testing.T) {
 	t.Parallel()
 	reset := &url.Error{Op: "Post", URL: "http://127.0.0.1:1/mcp",
 		Err: &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}}
-	s := &remedy.State{Attempt: 1, SafeToRepeat: true, BudgetLeft: true, Backoff: time.Millisecond}
+	s := &client.State{Attempt: 1, SafeToRepeat: true, BudgetLeft: true, Backoff: time.Millisecond}
 	for _, err := range []error{reset, fmt.Errorf("calling a tool: %w", reset), errors.Join(reset)} {
-		d := remedy.Decide(nil, err, s)
-		assert.Equal(t, remedy.ActRetry, d.Action, "%#v: %s", err, d.Why)
+		d := client.Decide(nil, err, s)
+		assert.Equal(t, client.ActRetry, d.Action, "%#v: %s", err, d.Why)
 	}
 }
 
@@ -392,8 +392,8 @@ func TestExactlyOnceEachFault(t *testing.T) {
 				p, err := reliability.New(reliability.Config{Upstream: up.URL, Choose: choose})
 				require.NoError(t, err)
 				defer p.Close()
-				var attempts []remedy.Attempt
-				call := sf.surface(t, p.URL, func(a *remedy.Attempt) { attempts = append(attempts, *a) })
+				var attempts []client.Attempt
+				call := sf.surface(t, p.URL, func(a *client.Attempt) { attempts = append(attempts, *a) })
 				before := p.Counts().Forwarded
 				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 				defer cancel()

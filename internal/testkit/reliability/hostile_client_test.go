@@ -25,6 +25,7 @@ import (
 
 	"github.com/cenkalti/backoff/v4"
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/internal/testkit/margin"
 	"github.com/remedy-go/remedy/retryable"
 	"github.com/stretchr/testify/assert"
@@ -326,37 +327,37 @@ func (c *hostileTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // hostileAttempts records the attempts of a client's calls.
 type hostileAttempts struct {
 	mu   sync.Mutex
-	list []remedy.Attempt
+	list []client.Attempt
 }
 
-func (a *hostileAttempts) add(at *remedy.Attempt) {
+func (a *hostileAttempts) add(at *client.Attempt) {
 	a.mu.Lock()
 	a.list = append(a.list, *at)
 	a.mu.Unlock()
 }
 
-func (a *hostileAttempts) all() []remedy.Attempt {
+func (a *hostileAttempts) all() []client.Attempt {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return append([]remedy.Attempt(nil), a.list...)
+	return append([]client.Attempt(nil), a.list...)
 }
 
 // hostileClient is a client of base with a POST operation "create" and a GET "read", both at
 // /op, a constant 5 ms backoff and no client-wide budget.
-func hostileClient(t *testing.T, base string, lim remedy.Limits, opts ...remedy.Option) (*remedy.Client, *hostileAttempts, *hostileTransport) {
+func hostileClient(t *testing.T, base string, lim client.Limits, opts ...client.Option) (*client.Client, *hostileAttempts, *hostileTransport) {
 	t.Helper()
 	tr := &hostileTransport{base: http.DefaultTransport.(*http.Transport).Clone()}
 	t.Cleanup(tr.base.(*http.Transport).CloseIdleConnections)
 	at := &hostileAttempts{}
-	c, err := remedy.NewClient(append([]remedy.Option{
-		remedy.WithBaseURL(base),
-		remedy.WithHTTPClient(&http.Client{Transport: tr}),
-		remedy.WithOperations(remedy.Operation{Name: "create", Method: "POST", Path: "/op"},
-			remedy.Operation{Name: "read", Method: "GET", Path: "/op"}),
-		remedy.WithLimits(lim),
-		remedy.WithRetryBudget(nil),
-		remedy.WithBackoff(func() backoff.BackOff { return backoff.NewConstantBackOff(5 * time.Millisecond) }),
-		remedy.WithHooks(remedy.Hooks{AttemptEnd: func(_ context.Context, a *remedy.Attempt) { at.add(a) }}),
+	c, err := client.New(append([]client.Option{
+		client.WithBaseURL(base),
+		client.WithHTTPClient(&http.Client{Transport: tr}),
+		client.WithOperations(client.Operation{Name: "create", Method: "POST", Path: "/op"},
+			client.Operation{Name: "read", Method: "GET", Path: "/op"}),
+		client.WithLimits(lim),
+		client.WithRetryBudget(nil),
+		client.WithBackoff(func() backoff.BackOff { return backoff.NewConstantBackOff(5 * time.Millisecond) }),
+		client.WithHooks(client.Hooks{AttemptEnd: func(_ context.Context, a *client.Attempt) { at.add(a) }}),
 	}, opts...)...)
 	require.NoError(t, err)
 	return c, at, tr
@@ -364,12 +365,12 @@ func hostileClient(t *testing.T, base string, lim remedy.Limits, opts ...remedy.
 
 // hostileCall runs c.Call with a deadline, and fails the test if it does not return by then
 // plus a margin, or panics.
-func hostileCall(t *testing.T, c *remedy.Client, op string, deadline time.Duration) (*remedy.Response, error) {
+func hostileCall(t *testing.T, c *client.Client, op string, deadline time.Duration) (*client.Response, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), deadline)
 	defer cancel()
 	type result struct {
-		resp     *remedy.Response
+		resp     *client.Response
 		err      error
 		panicked any
 	}
@@ -392,7 +393,7 @@ func hostileCall(t *testing.T, c *remedy.Client, op string, deadline time.Durati
 }
 
 // hostileWaitsBounded checks that every wait the loop decided lies in [0, max].
-func hostileWaitsBounded(t *testing.T, attempts []remedy.Attempt, max time.Duration) {
+func hostileWaitsBounded(t *testing.T, attempts []client.Attempt, max time.Duration) {
 	t.Helper()
 	for _, a := range attempts {
 		assert.GreaterOrEqual(t, a.Decision.Wait, time.Duration(0), "attempt %d: never a negative wait", a.Number)
@@ -400,9 +401,9 @@ func hostileWaitsBounded(t *testing.T, attempts []remedy.Attempt, max time.Durat
 	}
 }
 
-func hostileCallError(t *testing.T, err error) *remedy.CallError {
+func hostileCallError(t *testing.T, err error) *client.CallError {
 	t.Helper()
-	var ce *remedy.CallError
+	var ce *client.CallError
 	require.ErrorAs(t, err, &ce)
 	return ce
 }
@@ -473,16 +474,16 @@ func TestHostileClientRetryAfterDecide(t *testing.T) {
 			}
 			assert.Equal(t, e.RetryAfter, remedy.Classify(503, tc.header, []byte(tc.body)).RetryAfter, "Classify agrees")
 
-			state := remedy.State{Attempt: 1, SafeToRepeat: true, BudgetLeft: true, Backoff: 10 * time.Millisecond,
-				Limits: remedy.Limits{MaxAttempts: 3, MaxWait: 50 * time.Millisecond, MaxElapsed: time.Second}}
-			d := remedy.Decide(e, nil, &state)
+			state := client.State{Attempt: 1, SafeToRepeat: true, BudgetLeft: true, Backoff: 10 * time.Millisecond,
+				Limits: client.Limits{MaxAttempts: 3, MaxWait: 50 * time.Millisecond, MaxElapsed: time.Second}}
+			d := client.Decide(e, nil, &state)
 			if e.RetryAfter > 50*time.Millisecond {
 				// Longer than MaxWait: never clamped and retried early, stopped at once.
-				require.Equal(t, remedy.ActStop, d.Action, "%s", d.Why)
-				assert.ErrorIs(t, d.Cause, remedy.ErrWaitTooLong)
+				require.Equal(t, client.ActStop, d.Action, "%s", d.Why)
+				assert.ErrorIs(t, d.Cause, client.ErrWaitTooLong)
 				assert.Equal(t, e.RetryAfter, d.Asked)
 			} else {
-				require.Equal(t, remedy.ActRetry, d.Action, "%s", d.Why)
+				require.Equal(t, client.ActRetry, d.Action, "%s", d.Why)
 				assert.GreaterOrEqual(t, d.Wait, time.Duration(0))
 				if e.RetryAfter > 0 {
 					assert.Equal(t, e.RetryAfter, d.Wait, "the server's wait, obeyed")
@@ -493,24 +494,24 @@ func TestHostileClientRetryAfterDecide(t *testing.T) {
 			}
 
 			// A wait that cannot fit in the elapsed budget: stop at once, saying what was asked.
-			state.Limits = remedy.Limits{MaxAttempts: 3, MaxWait: time.Duration(math.MaxInt64), MaxElapsed: 200 * time.Millisecond}
-			d = remedy.Decide(e, nil, &state)
+			state.Limits = client.Limits{MaxAttempts: 3, MaxWait: time.Duration(math.MaxInt64), MaxElapsed: 200 * time.Millisecond}
+			d = client.Decide(e, nil, &state)
 			if e.RetryAfter > 200*time.Millisecond {
-				assert.Equal(t, remedy.ActStop, d.Action)
-				assert.ErrorIs(t, d.Cause, remedy.ErrElapsedBudget)
+				assert.Equal(t, client.ActStop, d.Action)
+				assert.ErrorIs(t, d.Cause, client.ErrElapsedBudget)
 				assert.Equal(t, e.RetryAfter, d.Asked)
 			} else {
-				assert.Equal(t, remedy.ActRetry, d.Action, "%s", d.Why)
+				assert.Equal(t, client.ActRetry, d.Action, "%s", d.Why)
 				assert.GreaterOrEqual(t, d.Wait, time.Duration(0))
 			}
 
 			// Under a deadline nearer than the wait: stop at once.
-			state.Limits = remedy.Limits{MaxAttempts: 3, MaxWait: time.Duration(math.MaxInt64), MaxElapsed: time.Duration(math.MaxInt64)}
+			state.Limits = client.Limits{MaxAttempts: 3, MaxWait: time.Duration(math.MaxInt64), MaxElapsed: time.Duration(math.MaxInt64)}
 			state.HasDeadline, state.Remaining = true, 100*time.Millisecond
-			d = remedy.Decide(e, nil, &state)
+			d = client.Decide(e, nil, &state)
 			if e.RetryAfter >= 100*time.Millisecond {
-				assert.Equal(t, remedy.ActStop, d.Action)
-				assert.ErrorIs(t, d.Cause, remedy.ErrDeadline)
+				assert.Equal(t, client.ActStop, d.Action)
+				assert.ErrorIs(t, d.Cause, client.ErrDeadline)
 			}
 		})
 	}
@@ -535,21 +536,21 @@ func TestHostileClientRetryAfterCall(t *testing.T) {
 			})
 			e, _ := remedy.Parse(503, tc.header, []byte(tc.body))
 
-			c, at, _ := hostileClient(t, srv.URL, remedy.Limits{MaxAttempts: 3, MaxWait: 5 * time.Millisecond, MaxElapsed: 10 * time.Second})
+			c, at, _ := hostileClient(t, srv.URL, client.Limits{MaxAttempts: 3, MaxWait: 5 * time.Millisecond, MaxElapsed: 10 * time.Second})
 			_, err := hostileCall(t, c, "create", 20*time.Second)
 			ce := hostileCallError(t, err)
 			attempts := at.all()
 			hostileWaitsBounded(t, attempts, 5*time.Millisecond)
 			if e.RetryAfter > 5*time.Millisecond {
-				assert.ErrorIs(t, err, remedy.ErrWaitTooLong, "a wait longer than MaxWait stops the call at once: %v", err)
+				assert.ErrorIs(t, err, client.ErrWaitTooLong, "a wait longer than MaxWait stops the call at once: %v", err)
 				assert.Len(t, attempts, 1)
 				assert.Equal(t, e.RetryAfter, ce.Asked)
-				var later *remedy.RetryLater
+				var later *client.RetryLater
 				if assert.ErrorAs(t, err, &later) {
 					assert.Equal(t, e.RetryAfter, later.After)
 				}
 			} else {
-				assert.ErrorIs(t, err, remedy.ErrAttemptsExhausted, "retried within MaxWait until the attempts ran out: %v", err)
+				assert.ErrorIs(t, err, client.ErrAttemptsExhausted, "retried within MaxWait until the attempts ran out: %v", err)
 				assert.Len(t, attempts, 3)
 			}
 
@@ -560,7 +561,7 @@ func TestHostileClientRetryAfterCall(t *testing.T) {
 			if e.RetryAfter <= budget {
 				budget = 10 * time.Second
 			}
-			c, at, _ = hostileClient(t, srv.URL, remedy.Limits{MaxAttempts: 3, MaxWait: time.Minute, MaxElapsed: budget})
+			c, at, _ = hostileClient(t, srv.URL, client.Limits{MaxAttempts: 3, MaxWait: time.Minute, MaxElapsed: budget})
 			_, err = hostileCall(t, c, "create", 20*time.Second)
 			ce = hostileCallError(t, err)
 			attempts = at.all()
@@ -570,11 +571,11 @@ func TestHostileClientRetryAfterCall(t *testing.T) {
 			}
 			switch {
 			case e.RetryAfter > time.Minute:
-				assert.ErrorIs(t, err, remedy.ErrWaitTooLong, "an enormous wait stops the call at once")
+				assert.ErrorIs(t, err, client.ErrWaitTooLong, "an enormous wait stops the call at once")
 				assert.Len(t, attempts, 1)
 				assert.Equal(t, e.RetryAfter, ce.Asked, "the error says how long the server asked")
 			case e.RetryAfter > budget:
-				assert.ErrorIs(t, err, remedy.ErrElapsedBudget, "a wait past the budget stops the call at once")
+				assert.ErrorIs(t, err, client.ErrElapsedBudget, "a wait past the budget stops the call at once")
 				assert.Len(t, attempts, 1)
 				assert.Equal(t, e.RetryAfter, ce.Asked, "the error says how long the server asked")
 			default:
@@ -643,64 +644,64 @@ func TestHostileClientBodies(t *testing.T) {
 		// maxRead bounds the bytes read from the body, per attempt
 		maxRead int64
 		// check the outcome
-		check func(t *testing.T, resp *remedy.Response, err error)
+		check func(t *testing.T, resp *client.Response, err error)
 	}{
-		{"an endless 500", endless(500), maxBody + 1 + 4<<10, func(t *testing.T, _ *remedy.Response, err error) {
+		{"an endless 500", endless(500), maxBody + 1 + 4<<10, func(t *testing.T, _ *client.Response, err error) {
 			ce := hostileCallError(t, err)
 			require.NotNil(t, ce.Envelope)
 			assert.Equal(t, remedy.DialectUnstructured, ce.Envelope.Dialect)
 			assert.Equal(t, 500, ce.Envelope.Status)
 		}},
 		{"a 10 MB 400", fixed(400, nil, append([]byte(`{"error":{"code":"x","message":"`), bytes.Repeat([]byte("y"), 10<<20)...)),
-			maxBody + 1 + 4<<10, func(t *testing.T, _ *remedy.Response, err error) {
-				assert.ErrorIs(t, err, remedy.ErrNotRetryable)
+			maxBody + 1 + 4<<10, func(t *testing.T, _ *client.Response, err error) {
+				assert.ErrorIs(t, err, client.ErrNotRetryable)
 				ce := hostileCallError(t, err)
 				assert.Equal(t, remedy.DialectTruncated, ce.Envelope.Dialect)
 				assert.Equal(t, "x", ce.Envelope.Code, "read from the prefix that arrived")
 			}},
-		{"an endless 200", endless(200), maxResult + 1 + 32<<10, func(t *testing.T, _ *remedy.Response, err error) {
-			assert.ErrorIs(t, err, remedy.ErrNotRetryable)
+		{"an endless 200", endless(200), maxResult + 1 + 32<<10, func(t *testing.T, _ *client.Response, err error) {
+			assert.ErrorIs(t, err, client.ErrNotRetryable)
 			assert.ErrorContains(t, err, fmt.Sprintf("larger than %d bytes", maxResult))
 		}},
 		{"a 10 MB 200 with its length", fixed(200, nil, bytes.Repeat([]byte(" "), 10<<20)), maxResult + 1 + 32<<10,
-			func(t *testing.T, _ *remedy.Response, err error) {
-				assert.ErrorIs(t, err, remedy.ErrNotRetryable)
+			func(t *testing.T, _ *client.Response, err error) {
+				assert.ErrorIs(t, err, client.ErrNotRetryable)
 				assert.ErrorContains(t, err, "larger than")
 			}},
 		{"a gzip bomb in a 500 (64 MiB in ~64 KiB)", fixed(500, gz, hostileGzipBomb()), maxBody + 1 + 4<<10,
-			func(t *testing.T, _ *remedy.Response, err error) {
+			func(t *testing.T, _ *client.Response, err error) {
 				ce := hostileCallError(t, err)
 				assert.Equal(t, remedy.DialectTruncated, ce.Envelope.Dialect, "the decompressed prefix is truncated JSON")
 				assert.Equal(t, "bomb", ce.Envelope.Code, "read from the prefix that arrived")
 			}},
 		{"a gzip bomb in a 200", fixed(200, gz, hostileGzipBomb()), maxResult + 1 + 32<<10,
-			func(t *testing.T, _ *remedy.Response, err error) {
+			func(t *testing.T, _ *client.Response, err error) {
 				assert.ErrorContains(t, err, "larger than", "the bound applies to the decompressed bytes")
 			}},
 		{"deep nesting in a 422", fixed(422, nil, []byte(strings.Repeat("[", 100_000))), maxBody + 1 + 4<<10,
-			func(t *testing.T, _ *remedy.Response, err error) {
-				assert.ErrorIs(t, err, remedy.ErrNotRetryable)
+			func(t *testing.T, _ *client.Response, err error) {
+				assert.ErrorIs(t, err, client.ErrNotRetryable)
 				ce := hostileCallError(t, err)
 				assert.Equal(t, remedy.DialectUnstructured, ce.Envelope.Dialect)
 			}},
 		{"invalid UTF-8 in a 400", fixed(400, nil, []byte("{\"error\":{\"code\":\"x\xff\",\"message\":\"m\"}}")), maxBody + 1 + 4<<10,
-			func(t *testing.T, _ *remedy.Response, err error) {
+			func(t *testing.T, _ *client.Response, err error) {
 				ce := hostileCallError(t, err)
 				assert.Equal(t, remedy.DialectUnstructured, ce.Envelope.Dialect)
 				assert.Equal(t, "bad_request", ce.Envelope.Code)
 			}},
 		{"a BOM before a 409 envelope", fixed(409, nil, []byte("\xef\xbb\xbf"+`{"error":{"code":"conflict_x","message":"m"}}`)), maxBody + 1 + 4<<10,
-			func(t *testing.T, _ *remedy.Response, err error) {
+			func(t *testing.T, _ *client.Response, err error) {
 				ce := hostileCallError(t, err)
 				assert.Equal(t, "conflict_x", ce.Envelope.Code)
 			}},
 		{"deep nesting in a 200", fixed(200, nil, []byte(strings.Repeat("[", 100_000))), maxResult + 1,
-			func(t *testing.T, resp *remedy.Response, err error) {
+			func(t *testing.T, resp *client.Response, err error) {
 				require.NoError(t, err, "a 2xx nothing can be read in is a success")
 				assert.Len(t, resp.Body, 100_000)
 			}},
 		{"a failure inside a 200 with huge numbers", fixed(200, nil, []byte(`{"jsonrpc":"2.0","id":1e999999,"error":{"code":-1e999999,"message":"m"}}`)), maxResult + 1,
-			func(t *testing.T, _ *remedy.Response, err error) {
+			func(t *testing.T, _ *client.Response, err error) {
 				ce := hostileCallError(t, err)
 				assert.Equal(t, remedy.DialectJSONRPC, ce.Envelope.Dialect)
 			}},
@@ -709,8 +710,8 @@ func TestHostileClientBodies(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			srv := hostileServe(t, tc.handler)
-			c, at, tr := hostileClient(t, srv.URL, remedy.Limits{MaxAttempts: 2, MaxWait: 10 * time.Millisecond,
-				MaxElapsed: 5 * time.Second, MaxBody: maxBody}, remedy.WithMaxResult(maxResult))
+			c, at, tr := hostileClient(t, srv.URL, client.Limits{MaxAttempts: 2, MaxWait: 10 * time.Millisecond,
+				MaxElapsed: 5 * time.Second, MaxBody: maxBody}, client.WithMaxResult(maxResult))
 			resp, err := hostileCall(t, c, "create", 10*time.Second)
 			attempts := at.all()
 			t.Logf("%d attempts, %d bytes read, err: %.200v", len(attempts), tr.read.Load(), err)
@@ -797,13 +798,13 @@ func TestHostileClientStalls(t *testing.T) {
 			t.Parallel()
 			var stalled atomic.Bool
 			srv := hostileServe(t, stall(tc.status, tc.headers, &stalled))
-			c, at, _ := hostileClient(t, srv.URL, remedy.Limits{MaxAttempts: 3, MaxWait: 10 * time.Millisecond, MaxElapsed: time.Minute})
+			c, at, _ := hostileClient(t, srv.URL, client.Limits{MaxAttempts: 3, MaxWait: 10 * time.Millisecond, MaxElapsed: time.Minute})
 			// The deadline must not pass before the server stalled: on a busy machine the way
 			// there takes longer, and a deadline that passed first would prove nothing.
 			margin.Grow(t, 50*time.Millisecond, 10*time.Second, func(deadline time.Duration) bool {
 				_, err := hostileCall(t, c, "create", deadline)
 				require.Error(t, err)
-				assert.ErrorIs(t, err, remedy.ErrDeadline, "%v", err)
+				assert.ErrorIs(t, err, client.ErrDeadline, "%v", err)
 				hostileWaitsBounded(t, at.all(), 10*time.Millisecond)
 				return stalled.Load()
 			})
@@ -825,7 +826,7 @@ func TestHostileClientStalls(t *testing.T) {
 				}
 				stall(200, true, &stalled)(w, r)
 			})
-			c, at, _ := hostileClient(t, srv.URL, remedy.Limits{MaxAttempts: 3, MaxWait: 10 * time.Millisecond, MaxElapsed: budget})
+			c, at, _ := hostileClient(t, srv.URL, client.Limits{MaxAttempts: 3, MaxWait: 10 * time.Millisecond, MaxElapsed: budget})
 			done := make(chan error, 1)
 			go func() {
 				_, err := c.Call(context.Background(), "create", nil)
@@ -841,7 +842,7 @@ func TestHostileClientStalls(t *testing.T) {
 			t.Logf("budget %v: %d attempts; ended: %v", budget, len(attempts), err)
 			// Whether the budget ran out during the stalled attempt or, on a busy machine,
 			// before the retry could begin, the call stops for it.
-			assert.ErrorIs(t, err, remedy.ErrElapsedBudget)
+			assert.ErrorIs(t, err, client.ErrElapsedBudget)
 			hostileWaitsBounded(t, attempts, 10*time.Millisecond)
 			require.NotEmpty(t, attempts)
 			require.LessOrEqual(t, len(attempts), 2, "nothing is sent after the stalled attempt")
@@ -864,39 +865,39 @@ func TestHostileClientLyingServer(t *testing.T) {
 		// hold: the server holds the connection open after raw, so that only the call's
 		// deadline ends it; otherwise the server closes it, and the call ends by itself.
 		hold  bool
-		check func(t *testing.T, resp *remedy.Response, err error)
+		check func(t *testing.T, resp *client.Response, err error)
 		bug   string
 	}{
 		{"Content-Length 2^63-1 on a 500", "HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\nContent-Length: 9223372036854775807\r\n\r\n" + envelope, false,
-			func(t *testing.T, _ *remedy.Response, err error) {
+			func(t *testing.T, _ *client.Response, err error) {
 				require.Error(t, err)
 			}, ""},
 		{"Content-Length 2^63-1 on a 200", "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 9223372036854775807\r\n\r\n{}", false,
-			func(t *testing.T, _ *remedy.Response, err error) {
+			func(t *testing.T, _ *client.Response, err error) {
 				require.Error(t, err)
 			}, ""},
 		{"Content-Length larger than the body, then close", "HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n" + envelope, false,
-			func(t *testing.T, _ *remedy.Response, err error) {
+			func(t *testing.T, _ *client.Response, err error) {
 				ce := hostileCallError(t, err)
 				require.NotNil(t, ce.Envelope, "classified from what arrived")
 				assert.Equal(t, "lied", ce.Envelope.Code)
 			}, ""},
 		{"Content-Length shorter than the body", "HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n" + envelope, false,
-			func(t *testing.T, _ *remedy.Response, err error) {
+			func(t *testing.T, _ *client.Response, err error) {
 				ce := hostileCallError(t, err)
 				require.NotNil(t, ce.Envelope)
 				assert.Equal(t, remedy.DialectUnstructured, ce.Envelope.Dialect, "10 bytes of JSON are not an envelope")
 			}, ""},
 		{"a 2 MB header", "HTTP/1.1 503 Service Unavailable\r\nX-Big: " + strings.Repeat("b", 2<<20) + "\r\nContent-Length: 0\r\n\r\n", false,
-			func(t *testing.T, _ *remedy.Response, err error) {
+			func(t *testing.T, _ *client.Response, err error) {
 				require.Error(t, err, "net/http refuses headers over 1 MB")
 			}, ""},
 		{"a 1xx forever", strings.Repeat("HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n", 10_000), true,
-			func(t *testing.T, _ *remedy.Response, err error) {
-				assert.ErrorIs(t, err, remedy.ErrDeadline, "no final answer: the deadline ends the call")
+			func(t *testing.T, _ *client.Response, err error) {
+				assert.ErrorIs(t, err, client.ErrDeadline, "no final answer: the deadline ends the call")
 			}, ""},
 		{"not HTTP", "SSH-2.0-OpenSSH_9.0\r\n" + strings.Repeat("\x00", 1024), false,
-			func(t *testing.T, _ *remedy.Response, err error) {
+			func(t *testing.T, _ *client.Response, err error) {
 				require.Error(t, err)
 			}, ""},
 	}
@@ -904,9 +905,9 @@ func TestHostileClientLyingServer(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			srv, written := hostileRawServe(t, func(*http.Request) string { return tc.raw }, tc.hold)
-			c, at, _ := hostileClient(t, srv.URL, remedy.Limits{MaxAttempts: 2, MaxWait: 10 * time.Millisecond, MaxElapsed: 10 * time.Second})
+			c, at, _ := hostileClient(t, srv.URL, client.Limits{MaxAttempts: 2, MaxWait: 10 * time.Millisecond, MaxElapsed: 10 * time.Second})
 			try := func(deadline time.Duration) {
-				var resp *remedy.Response
+				var resp *client.Response
 				var err error
 				if p := hostileCatch(func() { resp, err = hostileCall(t, c, "create", deadline) }); p != nil {
 					if tc.bug != "" {

@@ -23,7 +23,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
-	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 	remedyotel "github.com/remedy-go/remedy/otel"
 	"github.com/remedy-go/remedy/server"
 )
@@ -80,14 +80,14 @@ func run(out io.Writer) error {
 	srv := httptest.NewServer(api)
 	defer srv.Close()
 
-	client, err := remedy.NewClient(remedy.WithBaseURL(srv.URL),
-		remedy.WithOperations(remedy.Operation{Name: "report", Method: "GET", Path: "/v1/report"}),
-		remedy.WithHooks(remedyotel.ClientHooks(opts...)),
-		remedy.WithHTTPClient(&http.Client{Transport: remedyotel.Transport(nil, opts...)}))
+	c, err := client.New(client.WithBaseURL(srv.URL),
+		client.WithOperations(client.Operation{Name: "report", Method: "GET", Path: "/v1/report"}),
+		client.WithHooks(remedyotel.ClientHooks(opts...)),
+		client.WithHTTPClient(&http.Client{Transport: remedyotel.Transport(nil, opts...)}))
 	if err != nil {
 		return err
 	}
-	resp, err := client.Call(ctx, "report", map[string]string{"currency": "usd"})
+	resp, err := c.Call(ctx, "report", map[string]string{"currency": "usd"})
 	if err != nil {
 		return err
 	}

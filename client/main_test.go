@@ -1,0 +1,29 @@
+package client_test
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/remedy-go/remedy/client"
+	"github.com/remedy-go/remedy/internal/testkit/corpus"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/modeltext")
+
+func TestMain(m *testing.M) {
+	client.SetNow(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
+	os.Exit(m.Run())
+}
+
+// loadCorpus reads the recorded answers under the module's testdata/envelopes.
+func loadCorpus(tb testing.TB) []corpus.Sample {
+	tb.Helper()
+	all, err := corpus.Load(filepath.Join("..", "testdata", "envelopes"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return all
+}
