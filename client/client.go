@@ -118,7 +118,7 @@ type registered struct {
 	fixed *http.Request
 }
 
-// NewClient returns a client with the defaults every entry point has (see Option), changed by
+// New returns a client with the defaults every entry point has (see Option), changed by
 // opts.
 func New(opts ...Option) (*Client, error) {
 	cfg, err := configure(scopeClient, opts)

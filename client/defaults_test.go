@@ -46,7 +46,7 @@ var entryPoints = []struct {
 	name  string
 	start func(t *testing.T, s *served) entryPoint
 }{
-	{"NewClient", func(t *testing.T, s *served) entryPoint {
+	{"New", func(t *testing.T, s *served) entryPoint {
 		url := httpServer(t, s)
 		c, err := client.New(client.WithBaseURL(url),
 			client.WithOperations(client.Operation{Name: "create_order", Method: "POST", Path: "/v1/orders"}))
@@ -150,7 +150,7 @@ func httpServer(t *testing.T, s *served) string {
 	return srv.URL
 }
 
-// Every entry point has the same defaults (see remedy.Option), each shown by what it does
+// Every entry point has the same defaults (see client.Option), each shown by what it does
 // against a server: it makes a repair that changes nothing the call means, and refuses one
 // that does; it refuses a confirmation; it waits at most DefaultMaxWait, and a wait it will
 // not take holds its other calls to the server (a pacer); and a retry budget of 10 tokens

@@ -124,7 +124,7 @@ func wasNotSent(err error) bool { return sent.Marked(err) }
 // CallError is the error of a call that did not succeed. It holds every attempt (nested next
 // operations included), the last envelope, and the sentinel cause:
 //
-//	errors.Is(err, remedy.ErrConfirmationRequired)
+//	errors.Is(err, ErrConfirmationRequired)
 //	var env *remedy.Envelope; errors.As(err, &env) // the last failure the server sent
 //
 // When a next operation failed (ErrNextOperation), Err is that operation's own *CallError,

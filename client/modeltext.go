@@ -293,7 +293,7 @@ func (o *outcome) confirmationRequired() string {
 			}
 		}
 	}
-	b.WriteString("\nConfirmations are decided by the program that runs you (its confirm policy: remedy.WithConfirmPolicy, or --confirm for the remedy command), not by a tool call: calling ")
+	b.WriteString("\nConfirmations are decided by the program that runs you (its confirm policy: client.WithConfirmPolicy, or --confirm for the remedy command), not by a tool call: calling ")
 	b.WriteString(o.tool)
 	b.WriteString(" again, with any arguments, is refused the same way. Tell the user what the call would do and that it waits for their approval in that program.\n")
 	return b.String()

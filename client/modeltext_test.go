@@ -226,7 +226,7 @@ func TestModelTextAgreesWithTheDecision(t *testing.T) {
 		assert.Contains(t, text[name], "the program that runs you", name)
 		assert.NotContains(t, text[name], "send the identical call again", name)
 	}
-	assert.Contains(t, text["confirmation_required"], "remedy.WithConfirmPolicy")
+	assert.Contains(t, text["confirmation_required"], "client.WithConfirmPolicy")
 	assert.Contains(t, text["confirmation_required"], "--confirm")
 	assert.Contains(t, text["reserved_arguments"], "/confirmationToken [reserved]")
 	// A wait too long says when a new call can succeed.

@@ -9,7 +9,7 @@ import (
 	"github.com/cenkalti/backoff/v4"
 )
 
-// Option configures remedy's entry points — NewClient, NewRoundTripper, NewLoop (and package
+// Option configures remedy's entry points — New, NewRoundTripper, NewLoop (and package
 // mcp's NewClient, built on it) — and one call: Client.Call, Loop.Do and mcp's Client.Call take
 // the options that say so. Every entry point starts from the same defaults, and an option
 // changes only what it names:
@@ -35,13 +35,13 @@ type Option func(*config) error
 type scope uint8
 
 const (
-	scopeClient       scope = iota + 1 // NewClient
+	scopeClient       scope = iota + 1 // New
 	scopeRoundTripper                  // NewRoundTripper
 	scopeLoop                          // NewLoop, mcp.NewClient
 	scopeCall                          // one call
 )
 
-var scopeNames = [...]string{"", "NewClient", "NewRoundTripper", "NewLoop", "one call"}
+var scopeNames = [...]string{"", "client.New", "client.NewRoundTripper", "client.NewLoop", "one call"}
 
 type config struct {
 	scope scope
@@ -170,7 +170,7 @@ func WithBaseURL(u string) Option {
 }
 
 // WithOperations registers operations, as Register does. Two operations of one name, in one
-// WithOperations or several, make NewClient fail (Register, later, replaces one by name).
+// WithOperations or several, make New fail (Register, later, replaces one by name).
 func WithOperations(ops ...Operation) Option {
 	return func(c *config) error {
 		c.ops = append(c.ops, ops...)
@@ -246,7 +246,7 @@ func WithRetryBudget(b *RetryBudget) Option {
 }
 
 // WithPacer paces the entry point's calls with p (see Pacer): a MemoryPacer of its own by
-// default; one shared with other clients (remedy.NewPacer()) or with other processes (package
+// default; one shared with other clients (NewPacer()) or with other processes (package
 // redispacer) paces them together. nil, like Unpaced, turns pacing off: every call is sent at
 // once, whatever a server said to another.
 func WithPacer(p Pacer) Option {

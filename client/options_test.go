@@ -62,19 +62,19 @@ func TestOptionsRefusedWhereTheyMeanNothing(t *testing.T) {
 		"a call's key, to a client": {func() error {
 			_, err := client.New(base, client.WithIdempotencyKey("k"))
 			return err
-		}, "WithIdempotencyKey configures one call, not NewClient"},
+		}, "WithIdempotencyKey configures one call, not client.New"},
 		"a base URL, to a round tripper": {func() error {
 			_, err := client.NewRoundTripper(nil, client.WithBaseURL(srv.URL))
 			return err
-		}, "WithBaseURL configures NewClient, not NewRoundTripper"},
+		}, "WithBaseURL configures client.New, not client.NewRoundTripper"},
 		"next operations, to a round tripper": {func() error {
 			_, err := client.NewRoundTripper(nil, client.WithNextOperations(func(string) (bool, bool) { return true, false }))
 			return err
-		}, "WithNextOperations configures NewClient, NewLoop, not NewRoundTripper"},
+		}, "WithNextOperations configures client.New, client.NewLoop, not client.NewRoundTripper"},
 		"an HTTP client, to a loop": {func() error {
 			_, err := client.NewLoop(client.TransportFunc(nil), client.WithHTTPClient(http.DefaultClient))
 			return err
-		}, "WithHTTPClient configures NewClient, not NewLoop"},
+		}, "WithHTTPClient configures client.New, not client.NewLoop"},
 		"a negative limit": {func() error {
 			_, err := client.New(base, client.WithLimits(client.Limits{MaxAttempts: -1}))
 			return err

@@ -148,7 +148,7 @@ func (t *rawTransport) closeLast() {
 // that was written and is not safe to send again — a *CallError whose cause is
 // ErrOutcomeUnknown (errors.Is finds both through the http.Client's *url.Error).
 //
-// A redirect is followed by the http.Client above, not here; use NewClient's Do to have keys
+// A redirect is followed by the http.Client above, not here; use New's Do to have keys
 // and tokens dropped on redirects to another host.
 func NewRoundTripper(base http.RoundTripper, opts ...Option) (http.RoundTripper, error) {
 	cfg, err := configure(scopeRoundTripper, opts)

@@ -45,7 +45,7 @@ type Options struct {
 	// Header is sent with every request: the credentials of the principal the probe acts as.
 	Header http.Header
 	// Examples holds valid arguments for operations, by operation id: one JSON object with
-	// the body's members and the path and query parameters by name, as remedy.Client.Call
+	// the body's members and the path and query parameters by name, as client.Client.Call
 	// takes them. Without one, the probe uses the document's example, else values generated
 	// from the schema, which a server may refuse (an identifier that does not exist); the
 	// rules that need a success are then skipped for that operation.

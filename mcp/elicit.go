@@ -18,13 +18,13 @@ const approveField = "approve"
 // ElicitationHandler answers a remedy server's confirmation questions (MCP elicitation: an
 // operation registered with server.Confirm or server.RequirePerson, called by a client that
 // declares elicitation) through policy, the same ConfirmPolicy the loop asks about token
-// challenges: the policy sees a remedy.Challenge with Elicited set, the operation (the tool
+// challenges: the policy sees a client.Challenge with Elicited set, the operation (the tool
 // name), the arguments, and the server's message, and decides for the person — by asking them
 // (a prompt, a callback, a channel to a UI), never by itself unless that is what the embedding
 // program means. Approved, the server runs the call within the call that asked; refused, it
 // answers confirmation_declined; a policy error is sent as cancel (no answer:
 // confirmation_required without a token). A nil policy refuses everything
-// (remedy.RefuseAll). Any other elicitation is cancelled: the policy could not know what it
+// (client.RefuseAll). Any other elicitation is cancelled: the policy could not know what it
 // answers.
 //
 // What the policy is shown comes from the request this client sends, never from the server's
@@ -56,7 +56,7 @@ const approveField = "approve"
 //	client := sdk.NewClient(impl, &sdk.ClientOptions{ElicitationHandler: mcp.ElicitationHandler(policy)})
 //	session, err := client.Connect(ctx, transport, nil)
 //	...
-//	c, err := mcp.NewClient(ctx, session, remedy.WithConfirmPolicy(policy))
+//	c, err := mcp.NewClient(ctx, session, client.WithConfirmPolicy(policy))
 func ElicitationHandler(policy client.ConfirmPolicy) func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
 	if policy == nil {
 		policy = client.RefuseAll

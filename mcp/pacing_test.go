@@ -15,7 +15,7 @@ import (
 // A rate-limited tool call's stated wait holds the client's other calls to that server: once
 // the server said "not for 60 s", a call of any tool stops at once with RetryLater, and the
 // server receives nothing more — from this client, and from another client sharing its pacer.
-// remedy.Unpaced turns it off: the call is sent (and refused again).
+// client.Unpaced turns it off: the call is sent (and refused again).
 func TestRateLimitedToolCallHoldsTheOthers(t *testing.T) {
 	t.Parallel()
 	var seen atomic.Int32

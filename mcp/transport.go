@@ -17,7 +17,7 @@
 // of an answer it refuses (a 429, a 503) and drops its headers and body, so that without it
 // the HTTP facts of a failed exchange — its Retry-After above all — are not visible: the loop
 // then retries on its own backoff where the server asked for a wait, and does not stop at once
-// when the server asks for a wait longer than MaxWait (remedy.ErrWaitTooLong), as it does
+// when the server asks for a wait longer than MaxWait (client.ErrWaitTooLong), as it does
 // over REST.
 //
 //	cs, _ := sdk.NewClient(impl, nil).Connect(ctx,
@@ -107,7 +107,7 @@ func (t *Transport) Load(ctx context.Context) ([]string, error) {
 	return names, nil
 }
 
-// Operations are the listed tools as remedy operations, for remedy.NewToolset: each tool's
+// Operations are the listed tools as remedy operations, for client.NewToolset: each tool's
 // name, its description (the reference server's ends with its errors), and its input schema
 // without the confirmationToken and idempotencyKey arguments, which the loop sends itself.
 // Before Load, there are none.
@@ -124,7 +124,7 @@ func (t *Transport) Operations() []client.Operation {
 
 // argsSchema is the input schema of the tool name, as last listed, less the arguments the
 // loop sends itself: what the caller's arguments are checked against before the call is sent
-// (remedy.Call.Schema). Without those members, a schema that refuses unknown members refuses
+// (client.Call.Schema). Without those members, a schema that refuses unknown members refuses
 // them in the caller's arguments too, where the transport refuses them anyway (reserved). Nil
 // for a tool not listed.
 func (t *Transport) argsSchema(name string) json.RawMessage {
@@ -211,9 +211,9 @@ func (t *Transport) lookup(ctx context.Context, name string) (tool, bool, error)
 }
 
 // Registered reports whether name is a tool the server listed, for a loop's next operations
-// (remedy.WithNextOperations; NewClient uses it): a failure's next_operation then runs only
+// (client.WithNextOperations; NewClient uses it): a failure's next_operation then runs only
 // tools this session offers. Before Load, it approves nothing. To allow fewer, wrap it, or
-// give NewClient remedy.WithNextOperations(Only(...)).
+// give NewClient client.WithNextOperations(Only(...)).
 //
 // idempotent is true for a tool whose annotations say readOnlyHint or idempotentHint and
 // that takes no idempotencyKey: the loop sends it again after a lost answer, with no key. A
@@ -400,7 +400,7 @@ func transportCause(err error) (error, bool) {
 
 // withProtocolArgs adds the token and the key to the arguments, keeping their bytes
 // otherwise. Arguments that carry either member themselves are refused
-// (remedy.ErrInvalidArguments, nothing sent): the loop alone sends them, the token only for a
+// (client.ErrInvalidArguments, nothing sent): the loop alone sends them, the token only for a
 // payload the caller's ConfirmPolicy approved — a model that wrote one into its arguments
 // would confirm on its own.
 func withProtocolArgs(req *client.Request, info tool) (json.RawMessage, error) {

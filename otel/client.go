@@ -20,7 +20,7 @@ import (
 )
 
 // ClientHooks returns the hooks that trace and measure a remedy client's calls (pass them to
-// remedy.WithHooks, or set them as a remedy.Loop's Hooks).
+// client.WithHooks, or set them as a client.Loop's Hooks).
 //
 // A call is a span named after its operation; each attempt is a child span of kind client,
 // named as the HTTP semantic conventions say ("POST", or "tools/call get_invoice" over MCP),

@@ -1,16 +1,16 @@
 // Package remedyotel makes OpenTelemetry spans and metrics of remedy's client loop and of
 // its reference server.
 //
-// On the client, ClientHooks returns the remedy.Hooks that trace each call as a span with a
+// On the client, ClientHooks returns the client.Hooks that trace each call as a span with a
 // child span per attempt — HTTP semantic conventions, plus what remedy decided: the
 // envelope's code and category, the action, the wait, the paths a repair rewrote — and count
 // attempts by decision, calls recovered or failed by cause, the waits and the retry budget.
 // Transport injects each attempt's trace context into its HTTP request (traceparent), so
 // that the server's span joins the attempt's:
 //
-//	c, err := remedy.NewClient(remedy.WithBaseURL(url),
-//		remedy.WithHooks(remedyotel.ClientHooks()),
-//		remedy.WithHTTPClient(&http.Client{Transport: remedyotel.Transport(nil)}))
+//	c, err := client.New(client.WithBaseURL(url),
+//		client.WithHooks(remedyotel.ClientHooks()),
+//		client.WithHTTPClient(&http.Client{Transport: remedyotel.Transport(nil)}))
 //
 // On the server, ServerObserver returns the server.Observer that traces each request the
 // pipeline serves as a span (a child of the caller's, from the request's traceparent), makes

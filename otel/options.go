@@ -71,7 +71,7 @@ const (
 	AttrWhy            = "remedy.why"                     // the rule that decided, in words
 	AttrWait           = "remedy.wait"                    // the wait before the next attempt, in seconds
 	AttrWaitSource     = "remedy.wait.source"             // server (asked) or backoff
-	AttrPaced          = "remedy.paced"                   // the wait before the attempt for the time its server stated (remedy.Pacer), in seconds
+	AttrPaced          = "remedy.paced"                   // the wait before the attempt for the time its server stated (client.Pacer), in seconds
 	AttrRewrittenPaths = "remedy.rewritten_paths"         // JSON Pointers a repair changed
 	AttrReplayed       = "remedy.replayed"                // the answer was replayed from the idempotency key
 	AttrAttempts       = "remedy.attempts"                // a call's attempts, its next operations' included

@@ -373,7 +373,7 @@ func (m metrics) gauge(name string) (float64, bool) {
 	return pts[0].Value, true
 }
 
-// An attempt that waited for the time its server had stated (remedy.Pacer) says so on its
+// An attempt that waited for the time its server had stated (client.Pacer) says so on its
 // span, and the wait is counted among the waits as paced.
 func TestPacedAttempt(t *testing.T) {
 	spans := tracetest.NewSpanRecorder()

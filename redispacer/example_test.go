@@ -36,7 +36,7 @@ func Example() {
 	resp, err := c.Call(context.Background(), "create_order", map[string]any{"sku": "A-1", "qty": 2})
 	if err != nil {
 		// A wait held for the origin that the call cannot spend (past Limits.MaxWait) ends
-		// it at once with remedy.RetryLater, nothing sent; a Redis that does not answer
+		// it at once with client.RetryLater, nothing sent; a Redis that does not answer
 		// paces nothing.
 		log.Fatal(err)
 	}

@@ -1,6 +1,6 @@
-// Package redispacer keeps a remedy.Pacer in Redis, so that every process of a fleet sharing
+// Package redispacer keeps a client.Pacer in Redis, so that every process of a fleet sharing
 // one API key waits for what the API said to any of them. Give each Client the same Redis and
-// prefix (remedy.WithPacer): a 429 answered to one agent then holds the calls of all.
+// prefix (client.WithPacer): a 429 answered to one agent then holds the calls of all.
 package redispacer
 
 import (
@@ -53,7 +53,7 @@ var ErrUnavailable = errors.New("redispacer: Redis did not answer; not asked aga
 // next Learn that holds anything replaces the value.
 var ErrMalformed = errors.New("redispacer: the value under the key is not a pacer's")
 
-// Pacer is a remedy.Pacer whose holds and counts are in Redis, shared by every process that
+// Pacer is a client.Pacer whose holds and counts are in Redis, shared by every process that
 // uses the same Redis and prefix. It is safe for concurrent use.
 //
 // Each key is one Redis hash, Prefix+key (or Prefix+"#"+the SHA-256 of key in hex, when key is

@@ -316,13 +316,13 @@ func (r *Registry) SetDocsBase(url string) {
 }
 
 // builtinCodes is the vocabulary NewRegistry starts with. Each code's Retryable says whether
-// the same request, unchanged, can succeed later (see Code.Retryable), so that remedy.Decide
+// the same request, unchanged, can succeed later (see Code.Retryable), so that client.Decide
 // and a retrier that reads only the flag (go-retryablehttp with package retryable, say) both
 // do the right thing:
 //
 //   - invalid_parameter, invalid_json, invalid_body, invalid_input: not retryable. Sent
 //     unchanged, the request fails the same way; its repair is a changed request, which the
-//     client makes from the issues these codes are sent with (remedy.Decide hands a failure
+//     client makes from the issues these codes are sent with (client.Decide hands a failure
 //     that names fields to its Rewriter, whatever the flag says).
 //   - unsupported_media_type, payload_too_large, method_not_allowed, idempotency_key_required,
 //     idempotency_key_invalid: not retryable. The fix is in the client's transport or in splitting the work, which no

@@ -624,7 +624,7 @@ type attemptOutput struct {
 	Checked []changeOutput `json:"checked,omitempty"`
 }
 
-// changeOutput is one remedy.Change: lossy always present, so that a script need not know
+// changeOutput is one client.Change: lossy always present, so that a script need not know
 // the default; old absent for a member added, new for one removed.
 type changeOutput struct {
 	Path    string          `json:"path"`

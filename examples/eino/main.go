@@ -10,10 +10,10 @@
 // With a real model (any eino model.ToolCallingChatModel, such as eino-ext's OpenAI or Claude
 // models) the code is:
 //
-//	client, err := remedy.NewClient(remedy.WithBaseURL("https://api.example.com"))
+//	client, err := client.New(client.WithBaseURL("https://api.example.com"))
 //	// ...
 //	_, err = client.LoadOpenAPI(ctx, "/openapi.json")
-//	tools := client.Toolset(remedy.ToolOptions{})
+//	tools := client.Toolset(client.ToolOptions{})
 //	agent, err := react.NewAgent(ctx, &react.AgentConfig{
 //		ToolCallingModel: chatModel,
 //		ToolsConfig: compose.ToolsNodeConfig{
@@ -23,7 +23,7 @@
 //	})
 //	answer, err := agent.Generate(ctx, []*schema.Message{schema.UserMessage("Invoice Ada 12 euros.")})
 //
-// The client here has no rewriter (remedy.WithRewriter(nil)), so the model does the repairing;
+// The client here has no rewriter (client.WithRewriter(nil)), so the model does the repairing;
 // with the default one the loop would repair what the server's answer states outright before
 // the model sees anything.
 package main

@@ -15,7 +15,7 @@ import (
 // InvokableTool is a remedy tool as an eino tool: its calls run through remedy's loop, and a
 // failure the loop could not repair comes back as the tool's output — the repair text the model
 // reads — with a nil error, because an eino ToolsNode ends the whole run on a tool's error.
-// Build the toolset with remedy.ToolOptions{} (FailureAsError false) for that reason.
+// Build the toolset with client.ToolOptions{} (FailureAsError false) for that reason.
 type InvokableTool struct {
 	Tool *client.Tool
 }

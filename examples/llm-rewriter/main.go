@@ -7,8 +7,8 @@
 //
 //	go run ./examples/llm-rewriter
 //
-// The first call goes to the model alone (remedy.LLMRewriter). The others go through
-// remedy.Chain(remedy.DefaultRewriter, remedy.LLMRewriter(...)): the deterministic rewriter
+// The first call goes to the model alone (client.LLMRewriter). The others go through
+// client.Chain(client.DefaultRewriter, client.LLMRewriter(...)): the deterministic rewriter
 // repairs what the envelope states outright (a suggested value, a number sent as text), and
 // only what it cannot repair reaches the model (a customer id that breaks its pattern, with no
 // suggestion: "CUS-ADA" must be guessed to mean "cus_ada").
@@ -27,7 +27,7 @@
 //		}
 //		return resp.Choices[0].Message.Content, nil
 //	}
-//	rewriter := remedy.Chain(remedy.DefaultRewriter, remedy.LLMRewriter(complete))
+//	rewriter := client.Chain(client.DefaultRewriter, client.LLMRewriter(complete))
 //
 // The reply is trusted only as far as it is one JSON object (one Markdown code fence is
 // removed); a reply that is not, or an error from complete, ends the call with that error, and

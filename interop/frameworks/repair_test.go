@@ -268,7 +268,7 @@ func fromOpenAPI(t *testing.T, doc []byte) []client.Operation {
 }
 
 // The three ways the client is set up: without the operations' schema; with it, the check
-// before sending off (remedy.CheckOff), so that what the client does with the server's answer
+// before sending off (client.CheckOff), so that what the client does with the server's answer
 // is measured; and with it as the README sets it up, the check before sending on.
 const (
 	withoutSchema = "without schema"

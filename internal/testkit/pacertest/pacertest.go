@@ -1,4 +1,4 @@
-// Package pacertest is the shared test suite of remedy.Pacer: every implementation (the
+// Package pacertest is the shared test suite of client.Pacer: every implementation (the
 // memory pacer, package redispacer on one Redis and on a Cluster) runs Run, so that they all
 // keep one contract.
 package pacertest

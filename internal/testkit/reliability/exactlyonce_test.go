@@ -34,7 +34,7 @@ import (
 //
 //   - no call executes twice, whatever was lost, reset, delayed, refused or delivered twice;
 //   - a call that succeeds executed exactly once, and its result is that execution's;
-//   - a call that fails returns a *remedy.CallError whose cause is a limit (attempts, elapsed
+//   - a call that fails returns a *client.CallError whose cause is a limit (attempts, elapsed
 //     time, the retry budget, the deadline): every injected fault is transient, so giving up on
 //     one as not retryable is a bug;
 //   - a call that fails may have executed only when one of its attempts lost its response
@@ -55,7 +55,7 @@ type onceCaller func(ctx context.Context, in transferIn) (*client.Response, erro
 // onceSurface connects a loop to the proxy's URL; onAttempt sees every attempt.
 type onceSurface func(t *testing.T, url string, onAttempt func(*client.Attempt)) onceCaller
 
-// restSurface calls transfer with remedy.Client. With fresh set, every request goes on a new
+// restSurface calls transfer with client.Client. With fresh set, every request goes on a new
 // connection, so that every fault reaches the loop; otherwise connections are pooled, as
 // clients usually have them, and net/http itself resends a request whose reused connection
 // failed (it may: the request carries an Idempotency-Key the operation is declared to
