@@ -12,11 +12,13 @@ import (
 	"testing"
 )
 
-// TestLayout holds the tree to the levels the README's "Development" section describes: the
-// leaf libraries under internal/ import nothing of remedy's but one another; the libraries a
-// user imports (the root package, server/…, mcp, conformance) import no demo application and no
-// test kit, but for server/storetest, which is a test kit itself. Only code that is built into
-// a package counts (tests may use the kits).
+// TestLayout holds the tree to the levels the README's "Development" section and
+// ARCHITECTURE.md describe: the leaf libraries under internal/ import nothing of remedy's but
+// one another; the contract (the root package) imports only leaf libraries; the server, the
+// conformance kit and the go-retryablehttp adapter are built on the contract and import nothing
+// of package client; the libraries a user imports import no demo application and no test kit,
+// but for server/storetest, which is a test kit itself. Only code that is built into a package
+// counts (tests may use the kits and the client).
 func TestLayout(t *testing.T) {
 	const module = "github.com/remedy-go/remedy"
 	leaves := map[string]bool{}
@@ -69,6 +71,10 @@ func TestLayout(t *testing.T) {
 				// applications and kits may import anything
 			case under(target, "internal/demo") || under(target, "internal/testkit"):
 				t.Errorf("%s: a library imports %s (a demo or a test kit)", p, imp)
+			case dir == "." && !leaves[topTwo(target)]:
+				t.Errorf("%s: the contract imports %s, which is not a leaf library", p, imp)
+			case contractOnly(dir) && under(target, "client"):
+				t.Errorf("%s: %s imports %s: it is built on the contract alone", p, dir, imp)
 			}
 		}
 		return nil
@@ -76,6 +82,16 @@ func TestLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// contractOnly reports whether the package in dir is one of those built on the contract alone.
+func contractOnly(dir string) bool {
+	for _, p := range [...]string{"server", "conformance", "retryable"} {
+		if dir == p || strings.HasPrefix(dir, p+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // topTwo is the first two elements of a slash-separated path ("internal/jsonw" of

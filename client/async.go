@@ -281,7 +281,7 @@ func (r *run) polled(f *following, resp *Response, err error, s *State, lim Limi
 		}
 		return f.next(0, s, lim, "the poll failed in transit: polling again"), nil
 	case err != nil:
-		return stop(remedy.ErrOutcomeUnknown, "the poll failed for good: the operation was accepted and may have run"), nil
+		return stop(ErrOutcomeUnknown, "the poll failed for good: the operation was accepted and may have run"), nil
 	}
 	env := resp.Envelope
 	failed := resp.Status >= 400 || resp.Status < 200
@@ -311,7 +311,7 @@ func (r *run) polled(f *following, resp *Response, err error, s *State, lim Limi
 		case f.final:
 			return stop(ErrNotRetryable, "the operation succeeded, and its result's resource answered with a failure"), env
 		}
-		return stop(remedy.ErrOutcomeUnknown, "the status resource answered with a failure: the operation was accepted and may have run"), env
+		return stop(ErrOutcomeUnknown, "the status resource answered with a failure: the operation was accepted and may have run"), env
 	}
 	if f.final {
 		return Decision{Action: ActReturn, Why: "the operation's result"}, nil

@@ -43,6 +43,12 @@ var (
 	// succeed. The call stopped at once, without retrying early; CallError.Err is a
 	// *RetryLater saying when a new call can succeed.
 	ErrWaitTooLong = errors.New("the server asks to wait longer than the loop waits")
+	// ErrOutcomeUnknown: the request was written and no answer came back (a reset, a timeout,
+	// a lost response), so it may have executed; sending it again could execute it twice,
+	// because the operation is not idempotent and the server is not known to honour
+	// idempotency keys (see KeySupport). It is the contract's remedy.ErrOutcomeUnknown, the
+	// error other packages (retryable) wrap too.
+	ErrOutcomeUnknown = remedy.ErrOutcomeUnknown
 	// ErrRewriteRefused: the only repair the rewriter found changes what the call means
 	// (a clamp, a cut, a dropped member, a choice among several values) and the RewritePolicy
 	// did not approve it; CallError.Proposal holds the proposed arguments and each change.

@@ -195,7 +195,7 @@ func Decide(env *remedy.Envelope, err error, s *State) Decision {
 		case notSentError(err):
 			return retry(0, s, lim, "the connection failed before the request was written")
 		case !s.SafeToRepeat:
-			return stop(remedy.ErrOutcomeUnknown, "the request was written and no answer came back, and it is not safe to send twice: it may have executed")
+			return stop(ErrOutcomeUnknown, "the request was written and no answer came back, and it is not safe to send twice: it may have executed")
 		}
 		return retry(0, s, lim, "transient transport error")
 	case env.Severity == remedy.SeverityFatal:
@@ -242,7 +242,7 @@ func Decide(env *remedy.Envelope, err error, s *State) Decision {
 		return stop(ErrNotRetryable, "the server replayed a failure it stored under the idempotency key: sent again with the key, it is replayed again")
 	case env.Retryable:
 		if env.RetrySource == remedy.RetryFromStatus && !s.SafeToRepeat && !unprocessedStatus(env.Status) {
-			return stop(remedy.ErrOutcomeUnknown, "only the status says retryable, the request may have executed, and it is not safe to send twice")
+			return stop(ErrOutcomeUnknown, "only the status says retryable, the request may have executed, and it is not safe to send twice")
 		}
 		if env.RetryAfter > 0 && rateLimited(env) {
 			// The server paces its clients; its wait is obeyed, and spends no retry budget —

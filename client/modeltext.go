@@ -48,7 +48,7 @@ func (o *outcome) text() string {
 		return o.confirmationRequired()
 	case ErrConfirmationRejected:
 		return o.confirmationRejected()
-	case remedy.ErrOutcomeUnknown:
+	case ErrOutcomeUnknown:
 		return o.outcomeUnknown()
 	case ErrWaitTooLong, ErrElapsedBudget, ErrDeadline, ErrAttemptsExhausted, ErrRetryBudget:
 		return o.stoppedAtLimit()
@@ -143,7 +143,7 @@ func (o *outcome) summary() string {
 	if o.env == nil {
 		return ""
 	}
-	if (o.env.Hint != "" || len(o.env.Suggestions) > 0) && (o.ce.Cause == remedy.ErrOutcomeUnknown || o.mayHaveRun()) {
+	if (o.env.Hint != "" || len(o.env.Suggestions) > 0) && (o.ce.Cause == ErrOutcomeUnknown || o.mayHaveRun()) {
 		e := *o.env
 		e.Hint, e.Suggestions = "", nil
 		return e.Summary()

@@ -183,7 +183,7 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		return t.last, nil
 	}
 	var ce *CallError
-	if errors.As(err, &ce) && ce.Err != nil && ce.Cause != remedy.ErrOutcomeUnknown {
+	if errors.As(err, &ce) && ce.Err != nil && ce.Cause != ErrOutcomeUnknown {
 		return nil, ce.Err
 	}
 	// Including a request that may have executed: the *CallError says so, and unwraps to the
