@@ -788,3 +788,16 @@ func addQuery(q url.Values, name string, v tape.Val) error {
 	q.Add(name, s)
 	return err
 }
+
+// Operations returns the operations registered with c (by hand or from LoadOpenAPI), sorted by
+// name.
+func (c *Client) Operations() []Operation {
+	c.mu.RLock()
+	ops := make([]Operation, 0, len(c.ops))
+	for _, r := range c.ops {
+		ops = append(ops, r.Operation)
+	}
+	c.mu.RUnlock()
+	slices.SortFunc(ops, func(a, b Operation) int { return strings.Compare(a.Name, b.Name) })
+	return ops
+}

@@ -38,7 +38,7 @@ func ExampleToolset() {
 		Parameters:  json.RawMessage(`{"type":"object","properties":{"currency":{"enum":["usd","eur"]},"amount":{"type":"integer"}}}`),
 		Errors:      []client.ErrorCode{{Code: "invalid_body", Status: 422, Retryable: false, Hint: "Fix the fields named in issues."}},
 	}))
-	tools := c.Toolset(client.ToolOptions{})
+	tools := client.ForClient(c, client.ToolOptions{})
 	defs, _ := tools.Definitions().OpenAI() // also Anthropic() and Gemini()
 	fmt.Println(string(defs))
 

@@ -915,16 +915,19 @@ func (r *run) next(ctx context.Context, env *remedy.Envelope, origin string, dep
 		ok, idem = l.Registered(env.NextOperation)
 	}
 	if !ok {
-		return errUnregistered
+		return ErrNotRegistered
 	}
 	_, err := r.call(ctx, l.Transport, Call{Operation: env.NextOperation, Args: env.NextOperationArgs, Idempotent: idem, Origin: origin}, depth+1)
 	return err
 }
 
-var errUnregistered = errors.New("not registered with the client")
+// ErrNotRegistered is wrapped by the error of a next operation the failure names that the caller
+// did not register (CallError.Err of an ErrNextOperation): the loop runs only what it was
+// given.
+var ErrNotRegistered = errors.New("not registered with the client")
 
 func nextWhy(err error) string {
-	if errors.Is(err, errUnregistered) {
+	if errors.Is(err, ErrNotRegistered) {
 		return "not registered with the client, so not run"
 	}
 	return "failed"

@@ -10,6 +10,7 @@ import (
 
 	"github.com/remedy-go/remedy"
 	"github.com/remedy-go/remedy/internal/prose"
+	"github.com/remedy-go/remedy/internal/sent"
 )
 
 // What a model reads when a tool call did not succeed is derived from why the loop stopped:
@@ -164,7 +165,7 @@ func (o *outcome) mayHaveRun() bool {
 		}
 		switch {
 		case a.Err != nil:
-			if !wasNotSent(a.Err) && !argumentsFault(a.Err) {
+			if !sent.Marked(a.Err) && !errors.As(a.Err, new(*ArgumentsError)) {
 				return true
 			}
 		case a.Envelope != nil && outcomeOpen(a.Envelope):
@@ -376,7 +377,7 @@ func (o *outcome) nextOperation() string {
 		return o.tool + " needs " + next + " to run first, and " + next + " did not succeed; " + o.tool + " did not run.\n" +
 			failureText(next, nil, inner, nil)
 	}
-	if errors.Is(o.ce.Err, errUnregistered) {
+	if errors.Is(o.ce.Err, ErrNotRegistered) {
 		return o.summary() + o.tool + " did not run: it needs " + next + " to run first, which this program does not offer. Tell the user.\n"
 	}
 	return o.summary() + o.tool + " did not run: " + o.ce.Detail + ". Tell the user.\n"

@@ -84,7 +84,7 @@ func TestModelTextNeverHoldsASecret(t *testing.T) {
 		c := newClient(t, srv, opts...)
 		tool := []string{"create_invoice", "delete_customer", "get_invoice"}[rng.IntN(3)]
 		args := []string{`{"id":"in_1","customer_id":"cus_1","amount":50,"currency":"USD"}`, `{"id":"cus_1"}`}[rng.IntN(2)]
-		r, err := c.Toolset(client.ToolOptions{}).Invoke(context.Background(), tool, args)
+		r, err := client.ForClient(c, client.ToolOptions{}).Invoke(context.Background(), tool, args)
 		require.NoError(t, err, "seed %d", seed)
 
 		mu.Lock()

@@ -149,7 +149,7 @@ func TestModelTextForEachDecision(t *testing.T) {
 			t.Parallel()
 			srv := newScripted(t, sc.respond)
 			c := newClient(t, srv, append([]client.Option{client.WithOperations(modelTextOps...)}, sc.opts...)...)
-			r, err := c.Toolset(client.ToolOptions{}).Invoke(context.Background(), sc.tool, sc.args)
+			r, err := client.ForClient(c, client.ToolOptions{}).Invoke(context.Background(), sc.tool, sc.args)
 			require.NoError(t, err)
 			require.True(t, r.Failed)
 			require.ErrorIs(t, r.Err, sc.want)
@@ -204,7 +204,7 @@ func TestModelTextAgreesWithTheDecision(t *testing.T) {
 	for _, sc := range modelTextScenarios() {
 		srv := newScripted(t, sc.respond)
 		c := newClient(t, srv, append([]client.Option{client.WithOperations(modelTextOps...)}, sc.opts...)...)
-		out, err := c.Toolset(client.ToolOptions{}).Dispatch(context.Background(), sc.tool, sc.args)
+		out, err := client.ForClient(c, client.ToolOptions{}).Dispatch(context.Background(), sc.tool, sc.args)
 		require.NoError(t, err)
 		text[sc.name] = out
 	}

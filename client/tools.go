@@ -164,12 +164,12 @@ var loopsOwn = map[string]bool{
 // left out, and confirmation_required is told as the user's to approve. Without Parameters,
 // the schema is any object: {"type":"object"}. Its Name is PortableToolName(op.Name); a
 // Toolset also keeps the names of its tools apart.
-func (op Operation) ToolDefinition() ToolDefinition {
+func DefinitionOf(op Operation) ToolDefinition {
 	params := op.Parameters
 	if len(params) == 0 {
 		params = anyObject
 	}
-	return ToolDefinition{Name: PortableToolName(op.Name), Description: op.describe(nil), Parameters: params, Operation: op.Name}
+	return ToolDefinition{Name: PortableToolName(op.Name), Description: describe(op, nil), Parameters: params, Operation: op.Name}
 }
 
 // inputLead opens the line of a tool's description that gives its schema
@@ -178,7 +178,7 @@ const inputLead = "Input: one JSON object of this JSON Schema: "
 
 // describe is the operation's description for a model: its Description, the schema of its
 // arguments when input is set (on one line), and the catalogue of its errors.
-func (op Operation) describe(input json.RawMessage) string {
+func describe(op Operation, input json.RawMessage) string {
 	var b strings.Builder
 	b.WriteString(strings.TrimSpace(op.Description))
 	if len(input) > 0 {
@@ -286,11 +286,11 @@ func NewToolset(ops []Operation, call CallFunc, opts ToolOptions) *Toolset {
 	}
 	portable := portableNames(names)
 	for i, op := range ops {
-		t := &Tool{ts: ts, op: op, def: op.ToolDefinition()}
+		t := &Tool{ts: ts, op: op, def: DefinitionOf(op)}
 		t.def.Name = portable[i]
 		t.desc = t.def.Description
 		if opts.SchemaInDescription {
-			t.desc = op.describe(t.def.Parameters)
+			t.desc = describe(op, t.def.Parameters)
 		}
 		ts.tools = append(ts.tools, t)
 		if portable[i] != op.Name {
@@ -304,16 +304,11 @@ func NewToolset(ops []Operation, call CallFunc, opts ToolOptions) *Toolset {
 	return ts
 }
 
-// Toolset offers the client's registered operations (by hand or from LoadOpenAPI) to a model,
-// sorted by name. Operations registered later are not in it: call Toolset again.
-func (c *Client) Toolset(opts ToolOptions) *Toolset {
-	c.mu.RLock()
-	ops := make([]Operation, 0, len(c.ops))
-	for _, r := range c.ops {
-		ops = append(ops, r.Operation)
-	}
-	c.mu.RUnlock()
-	return NewToolset(ops, func(ctx context.Context, name string, args json.RawMessage) (*Response, error) {
+// ForClient offers c's registered operations (by hand or from LoadOpenAPI) to a model as a
+// Toolset, sorted by name, whose calls run through c.Call. Operations registered later are not
+// in it: call ForClient again.
+func ForClient(c *Client, opts ToolOptions) *Toolset {
+	return NewToolset(c.Operations(), func(ctx context.Context, name string, args json.RawMessage) (*Response, error) {
 		return c.Call(ctx, name, args)
 	}, opts)
 }

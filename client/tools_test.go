@@ -67,7 +67,7 @@ func TestToolDefinitionsFromOpenAPI(t *testing.T) {
 	ops := billingOperations(t)
 	defs := map[string]client.ToolDefinition{}
 	for _, op := range ops {
-		d := op.ToolDefinition()
+		d := client.DefinitionOf(op)
 		defs[d.Name] = d
 		compileSchema(t, d.Parameters)
 		assert.Contains(t, d.Description, "Errors (", d.Name)
@@ -97,7 +97,7 @@ func TestToolDefinitionsInVendorShapes(t *testing.T) {
 	t.Parallel()
 	defs := client.ToolDefinitions{
 		{Name: "get_invoice", Description: "Read an invoice.", Parameters: json.RawMessage(`{"type":"object","properties":{"id":{"type":"string"}},"required":["id"]}`)},
-		client.Operation{Name: "ping"}.ToolDefinition(), // no parameters: any object
+		client.DefinitionOf(client.Operation{Name: "ping"}), // no parameters: any object
 	}
 	openai, err := defs.OpenAI()
 	require.NoError(t, err)
@@ -123,14 +123,14 @@ func TestToolDescriptionCatalogue(t *testing.T) {
 		{Code: "gone", Retryable: false},
 	}}
 	assert.Equal(t, "Does x.\n\nErrors (the failure names the code; fix what it says, then call again):\n"+
-		"- rate_limited (429, retryable): Wait retry_after_ms.\n- gone (not retryable)", op.ToolDefinition().Description)
-	assert.Equal(t, "Does x.", client.Operation{Name: "x", Description: " Does x. "}.ToolDefinition().Description)
+		"- rate_limited (429, retryable): Wait retry_after_ms.\n- gone (not retryable)", client.DefinitionOf(op).Description)
+	assert.Equal(t, "Does x.", client.DefinitionOf(client.Operation{Name: "x", Description: " Does x. "}).Description)
 
 	many := client.Operation{Name: "y"}
 	for i := range 15 {
 		many.Errors = append(many.Errors, client.ErrorCode{Code: "c" + string(rune('a'+i))})
 	}
-	d := many.ToolDefinition().Description
+	d := client.DefinitionOf(many).Description
 	assert.Contains(t, d, "- and 3 more")
 	assert.NotContains(t, d, "- cm ")
 }
@@ -163,7 +163,7 @@ func TestToolSchemaInDescription(t *testing.T) {
 		assert.Equal(t, tool.Definition().Description, tool.Description())
 		assert.NotContains(t, tool.Description(), "Input:")
 	}
-	assert.Equal(t, ops[0].ToolDefinition().Description, tag.Definition().Description)
+	assert.Equal(t, client.DefinitionOf(ops[0]).Description, tag.Definition().Description)
 }
 
 // A model's tool calls run through the loop: repaired when the server names the fix, and
@@ -179,7 +179,7 @@ func TestToolsetRunsTheLoop(t *testing.T) {
 	ctx := context.Background()
 	_, err = c.LoadOpenAPI(ctx, "/openapi.json")
 	require.NoError(t, err)
-	ts := c.Toolset(client.ToolOptions{})
+	ts := client.ForClient(c, client.ToolOptions{})
 	require.Len(t, ts.Definitions(), 7)
 	assert.Equal(t, "charge", ts.Definitions()[0].Name, "sorted by name")
 
@@ -221,7 +221,7 @@ func TestToolsetRunsTheLoop(t *testing.T) {
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"currency":"eur","invoiced":1200,"charged":0}`, out)
 
-	strict := c.Toolset(client.ToolOptions{FailureAsError: true})
+	strict := client.ForClient(c, client.ToolOptions{FailureAsError: true})
 	out, err = strict.Dispatch(ctx, "get_invoice", `{"id":"in_999"}`)
 	assert.Empty(t, out)
 	require.ErrorIs(t, err, client.ErrToolFailed)
@@ -265,7 +265,7 @@ func TestToolsetNeverHandsTheModelHTML(t *testing.T) {
 		client.WithLimits(client.Limits{MaxAttempts: 2, MaxWait: time.Millisecond}),
 		client.WithOperations(client.Operation{Name: "get_report", Method: "GET", Path: "/report"}))
 	require.NoError(t, err)
-	out, err := c.Toolset(client.ToolOptions{}).Dispatch(context.Background(), "get_report", `{}`)
+	out, err := client.ForClient(c, client.ToolOptions{}).Dispatch(context.Background(), "get_report", `{}`)
 	require.NoError(t, err)
 	assert.Contains(t, out, "bad_gateway")
 	assert.NotContains(t, out, "<")

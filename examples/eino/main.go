@@ -13,7 +13,7 @@
 //	client, err := client.New(client.WithBaseURL("https://api.example.com"))
 //	// ...
 //	_, err = client.LoadOpenAPI(ctx, "/openapi.json")
-//	tools := client.Toolset(client.ToolOptions{})
+//	tools := client.ForClient(c, client.ToolOptions{})
 //	agent, err := react.NewAgent(ctx, &react.AgentConfig{
 //		ToolCallingModel: chatModel,
 //		ToolsConfig: compose.ToolsNodeConfig{
@@ -79,7 +79,7 @@ func run(out io.Writer) error {
 	if _, err := c.LoadOpenAPI(ctx, "/openapi.json"); err != nil {
 		return err
 	}
-	tools := c.Toolset(client.ToolOptions{})
+	tools := client.ForClient(c, client.ToolOptions{})
 	agent, err := react.NewAgent(ctx, &react.AgentConfig{
 		ToolCallingModel: &standIn{out: out},
 		ToolsConfig: compose.ToolsNodeConfig{

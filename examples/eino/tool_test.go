@@ -26,7 +26,7 @@ func billingToolset(t *testing.T, opts client.ToolOptions) (*client.Toolset, *bi
 	require.NoError(t, err)
 	_, err = c.LoadOpenAPI(context.Background(), "/openapi.json")
 	require.NoError(t, err)
-	return c.Toolset(opts), store
+	return client.ForClient(c, opts), store
 }
 
 // Info gives eino each tool's name, description and parameters, the JSON Schema unchanged.

@@ -14,7 +14,7 @@
 // In your own agent, *client.Tool is a langchaingo tools.Tool:
 //
 //	// after client.LoadOpenAPI, or WithOperations:
-//	ts := client.Toolset(client.ToolOptions{SchemaInDescription: true})
+//	ts := client.ForClient(c, client.ToolOptions{SchemaInDescription: true})
 //	var agentTools []tools.Tool
 //	for _, t := range ts.Tools() {
 //		agentTools = append(agentTools, t)
@@ -133,7 +133,7 @@ func ask(ctx context.Context, out io.Writer, q string, opts client.ToolOptions) 
 	if err != nil {
 		return nil, err
 	}
-	ts := c.Toolset(opts)
+	ts := client.ForClient(c, opts)
 	var agentTools []tools.Tool
 	for _, t := range ts.Tools() {
 		agentTools = append(agentTools, t)

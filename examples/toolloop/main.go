@@ -114,7 +114,7 @@ func converse(ctx context.Context, out io.Writer, model endpoint) ([]message, *b
 	if _, err := c.LoadOpenAPI(ctx, "/openapi.json"); err != nil {
 		return nil, nil, err
 	}
-	tools := c.Toolset(client.ToolOptions{})
+	tools := client.ForClient(c, client.ToolOptions{})
 	defs := tools.Definitions()
 	toolsJSON, err := defs.OpenAI()
 	if err != nil {

@@ -284,7 +284,7 @@ func TestStandInLimits(t *testing.T) {
 // ask sends the stand-in the conversation with op as the only tool, and returns its message.
 func ask(t *testing.T, op client.Operation, messages []message) message {
 	t.Helper()
-	defs, err := client.ToolDefinitions{op.ToolDefinition()}.OpenAI()
+	defs, err := client.ToolDefinitions{client.DefinitionOf(op)}.OpenAI()
 	require.NoError(t, err)
 	reply, err := complete(context.Background(), standIn, chatRequest{Model: modelName, Messages: messages, Tools: defs})
 	require.NoError(t, err)

@@ -107,7 +107,7 @@ func TestClientREST(t *testing.T) {
 	// tool: the toolset offers portable ones, and the model's call by that name runs the
 	// operation against the app.
 	c.Run(t, "tool names every model API takes", func(t *testing.T) {
-		tools := restClient(t, a.url).Toolset(client.ToolOptions{})
+		tools := client.ForClient(restClient(t, a.url), client.ToolOptions{})
 		valid := regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_-]{0,62}$`)
 		names := map[string]string{}
 		for _, d := range tools.Definitions() {
