@@ -37,7 +37,7 @@ type Operation struct {
 	// every argument not in the path goes there anyway.
 	Query []string
 
-	// What a model is told of the operation when it is offered as a tool (Toolset). The loop
+	// What a model is told of the operation when it is offered as a tool (package tools). The loop
 	// reads Parameters too. LoadOpenAPI fills them from the document.
 
 	// Description says what the operation does.

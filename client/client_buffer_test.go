@@ -42,7 +42,7 @@ func TestClientBufferDeclaredLength(t *testing.T) {
 		_, err = c.Call(context.Background(), "get_order", json.RawMessage(`{"id":"1"}`))
 	})
 	require.Error(t, err, "the body ended before its declared length")
-	attempts := len(srv.requests())
+	attempts := len(srv.Requests())
 	require.GreaterOrEqual(t, attempts, 2, "a GET cut short is retried")
 	t.Logf("%d attempts, %d KiB allocated", attempts, got>>10)
 	assert.Less(t, got, uint64(attempts)*(8<<20),
@@ -71,7 +71,7 @@ func TestClientBufferGrowth(t *testing.T) {
 		_, err = c.Call(context.Background(), "get_order", json.RawMessage(`{"id":"1"}`))
 	})
 	require.ErrorContains(t, err, "larger than")
-	require.Len(t, srv.requests(), 1)
+	require.Len(t, srv.Requests(), 1)
 	t.Logf("%d MiB allocated for a %d MiB bound", got>>20, bound>>20)
 	assert.Less(t, got, uint64(5*bound/2), "growth allocates under about twice the bound")
 }

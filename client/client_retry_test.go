@@ -46,7 +46,7 @@ func TestClientUnchangedRetrySendsTheSameRequest(t *testing.T) {
 			resp, err := c.Call(context.Background(), tc.op.Name, json.RawMessage(tc.args), client.WithConfirmationToken("tok_1"))
 			require.NoError(t, err)
 			require.Len(t, resp.Attempts, 3)
-			reqs := srv.requests()
+			reqs := srv.Requests()
 			require.Len(t, reqs, 3)
 			assert.Equal(t, "tok_1", reqs[0].Token)
 			for i, r := range reqs {

@@ -10,7 +10,6 @@ import (
 	"maps"
 	"math"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,63 +20,25 @@ import (
 	"github.com/remedy-go/remedy"
 	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/internal/testkit/margin"
+	"github.com/remedy-go/remedy/internal/testkit/scriptsrv"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // rec is one request as a scripted server saw it.
-type rec struct {
-	Method  string
-	Path    string // decoded
-	RawPath string // as sent (escaped)
-	Query   string
-	Body    []byte
-	Key     string // Idempotency-Key
-	Token   string // X-Confirmation-Token
-	Header  http.Header
-}
+type rec = scriptsrv.Request
 
 // scripted is a real HTTP server on 127.0.0.1 that records every request and answers the nth
 // request to a path (from 1) as the scenario says.
-type scripted struct {
-	*httptest.Server
-	mu     sync.Mutex
-	reqs   []rec
-	byPath map[string]int
-}
+type scripted = scriptsrv.Server
 
 func newScripted(t *testing.T, respond func(w http.ResponseWriter, r *http.Request, n int)) *scripted {
 	t.Helper()
-	s := &scripted{byPath: map[string]int{}}
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		s.mu.Lock()
-		s.reqs = append(s.reqs, rec{
-			Method: r.Method, Path: r.URL.Path, RawPath: r.URL.EscapedPath(), Query: r.URL.RawQuery, Body: body,
-			Key: r.Header.Get(remedy.HeaderIdempotencyKey), Token: r.Header.Get(remedy.HeaderConfirmationToken),
-			Header: r.Header.Clone(),
-		})
-		s.byPath[r.URL.Path]++
-		n := s.byPath[r.URL.Path]
-		s.mu.Unlock()
-		respond(w, r, n)
-	}))
-	t.Cleanup(s.Close)
-	return s
-}
-
-func (s *scripted) requests() []rec {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]rec(nil), s.reqs...)
+	return scriptsrv.New(t, respond)
 }
 
 // reply writes a JSON response.
-func reply(w http.ResponseWriter, status int, body string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	io.WriteString(w, body)
-}
+func reply(w http.ResponseWriter, status int, body string) { scriptsrv.Reply(w, status, body) }
 
 // fast is a backoff that never makes a test wait.
 func fast() backoff.BackOff { return backoff.NewConstantBackOff(time.Millisecond) }
@@ -152,7 +113,7 @@ func TestClientRewriteThenSuccess(t *testing.T) {
 	assert.Equal(t, 201, resp.Status)
 	assert.JSONEq(t, bodyOK, string(resp.Body))
 
-	reqs := srv.requests()
+	reqs := srv.Requests()
 	require.Len(t, reqs, 2)
 	assert.Equal(t, `{"amount":5,"currency":"USD$"}`, string(reqs[0].Body))
 	assert.JSONEq(t, `{"amount":5,"currency":"usd"}`, string(reqs[1].Body))
@@ -190,7 +151,7 @@ func TestClientRateLimitWaitsWhatTheServerAsked(t *testing.T) {
 	assert.Equal(t, 30*time.Millisecond, d.Wait)
 	assert.Equal(t, 30*time.Millisecond, d.Asked)
 	assert.Equal(t, 30*time.Millisecond, resp.Attempts[0].Envelope.RetryAfter)
-	reqs := srv.requests()
+	reqs := srv.Requests()
 	require.Len(t, reqs, 2)
 	assert.Equal(t, reqs[0].Key, reqs[1].Key, "an unchanged retry keeps its key")
 	assert.Equal(t, reqs[0].Body, reqs[1].Body)
@@ -212,7 +173,7 @@ func TestClientTransientRetriesKeepTheKey(t *testing.T) {
 		resp, err := c.Call(context.Background(), "create_order", json.RawMessage(`{"amount":5}`))
 		require.NoError(t, err)
 		assert.Equal(t, 200, resp.Status)
-		reqs := srv.requests()
+		reqs := srv.Requests()
 		require.Len(t, reqs, 3)
 		require.NotEmpty(t, reqs[0].Key)
 		for _, r := range reqs {
@@ -239,7 +200,7 @@ func TestClientTransientRetriesKeepTheKey(t *testing.T) {
 		resp, err := c.Call(context.Background(), "get_order", map[string]string{"id": "ord_1"})
 		require.NoError(t, err)
 		assert.Equal(t, 200, resp.Status)
-		reqs := srv.requests()
+		reqs := srv.Requests()
 		require.Len(t, reqs, 2)
 		for _, r := range reqs {
 			assert.Equal(t, "GET", r.Method)
@@ -279,7 +240,7 @@ func TestClientNextOperation(t *testing.T) {
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"order":"ord_1"}`, string(resp.Body))
 
-	reqs := srv.requests()
+	reqs := srv.Requests()
 	require.Len(t, reqs, 3)
 	assert.Equal(t, "/v1/checkout", reqs[0].Path)
 	assert.Equal(t, "/v1/cart/items", reqs[1].Path)
@@ -340,8 +301,8 @@ func TestClientConfirmation(t *testing.T) {
 		assert.Equal(t, []byte(args), []byte(ce.Challenge.Args), "the challenge holds the exact bytes")
 		assert.Equal(t, "Deleting 3 orders", ce.Challenge.Message)
 		assert.Equal(t, "delete_orders", ce.Challenge.Operation)
-		require.Len(t, srv.requests(), 1, "nothing is sent again without approval")
-		assert.Empty(t, srv.requests()[0].Token)
+		require.Len(t, srv.Requests(), 1, "nothing is sent again without approval")
+		assert.Empty(t, srv.Requests()[0].Token)
 		require.Len(t, ce.Attempts, 1)
 		assert.Equal(t, client.ActStop, ce.Attempts[0].Decision.Action, "the record says the call stopped")
 		assert.ErrorIs(t, ce.Attempts[0].Decision.Cause, client.ErrConfirmationRequired)
@@ -350,7 +311,7 @@ func TestClientConfirmation(t *testing.T) {
 		resp, err := c.Call(context.Background(), "delete_orders", ce.Challenge.Args, client.WithConfirmationToken(ce.Challenge.Token))
 		require.NoError(t, err)
 		assert.Equal(t, 200, resp.Status)
-		reqs := srv.requests()
+		reqs := srv.Requests()
 		require.Len(t, reqs, 2)
 		assert.Equal(t, "tok_123", reqs[1].Token)
 		assert.Equal(t, []byte(args), reqs[1].Body)
@@ -374,7 +335,7 @@ func TestClientConfirmation(t *testing.T) {
 		require.Len(t, seen, 1)
 		assert.Equal(t, []byte(args), []byte(seen[0].Args))
 
-		reqs := srv.requests()
+		reqs := srv.Requests()
 		require.Len(t, reqs, 2)
 		assert.Empty(t, reqs[0].Token)
 		assert.Equal(t, "tok_123", reqs[1].Token)
@@ -399,7 +360,7 @@ func TestClientConfirmation(t *testing.T) {
 		_, err := c.Call(context.Background(), "delete_orders", args)
 		ce := callError(t, err, client.ErrConfirmationRejected)
 		assert.Equal(t, 1, approvals)
-		reqs := srv.requests()
+		reqs := srv.Requests()
 		require.Len(t, reqs, 2)
 		assert.Equal(t, "tok_1", reqs[1].Token)
 		assert.Len(t, ce.Attempts, 2)
@@ -417,7 +378,7 @@ func TestClientConfirmation(t *testing.T) {
 		c := newClient(t, srv, client.WithOperations(opDelete))
 		_, err := c.Call(context.Background(), "delete_orders", args, client.WithConfirmationToken("tok_9"))
 		require.NoError(t, err)
-		reqs := srv.requests()
+		reqs := srv.Requests()
 		require.Len(t, reqs, 2)
 		assert.Equal(t, "tok_9", reqs[0].Token)
 		assert.Empty(t, reqs[1].Token)
@@ -434,7 +395,7 @@ func TestClientFatal(t *testing.T) {
 	c := newClient(t, srv, client.WithOperations(opCreateOrder))
 	_, err := c.Call(context.Background(), "create_order", json.RawMessage(`{}`))
 	ce := callError(t, err, client.ErrNotRetryable)
-	assert.Len(t, srv.requests(), 1)
+	assert.Len(t, srv.Requests(), 1)
 	assert.Len(t, ce.Attempts, 1)
 	var env *remedy.Envelope
 	require.True(t, errors.As(err, &env))
@@ -473,7 +434,7 @@ func TestClientHostileRetryAfter(t *testing.T) {
 			c := newClient(t, srv, client.WithOperations(opCreateOrder))
 			_, err := c.Call(context.Background(), "create_order", json.RawMessage(`{}`))
 			ce := callError(t, err, client.ErrWaitTooLong)
-			assert.Len(t, srv.requests(), 1)
+			assert.Len(t, srv.Requests(), 1)
 			assert.Equal(t, tc.asked, ce.Asked)
 			var later *client.RetryLater
 			require.ErrorAs(t, err, &later)
@@ -496,7 +457,7 @@ func TestClientHostileRetryAfter(t *testing.T) {
 		defer cancel()
 		_, err := c.Call(ctx, "create_order", json.RawMessage(`{}`))
 		ce := callError(t, err, client.ErrDeadline)
-		assert.Len(t, srv.requests(), 1)
+		assert.Len(t, srv.Requests(), 1)
 		assert.Equal(t, 20*time.Second, ce.Asked)
 		var later *client.RetryLater
 		require.ErrorAs(t, err, &later)
@@ -509,7 +470,7 @@ func TestClientHostileRetryAfter(t *testing.T) {
 		c := newClient(t, srv, client.WithOperations(opCreateOrder), client.WithLimits(client.Limits{MaxElapsed: 10 * time.Second}))
 		_, err := c.Call(context.Background(), "create_order", json.RawMessage(`{}`))
 		ce := callError(t, err, client.ErrElapsedBudget)
-		assert.Len(t, srv.requests(), 1)
+		assert.Len(t, srv.Requests(), 1)
 		assert.Equal(t, 20*time.Second, ce.Asked)
 		var later *client.RetryLater
 		require.ErrorAs(t, err, &later)
@@ -600,7 +561,7 @@ func TestClientHostileHugeErrorBody(t *testing.T) {
 	assert.Equal(t, "unavailable", ce.Envelope.Code, "the code arrived before the cut")
 	assert.True(t, ce.Envelope.Retryable)
 	require.Len(t, ce.Attempts, 2)
-	assert.Len(t, srv.requests(), 2)
+	assert.Len(t, srv.Requests(), 2)
 	assert.LessOrEqual(t, read.Load(), int64(2*(maxBody+64<<10)), "the client read at most about MaxBody per attempt")
 	t.Logf("client read %d bytes; server wrote %d", read.Load(), written.Load())
 }
@@ -617,7 +578,7 @@ func TestClientHostileUnregisteredNextOperation(t *testing.T) {
 	ce := callError(t, err, client.ErrNextOperation)
 	assert.Contains(t, err.Error(), `"drop_tables"`)
 	assert.Contains(t, ce.Detail, "not registered")
-	reqs := srv.requests()
+	reqs := srv.Requests()
 	require.Len(t, reqs, 1, "the unregistered operation was never requested")
 	assert.Equal(t, "/v1/orders", reqs[0].Path)
 }
@@ -637,12 +598,12 @@ func TestClientHostileRedirect(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, 200, resp.Status)
 
-		first := srv.requests()
+		first := srv.Requests()
 		require.Len(t, first, 1)
 		assert.NotEmpty(t, first[0].Key)
 		assert.Equal(t, "tok_secret", first[0].Token)
 
-		landed := other.requests()
+		landed := other.Requests()
 		require.Len(t, landed, 1)
 		assert.Equal(t, "POST", landed[0].Method, "307 keeps the method")
 		assert.Equal(t, `{"amount":5}`, string(landed[0].Body))
@@ -661,7 +622,7 @@ func TestClientHostileRedirect(t *testing.T) {
 		c := newClient(t, srv, client.WithOperations(opCreateOrder))
 		_, err := c.Call(context.Background(), "create_order", json.RawMessage(`{"amount":5}`), client.WithConfirmationToken("tok_secret"))
 		require.NoError(t, err)
-		reqs := srv.requests()
+		reqs := srv.Requests()
 		require.Len(t, reqs, 2)
 		assert.Equal(t, "/v2/orders", reqs[1].Path)
 		assert.NotEmpty(t, reqs[0].Key)
@@ -689,7 +650,7 @@ func TestClientHostileRedirect(t *testing.T) {
 		require.NoError(t, err, "a 3xx the caller chose to keep is returned")
 		assert.Equal(t, 307, resp.Status)
 		assert.False(t, sawKey.Load(), "the inner policy sees the request with the key already dropped")
-		assert.Empty(t, other.requests())
+		assert.Empty(t, other.Requests())
 	})
 }
 
@@ -750,7 +711,7 @@ func TestClientTransportErrorRetried(t *testing.T) {
 		resp, err := c.Call(context.Background(), "create_order", json.RawMessage(`{"amount":5}`))
 		require.NoError(t, err)
 		assert.Equal(t, 200, resp.Status)
-		reqs := srv.requests()
+		reqs := srv.Requests()
 		require.Len(t, reqs, 2)
 		assert.NotEmpty(t, reqs[0].Key)
 		assert.Equal(t, reqs[0].Key, reqs[1].Key)
@@ -775,7 +736,7 @@ func TestClientTransportErrorRetried(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, 200, resp.StatusCode)
 		assert.JSONEq(t, bodyOK, string(b))
-		reqs := srv.requests()
+		reqs := srv.Requests()
 		require.Len(t, reqs, 2)
 		assert.NotEmpty(t, reqs[0].Key)
 		assert.Equal(t, reqs[0].Key, reqs[1].Key)
@@ -789,7 +750,7 @@ func TestClientTransportErrorRetried(t *testing.T) {
 		ce := callError(t, err, remedy.ErrOutcomeUnknown)
 		require.Len(t, ce.Attempts, 1)
 		assert.NotEmpty(t, ce.Attempts[0].IdempotencyKey, "a key was sent, but not counted on")
-		assert.Len(t, srv.requests(), 1)
+		assert.Len(t, srv.Requests(), 1)
 	})
 	t.Run("RoundTripper, keys not declared", func(t *testing.T) {
 		t.Parallel()
@@ -803,7 +764,7 @@ func TestClientTransportErrorRetried(t *testing.T) {
 		require.Error(t, err)
 		assert.ErrorIs(t, err, remedy.ErrOutcomeUnknown, "the error says the request may have executed")
 		assert.ErrorIs(t, err, io.EOF, "and keeps the transport's")
-		assert.Len(t, srv.requests(), 1)
+		assert.Len(t, srv.Requests(), 1)
 	})
 }
 
@@ -818,7 +779,7 @@ func TestClientIdempotencyAnswers(t *testing.T) {
 		c := newClient(t, srv, client.WithOperations(opCreateOrder))
 		_, err := c.Call(context.Background(), "create_order", json.RawMessage(`{}`), client.WithIdempotencyKey("key-1"))
 		callError(t, err, client.ErrIdempotencyKeyReused)
-		reqs := srv.requests()
+		reqs := srv.Requests()
 		require.Len(t, reqs, 1)
 		assert.Equal(t, "key-1", reqs[0].Key, "the caller's key is sent as is")
 	})
@@ -836,7 +797,7 @@ func TestClientIdempotencyAnswers(t *testing.T) {
 		resp, err := c.Call(context.Background(), "create_order", json.RawMessage(`{"amount":5}`))
 		require.NoError(t, err)
 		assert.True(t, resp.Replayed)
-		reqs := srv.requests()
+		reqs := srv.Requests()
 		require.Len(t, reqs, 2)
 		assert.Equal(t, reqs[0].Key, reqs[1].Key)
 		require.Len(t, resp.Attempts, 2)
@@ -861,7 +822,7 @@ func TestClientRetryBudget(t *testing.T) {
 		require.True(t, errors.As(err, &ce), "%v", err)
 		causes[i] = ce.Cause
 	}
-	retries := len(srv.requests()) - calls
+	retries := len(srv.Requests()) - calls
 	assert.LessOrEqual(t, retries, 2, "retries across calls")
 	assert.Equal(t, 2, retries)
 	assert.Zero(t, budget.Tokens())
@@ -882,7 +843,7 @@ func TestClientRetryBudget(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		assert.LessOrEqual(t, len(srv.requests())-8, 2)
+		assert.LessOrEqual(t, len(srv.Requests())-8, 2)
 	})
 }
 
@@ -915,7 +876,7 @@ func TestClientDoRawRequest(t *testing.T) {
 	assert.Equal(t, len(big), len(got))
 	assert.True(t, bytes.Equal(big, got), "the success body is whole, from its start")
 
-	reqs := srv.requests()
+	reqs := srv.Requests()
 	require.Len(t, reqs, 2)
 	assert.Equal(t, `{"amount":5,"currency":"USD$"}`, string(reqs[0].Body))
 	assert.JSONEq(t, `{"amount":5,"currency":"usd"}`, string(reqs[1].Body))
@@ -946,7 +907,7 @@ func TestClientDoRawRequest(t *testing.T) {
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(resp.Body)
 		assert.Equal(t, "done", string(b))
-		reqs := srv.requests()
+		reqs := srv.Requests()
 		require.Len(t, reqs, 2)
 		for _, r := range reqs {
 			assert.Equal(t, "raw bytes", string(r.Body))
@@ -965,8 +926,8 @@ func TestClientDoRawRequest(t *testing.T) {
 		resp, err := c.Do(req)
 		assert.Nil(t, resp)
 		callError(t, err, client.ErrNotRetryable)
-		require.Len(t, srv.requests(), 1)
-		assert.Empty(t, srv.requests()[0].Key)
+		require.Len(t, srv.Requests(), 1)
+		assert.Empty(t, srv.Requests()[0].Key)
 	})
 }
 
@@ -995,7 +956,7 @@ func TestRoundTripperInHTTPClient(t *testing.T) {
 		assert.Equal(t, 200, resp.StatusCode)
 		b, _ := io.ReadAll(resp.Body)
 		assert.JSONEq(t, bodyOK, string(b))
-		reqs := srv.requests()
+		reqs := srv.Requests()
 		require.Len(t, reqs, 2)
 		assert.NotEmpty(t, reqs[0].Key)
 		assert.Equal(t, reqs[0].Key, reqs[1].Key)
@@ -1018,7 +979,7 @@ func TestRoundTripperInHTTPClient(t *testing.T) {
 		b, err := io.ReadAll(resp.Body)
 		require.NoError(t, err)
 		assert.Equal(t, notFound, string(b), "the body from its start")
-		assert.Len(t, srv.requests(), 2)
+		assert.Len(t, srv.Requests(), 2)
 	})
 	t.Run("GET carries no key", func(t *testing.T) {
 		t.Parallel()
@@ -1026,8 +987,8 @@ func TestRoundTripperInHTTPClient(t *testing.T) {
 		resp, err := newHC(t).Get(srv.URL + "/v1/orders/1")
 		require.NoError(t, err)
 		resp.Body.Close()
-		require.Len(t, srv.requests(), 1)
-		assert.Empty(t, srv.requests()[0].Key)
+		require.Len(t, srv.Requests(), 1)
+		assert.Empty(t, srv.Requests()[0].Key)
 	})
 }
 
@@ -1055,7 +1016,7 @@ func TestClientArgumentPlacement(t *testing.T) {
 	_, err = c.Call(ctx, "create_item", nil)
 	require.NoError(t, err)
 
-	reqs := srv.requests()
+	reqs := srv.Requests()
 	require.Len(t, reqs, 5)
 
 	get := reqs[0]
@@ -1098,7 +1059,7 @@ func TestClientArgumentPlacement(t *testing.T) {
 		ce := callError(t, err, client.ErrNotRetryable)
 		assert.Contains(t, err.Error(), "no_such_operation")
 		assert.Empty(t, ce.Attempts)
-		assert.Empty(t, srv.requests(), "nothing was sent")
+		assert.Empty(t, srv.Requests(), "nothing was sent")
 	})
 
 	t.Run("a missing path parameter sends nothing", func(t *testing.T) {
@@ -1112,7 +1073,7 @@ func TestClientArgumentPlacement(t *testing.T) {
 		require.Len(t, ae.Issues, 1)
 		assert.Equal(t, "/id", ae.Issues[0].Path)
 		assert.Equal(t, "required", ae.Issues[0].Code)
-		assert.Empty(t, srv.requests())
+		assert.Empty(t, srv.Requests())
 	})
 }
 
@@ -1134,8 +1095,8 @@ func TestRawRequestKeepsCallersConfirmationToken(t *testing.T) {
 		require.NoError(t, err)
 		resp.Body.Close()
 		assert.Equal(t, 200, resp.StatusCode)
-		require.Len(t, srv.requests(), 1)
-		assert.Equal(t, "tok_123", srv.requests()[0].Token)
+		require.Len(t, srv.Requests(), 1)
+		assert.Equal(t, "tok_123", srv.Requests()[0].Token)
 	})
 	t.Run("RoundTripper", func(t *testing.T) {
 		t.Parallel()
@@ -1148,8 +1109,8 @@ func TestRawRequestKeepsCallersConfirmationToken(t *testing.T) {
 		require.NoError(t, err)
 		resp.Body.Close()
 		assert.Equal(t, 200, resp.StatusCode)
-		require.Len(t, srv.requests(), 1)
-		assert.Equal(t, "tok_123", srv.requests()[0].Token)
+		require.Len(t, srv.Requests(), 1)
+		assert.Equal(t, "tok_123", srv.Requests()[0].Token)
 	})
 }
 
@@ -1168,7 +1129,7 @@ func TestClientDoSuccessWithWarningKeepsBody(t *testing.T) {
 	b, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
 	assert.Equal(t, body, string(b))
-	assert.Len(t, srv.requests(), 1)
+	assert.Len(t, srv.Requests(), 1)
 }
 
 // A path parameter cannot climb out of its segment: "/" is escaped, and the dot segments "."
@@ -1200,7 +1161,7 @@ func TestClientPathParameterDotSegments(t *testing.T) {
 	require.NoError(t, err)
 	_, err = c.Call(context.Background(), "cancel_order", map[string]string{"id": "..."})
 	require.NoError(t, err)
-	reqs := srv.requests()
+	reqs := srv.Requests()
 	require.Len(t, reqs, 3, "only the checkout and the two harmless ids were sent")
 	assert.Equal(t, "/v1/checkout", reqs[0].Path)
 	assert.Equal(t, "/v1/orders/a%2F..%2Fb/cancel", reqs[1].RawPath)
@@ -1236,7 +1197,7 @@ func TestCallersIdempotencyKeyOnIdempotentMethods(t *testing.T) {
 		resp, err := newClient(t, srv, client.WithRewriter(setAllowed)).Do(req)
 		require.NoError(t, err)
 		resp.Body.Close()
-		check(t, srv.requests(), "k1")
+		check(t, srv.Requests(), "k1")
 	})
 	t.Run("Client.Call", func(t *testing.T) {
 		t.Parallel()
@@ -1245,7 +1206,7 @@ func TestCallersIdempotencyKeyOnIdempotentMethods(t *testing.T) {
 			client.WithOperations(client.Operation{Name: "put_prefs", Method: "PUT", Path: "/v1/prefs"}))
 		_, err := c.Call(context.Background(), "put_prefs", json.RawMessage(`{"currency":"x"}`), client.WithIdempotencyKey("k2"))
 		require.NoError(t, err)
-		check(t, srv.requests(), "k2")
+		check(t, srv.Requests(), "k2")
 	})
 }
 
@@ -1263,7 +1224,7 @@ func TestClientCallNoticeKeepsBody(t *testing.T) {
 	assert.Equal(t, remedy.SeverityWarning, resp.Envelope.Severity)
 	assert.Equal(t, "partial", resp.Envelope.Code)
 	assert.Equal(t, body, string(resp.Body))
-	assert.Len(t, srv.requests(), 1)
+	assert.Len(t, srv.Requests(), 1)
 }
 
 // Hostile next operations cannot make the loop run forever: nesting is bounded by MaxDepth,
@@ -1281,7 +1242,7 @@ func TestClientHostileNextOperationLoops(t *testing.T) {
 		})
 		_, err := newClient(t, srv, ops).Call(context.Background(), "checkout", json.RawMessage(`{}`))
 		ce := callError(t, err, client.ErrNextOperation)
-		reqs := srv.requests()
+		reqs := srv.Requests()
 		require.Len(t, reqs, client.DefaultMaxDepth+1)
 		require.Len(t, ce.Attempts, client.DefaultMaxDepth+1)
 		for i, a := range ce.Attempts {
@@ -1301,14 +1262,14 @@ func TestClientHostileNextOperationLoops(t *testing.T) {
 		_, err := newClient(t, srv, ops).Call(context.Background(), "checkout", json.RawMessage(`{}`))
 		callError(t, err, client.ErrAttemptsExhausted)
 		n := 0
-		for _, r := range srv.requests() {
+		for _, r := range srv.Requests() {
 			if r.Path == "/v1/checkout" {
 				n++
 			}
 		}
 		assert.Equal(t, 3, n)
 		// One budget for the call: its next operations spend the same attempts.
-		assert.Len(t, srv.requests(), client.DefaultMaxAttempts)
+		assert.Len(t, srv.Requests(), client.DefaultMaxAttempts)
 	})
 	t.Run("mutual, with transient failures between", func(t *testing.T) {
 		t.Parallel()
@@ -1328,8 +1289,8 @@ func TestClientHostileNextOperationLoops(t *testing.T) {
 		_, err := newClient(t, srv, ops).Call(context.Background(), "checkout", json.RawMessage(`{}`))
 		ce := callError(t, err, client.ErrNextOperation)
 		assert.ErrorIs(t, err, client.ErrAttemptsExhausted, "the innermost call ran out of the call's attempts")
-		assert.LessOrEqual(t, len(srv.requests()), client.DefaultMaxAttempts)
-		assert.Len(t, ce.Attempts, len(srv.requests()))
+		assert.LessOrEqual(t, len(srv.Requests()), client.DefaultMaxAttempts)
+		assert.Len(t, ce.Attempts, len(srv.Requests()))
 	})
 }
 
@@ -1342,7 +1303,7 @@ func TestClientHostileRedirectLoop(t *testing.T) {
 	_, err := newClient(t, srv, client.WithOperations(opCreateOrder)).Call(context.Background(), "create_order", json.RawMessage(`{}`))
 	ce := callError(t, err, client.ErrNotRetryable)
 	assert.Len(t, ce.Attempts, 1)
-	assert.LessOrEqual(t, len(srv.requests()), 11)
+	assert.LessOrEqual(t, len(srv.Requests()), 11)
 }
 
 // The context ending during a wait stops the call at once.
@@ -1356,7 +1317,7 @@ func TestClientContextEndsDuringWait(t *testing.T) {
 	})
 	_, err := newClient(t, srv, client.WithOperations(opCreateOrder)).Call(ctx, "create_order", json.RawMessage(`{}`))
 	callError(t, err, client.ErrDeadline)
-	assert.Len(t, srv.requests(), 1)
+	assert.Len(t, srv.Requests(), 1)
 }
 
 // The caller's token goes with the first attempt only: a transient retry after it goes
@@ -1377,7 +1338,7 @@ func TestRawRequestTokenNotResent(t *testing.T) {
 	resp, err := newClient(t, srv).Do(req)
 	require.NoError(t, err)
 	resp.Body.Close()
-	reqs := srv.requests()
+	reqs := srv.Requests()
 	require.Len(t, reqs, 2)
 	assert.Equal(t, "tok_123", reqs[0].Token)
 	assert.Empty(t, reqs[1].Token)
@@ -1395,7 +1356,7 @@ func TestClientBaseURLQueryKept(t *testing.T) {
 	require.NoError(t, err)
 	_, err = c.Call(context.Background(), "create_order", map[string]any{"currency": "usd"})
 	require.NoError(t, err)
-	reqs := srv.requests()
+	reqs := srv.Requests()
 	require.Len(t, reqs, 2)
 	assert.Equal(t, "/api/v1/orders/o1", reqs[0].Path)
 	assert.Equal(t, "api-version=2024-06-01&expand=items", reqs[0].Query)
@@ -1486,7 +1447,7 @@ func TestClientNextOperationNeedingConfirmation(t *testing.T) {
 	require.NotNil(t, inner.Challenge)
 	assert.Equal(t, "verify_card", inner.Operation)
 	assert.Equal(t, "tok_9", inner.Challenge.Token)
-	assert.Len(t, srv.requests(), 2)
+	assert.Len(t, srv.Requests(), 2)
 }
 
 // A 200 whose body is an event stream (an MCP server on streamable HTTP, a JSON-RPC server)
@@ -1520,7 +1481,7 @@ func TestClientCallReadsAFailureInAnEventStream(t *testing.T) {
 			var env *remedy.Envelope
 			require.ErrorAs(t, err, &env)
 			assert.Equal(t, tc.code, env.Code)
-			assert.Len(t, srv.requests(), 1, "not retried: nothing says the same call can succeed")
+			assert.Len(t, srv.Requests(), 1, "not retried: nothing says the same call can succeed")
 		})
 	}
 

@@ -14,6 +14,6 @@
 // calls), and [NewRoundTripper] gives an *http.Client the loop's retries without changing its
 // call sites. One [Option] type configures every entry point and each call, and every entry
 // point starts from the same defaults (listed at Option). [Decide] is the pure function that
-// picks each next step; its doc lists the rules in order. [Client.Toolset] offers the
+// picks each next step; its doc lists the rules in order. Package tools (tools.ForClient) offers the
 // operations to a model as tools and runs the model's calls.
 package client

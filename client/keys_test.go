@@ -114,7 +114,7 @@ func (s *keyServer) counts() (requests, effects int) {
 	return s.n, s.effects
 }
 
-func (s *keyServer) requests() []keySeen {
+func (s *keyServer) Requests() []keySeen {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]keySeen(nil), s.seen...)
@@ -169,7 +169,7 @@ func TestKeysLostAnswer(t *testing.T) {
 			resp, err := c.Call(context.Background(), "send_sms", json.RawMessage(`{"to":"+15550100","text":"hi"}`))
 			requests, effects := srv.counts()
 			assert.Equal(t, 1, effects, "the SMS is sent once")
-			seen := srv.requests()
+			seen := srv.Requests()
 			assert.Equal(t, tc.keySent, seen[0].Key != "", "a key on the wire")
 			if !tc.retried {
 				ce := callError(t, err, remedy.ErrOutcomeUnknown)
@@ -288,7 +288,7 @@ func TestKeysOff(t *testing.T) {
 		resp, err := c.Call(context.Background(), "send_sms", json.RawMessage(`{}`))
 		require.NoError(t, err)
 		assert.Empty(t, resp.Attempts[0].IdempotencyKey)
-		noKey(t, srv.requests())
+		noKey(t, srv.Requests())
 	})
 	t.Run("per operation, next operation included", func(t *testing.T) {
 		t.Parallel()
@@ -322,7 +322,7 @@ func TestKeysOff(t *testing.T) {
 		c := keyClient(t, srv.URL, client.WithOperations(opSendSMS), client.WithIdempotencyKeys(client.KeysOff))
 		_, err := c.Call(context.Background(), "send_sms", json.RawMessage(`{}`), client.WithIdempotencyKey("mine"))
 		require.NoError(t, err)
-		assert.Equal(t, "mine", srv.requests()[0].Key)
+		assert.Equal(t, "mine", srv.Requests()[0].Key)
 	})
 	t.Run("the caller's own key goes with the caller's payload only", func(t *testing.T) {
 		t.Parallel()
@@ -359,7 +359,7 @@ func TestKeysOff(t *testing.T) {
 			require.NoError(t, err)
 			resp.Body.Close()
 		}
-		seen := srv.requests()
+		seen := srv.Requests()
 		require.Len(t, seen, 2)
 		assert.Empty(t, seen[0].Key, "none minted")
 		assert.Equal(t, "mine", seen[1].Key, "the request's own is sent as it came")
@@ -374,7 +374,7 @@ func TestKeysOff(t *testing.T) {
 		resp, err := (&http.Client{Transport: rt}).Post(srv.URL+"/v1/sms", "application/json", strings.NewReader(`{}`))
 		require.NoError(t, err)
 		resp.Body.Close()
-		noKey(t, srv.requests())
+		noKey(t, srv.Requests())
 	})
 	t.Run("refused values", func(t *testing.T) {
 		t.Parallel()
@@ -512,7 +512,7 @@ func TestKeysReusedConnectionNotResentByNetHTTP(t *testing.T) {
 			assert.Equal(t, 2, requests, "the warm-up and the attack, once")
 			assert.Equal(t, 2, effects)
 			assert.ErrorIs(t, err, remedy.ErrOutcomeUnknown)
-			assert.NotEmpty(t, srv.requests()[1].Key, "the key was sent, in the spelling net/http does not act on")
+			assert.NotEmpty(t, srv.Requests()[1].Key, "the key was sent, in the spelling net/http does not act on")
 		})
 	}
 }
@@ -528,8 +528,8 @@ func TestKeysQuietSpellingDroppedOnCrossHostRedirect(t *testing.T) {
 	c := newClient(t, srv, client.WithOperations(opCreateOrder))
 	_, err := c.Call(context.Background(), "create_order", json.RawMessage(`{}`))
 	require.NoError(t, err)
-	require.NotEmpty(t, srv.requests()[0].Key)
-	reqs := other.requests()
+	require.NotEmpty(t, srv.Requests()[0].Key)
+	reqs := other.Requests()
 	require.Len(t, reqs, 1)
 	assert.Empty(t, reqs[0].Key)
 }

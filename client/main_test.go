@@ -1,7 +1,6 @@
 package client_test
 
 import (
-	"flag"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,8 +9,6 @@ import (
 	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/internal/testkit/corpus"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/modeltext")
 
 func TestMain(m *testing.M) {
 	client.SetNow(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))

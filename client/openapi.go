@@ -82,7 +82,7 @@ func (e *OpenAPISyntaxError) Error() string {
 // way). Otherwise it is KeysUnknown: a header of another name (X-Idempotency-Key) is not the
 // one the loop sends.
 //
-// For a model (see Toolset), Description is the summary, else the description; Parameters is
+// For a model (see package tools), Description is the summary, else the description; Parameters is
 // one object schema of the arguments: the path and query parameters' schemas and the JSON
 // request body's properties, with local $refs inlined (a reference that cycles or does not
 // resolve becomes an empty schema: any value); Errors are x-agent-error-codes, each with its

@@ -278,7 +278,7 @@ func (s *openAPIServer) documentRequest() *http.Request {
 	return s.docReq
 }
 
-func (s *openAPIServer) requests() []openAPIRec {
+func (s *openAPIServer) Requests() []openAPIRec {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.reqs)
@@ -326,7 +326,7 @@ func TestClientLoadOpenAPI(t *testing.T) {
 		resp, err := c.Call(ctx, call.op, call.args)
 		require.NoError(t, err, call.op)
 		assert.Equal(t, 200, resp.Status, call.op)
-		reqs := srv.requests()
+		reqs := srv.Requests()
 		require.NotEmpty(t, reqs)
 		assert.Equal(t, call.want, reqs[len(reqs)-1], call.op)
 	}
@@ -342,7 +342,7 @@ func TestClientLoadOpenAPI(t *testing.T) {
 		assert.Equal(t, 1, n)
 		_, err = c.Call(t.Context(), "ping", nil)
 		require.NoError(t, err)
-		assert.Equal(t, []openAPIRec{{Method: "GET", RawPath: "/api/ping"}}, srv.requests())
+		assert.Equal(t, []openAPIRec{{Method: "GET", RawPath: "/api/ping"}}, srv.Requests())
 	})
 
 	t.Run("absolute without a base URL: refused, nothing fetched", func(t *testing.T) {
@@ -352,7 +352,7 @@ func TestClientLoadOpenAPI(t *testing.T) {
 		require.NoError(t, err)
 		_, err = c.LoadOpenAPI(t.Context(), srv.URL+"/openapi.json")
 		require.ErrorContains(t, err, "no base URL")
-		assert.Empty(t, srv.requests(), "the operations would have nowhere to go: the document is not fetched")
+		assert.Empty(t, srv.Requests(), "the operations would have nowhere to go: the document is not fetched")
 	})
 }
 

@@ -39,7 +39,7 @@ func newPaintServer(t *testing.T, maxQty int) *paintServer {
 	t.Helper()
 	p := &paintServer{}
 	p.scripted = newScripted(t, func(w http.ResponseWriter, r *http.Request, _ int) {
-		reqs := p.requests()
+		reqs := p.Requests()
 		var in struct {
 			Color    *string          `json:"color"`
 			Quantity *json.RawMessage `json:"quantity"`
@@ -83,7 +83,7 @@ func TestSchemaCheckRepairsBeforeSending(t *testing.T) {
 		c := newClient(t, srv.scripted, client.WithOperations(opPaint))
 		resp, err := c.Call(context.Background(), "paint", args)
 		require.NoError(t, err)
-		reqs := srv.requests()
+		reqs := srv.Requests()
 		require.Len(t, reqs, 1)
 		assert.JSONEq(t, `{"color":"red","quantity":5}`, string(reqs[0].Body))
 		require.Len(t, resp.Attempts, 1)
@@ -104,7 +104,7 @@ func TestSchemaCheckRepairsBeforeSending(t *testing.T) {
 		ce := callError(t, err, client.ErrNotRetryable)
 		require.Len(t, ce.Attempts, 1)
 		assert.Empty(t, ce.Attempts[0].Checked)
-		assert.Len(t, srv.requests(), 1)
+		assert.Len(t, srv.Requests(), 1)
 		assert.Zero(t, srv.created.Load())
 	})
 	t.Run("a server that takes it either way", func(t *testing.T) {
@@ -115,7 +115,7 @@ func TestSchemaCheckRepairsBeforeSending(t *testing.T) {
 		c := newClient(t, srv, client.WithOperations(opPaint))
 		_, err := c.Call(context.Background(), "paint", args)
 		require.NoError(t, err)
-		reqs := srv.requests()
+		reqs := srv.Requests()
 		require.Len(t, reqs, 1)
 		assert.JSONEq(t, `{"color":"red","quantity":5}`, string(reqs[0].Body))
 	})
@@ -126,7 +126,7 @@ func TestSchemaCheckRepairsBeforeSending(t *testing.T) {
 			client.WithSchemaCheck(client.CheckOff))
 		_, err := c.Call(context.Background(), "paint", args)
 		callError(t, err, client.ErrNotRetryable)
-		reqs := srv.requests()
+		reqs := srv.Requests()
 		require.Len(t, reqs, 1)
 		assert.JSONEq(t, string(args), string(reqs[0].Body), "sent unchecked")
 	})
@@ -145,7 +145,7 @@ func TestSchemaCheckLossyViolation(t *testing.T) {
 		c := newClient(t, srv.scripted, client.WithOperations(opPaint))
 		resp, err := c.Call(context.Background(), "paint", args)
 		require.NoError(t, err)
-		reqs := srv.requests()
+		reqs := srv.Requests()
 		require.Len(t, reqs, 1)
 		assert.JSONEq(t, string(args), string(reqs[0].Body))
 		assert.Empty(t, resp.Attempts[0].Checked)
@@ -157,7 +157,7 @@ func TestSchemaCheckLossyViolation(t *testing.T) {
 			client.WithSchemaCheck(client.CheckStrict))
 		_, err := c.Call(context.Background(), "paint", args)
 		ce := callError(t, err, client.ErrInvalidArguments)
-		assert.Empty(t, srv.requests())
+		assert.Empty(t, srv.Requests())
 		assert.Empty(t, ce.Attempts)
 		require.NotNil(t, ce.Proposal)
 		require.Len(t, ce.Proposal.Changes, 1)
@@ -182,7 +182,7 @@ func TestSchemaCheckLossyViolation(t *testing.T) {
 			client.WithRewritePolicy(client.AllRewrites))
 		resp, err := c.Call(context.Background(), "paint", args)
 		require.NoError(t, err)
-		reqs := srv.requests()
+		reqs := srv.Requests()
 		require.Len(t, reqs, 1)
 		assert.JSONEq(t, `{"color":"red","quantity":100}`, string(reqs[0].Body))
 		require.Len(t, resp.Attempts[0].Checked, 1)
@@ -195,7 +195,7 @@ func TestSchemaCheckLossyViolation(t *testing.T) {
 		c := newClient(t, srv.scripted, client.WithOperations(opPaint), client.WithRewriter(nil), client.WithSchemaCheck(client.CheckStrict))
 		_, err := c.Call(context.Background(), "paint", json.RawMessage(`{"color":"RED","quantity":5}`))
 		ce := callError(t, err, client.ErrInvalidArguments)
-		assert.Empty(t, srv.requests())
+		assert.Empty(t, srv.Requests())
 		assert.Nil(t, ce.Proposal)
 		assert.Contains(t, ce.Detail, "no rewriter")
 	})
@@ -205,7 +205,7 @@ func TestSchemaCheckLossyViolation(t *testing.T) {
 		c := newClient(t, srv.scripted, client.WithOperations(opPaint), client.WithRewriter(nil))
 		_, err := c.Call(context.Background(), "paint", json.RawMessage(`{"color":"RED","quantity":5}`))
 		callError(t, err, client.ErrNotRetryable)
-		reqs := srv.requests()
+		reqs := srv.Requests()
 		require.Len(t, reqs, 1)
 		assert.JSONEq(t, `{"color":"RED","quantity":5}`, string(reqs[0].Body))
 	})
@@ -227,7 +227,7 @@ func TestSchemaCheckServerFactsWin(t *testing.T) {
 	c := newClient(t, srv, client.WithOperations(opPaint))
 	resp, err := c.Call(context.Background(), "paint", json.RawMessage(`{"color":"red","quantity":5}`))
 	require.NoError(t, err)
-	reqs := srv.requests()
+	reqs := srv.Requests()
 	require.Len(t, reqs, 2)
 	assert.JSONEq(t, `{"color":"red","quantity":5}`, string(reqs[0].Body), "valid by the schema: sent as given")
 	assert.JSONEq(t, `{"color":"RED","quantity":5}`, string(reqs[1].Body), "the server's allowed value, not the schema's")
@@ -260,7 +260,7 @@ func TestSchemaReachesTheRewriter(t *testing.T) {
 	// "USD " is repaired to "usd" before sending, by DefaultRewriter; the server then refuses
 	// "usd" anyway, and the loop's Rewriter is asked about that failure.
 	assert.Equal(t, []string{"enum_match"}, rules(resp.Attempts[0].Checked))
-	reqs := srv.requests()
+	reqs := srv.Requests()
 	require.Len(t, reqs, 2)
 	assert.JSONEq(t, `{"currency":"usd"}`, string(reqs[0].Body))
 	require.Len(t, seen, 1, "the loop's Rewriter is not asked before sending")
@@ -287,7 +287,7 @@ func TestSchemaCheckIdempotencyKeys(t *testing.T) {
 		// The valid payload keeps the caller's key.
 		_, err := c.Call(context.Background(), "paint", json.RawMessage(`{"color":"red","quantity":5}`), client.WithIdempotencyKey("caller-key-1"))
 		require.NoError(t, err)
-		reqs := srv.requests()
+		reqs := srv.Requests()
 		require.Len(t, reqs, 3)
 		assert.NotEqual(t, "caller-key-1", reqs[0].Key)
 		assert.True(t, strings.HasPrefix(reqs[0].Key, "r-"), reqs[0].Key)
@@ -300,7 +300,7 @@ func TestSchemaCheckIdempotencyKeys(t *testing.T) {
 		c := newClient(t, srv.scripted, client.WithOperations(opPaint))
 		resp, err := c.Call(context.Background(), "paint", args)
 		require.NoError(t, err)
-		reqs := srv.requests()
+		reqs := srv.Requests()
 		require.Len(t, reqs, 1)
 		assert.NotEmpty(t, reqs[0].Key)
 		assert.Equal(t, reqs[0].Key, resp.Attempts[0].IdempotencyKey)
@@ -312,7 +312,7 @@ func TestSchemaCheckIdempotencyKeys(t *testing.T) {
 			client.WithIdempotencyKeys(client.KeysOff))
 		_, err := c.Call(context.Background(), "paint", args, client.WithIdempotencyKey("caller-key-1"))
 		require.NoError(t, err)
-		reqs := srv.requests()
+		reqs := srv.Requests()
 		require.Len(t, reqs, 1)
 		assert.Empty(t, reqs[0].Key, "the caller's key is for the caller's payload only")
 	})
@@ -352,7 +352,7 @@ func TestSchemaCheckSkipsConfirmedCall(t *testing.T) {
 	args := `{"color":"RED","quantity":5}`
 	_, err := c.Call(context.Background(), "paint", json.RawMessage(args), client.WithConfirmationToken("tok_1"))
 	require.NoError(t, err)
-	reqs := srv.requests()
+	reqs := srv.Requests()
 	require.Len(t, reqs, 1)
 	assert.JSONEq(t, args, string(reqs[0].Body))
 	assert.Equal(t, "tok_1", reqs[0].Token)
@@ -410,7 +410,7 @@ func TestSchemaCheckHostileSchemas(t *testing.T) {
 			args := `{"color":"RED","quantity":5,"deep":` + strings.Repeat(`[`, 60) + strings.Repeat(`]`, 60) + `}`
 			_, err := c.Call(context.Background(), "paint", json.RawMessage(args))
 			require.NoError(t, err)
-			reqs := srv.requests()
+			reqs := srv.Requests()
 			require.Len(t, reqs, 1)
 		})
 	}
@@ -449,11 +449,11 @@ func TestSchemaCheckOpenAPI30(t *testing.T) {
 			_, err := c.Call(context.Background(), "note", json.RawMessage(tc.args))
 			if tc.sent {
 				require.NoError(t, err)
-				assert.Len(t, srv.requests(), 1)
+				assert.Len(t, srv.Requests(), 1)
 				return
 			}
 			callError(t, err, client.ErrInvalidArguments)
-			assert.Empty(t, srv.requests())
+			assert.Empty(t, srv.Requests())
 		})
 	}
 }
@@ -474,7 +474,7 @@ func TestSchemaCheckNextOperationUnchecked(t *testing.T) {
 	c := newClient(t, srv, client.WithOperations(opPaint, prime))
 	resp, err := c.Call(context.Background(), "paint", json.RawMessage(`{"color":"RED","quantity":5}`))
 	require.NoError(t, err)
-	reqs := srv.requests()
+	reqs := srv.Requests()
 	require.Len(t, reqs, 3)
 	assert.JSONEq(t, `{"coat":"THICK"}`, string(reqs[1].Body), "the server's next operation args, as it gave them")
 	assert.JSONEq(t, `{"color":"red","quantity":5}`, string(reqs[2].Body))
@@ -525,7 +525,7 @@ func TestSchemaCheckIssues(t *testing.T) {
 		{"/price", "exclusive_minimum", `{"exclusiveMinimum":0.1}`, "0.1", ""},
 		{"/sku", "required", "", "", ""},
 	}, got)
-	assert.Empty(t, srv.requests())
+	assert.Empty(t, srv.Requests())
 }
 
 // A schema that does not compile is said once per call in the Logger, at debug level, and the
@@ -544,6 +544,6 @@ func TestSchemaCheckLogsAnUnusableSchema(t *testing.T) {
 	c := newClient(t, srv, client.WithOperations(op), client.WithLogger(lg), client.WithSchemaCheck(client.CheckStrict))
 	_, err := c.Call(context.Background(), "paint", json.RawMessage(`{"color":"RED"}`))
 	require.NoError(t, err)
-	assert.Len(t, srv.requests(), 1)
+	assert.Len(t, srv.Requests(), 1)
 	assert.Contains(t, logged.String(), `level=DEBUG msg="remedy arguments not checked" operation=paint why="the schema does not compile`)
 }

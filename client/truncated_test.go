@@ -29,7 +29,7 @@ func TestClientTruncatedNotRetryable(t *testing.T) {
 	_, err := c.Call(context.Background(), "create_order", json.RawMessage(`{"sku":"a"}`))
 	ce := callError(t, err, client.ErrNotRetryable)
 	assert.True(t, errors.Is(err, client.ErrNotRetryable))
-	assert.Len(t, srv.requests(), 1, "exactly one request reaches the server")
+	assert.Len(t, srv.Requests(), 1, "exactly one request reaches the server")
 	require.NotNil(t, ce.Envelope)
 	assert.Equal(t, remedy.DialectTruncated, ce.Envelope.Dialect)
 	assert.Equal(t, "account_closed", ce.Envelope.Code)
@@ -54,7 +54,7 @@ func TestClientTruncatedRetryable(t *testing.T) {
 	res, err := c.Call(context.Background(), "create_order", json.RawMessage(`{"sku":"a"}`))
 	require.NoError(t, err)
 	require.NotNil(t, res)
-	assert.Len(t, srv.requests(), 2, "the 503 was retried once")
+	assert.Len(t, srv.Requests(), 2, "the 503 was retried once")
 }
 
 // hugeAgentEnvelope is an agent envelope of at least size bytes (issues repeated), with members at its start.

@@ -7,6 +7,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/remedy-go/remedy/client"
+	"github.com/remedy-go/remedy/tools"
 )
 
 // Client runs calls of a session's tools through a client.Loop. It is safe for concurrent
@@ -74,11 +75,11 @@ func (c *Client) Call(ctx context.Context, tool string, args any, opts ...client
 	return c.loop.Do(ctx, call, opts...)
 }
 
-// Toolset offers the session's tools, as last listed, to a model (see client.Toolset): their
+// Toolset offers the session's tools, as last listed, to a model (see tools.Toolset): their
 // definitions for a vendor's function-calling API, and the model's tool calls run through
 // this client's loop.
-func (c *Client) Toolset(opts client.ToolOptions) *client.Toolset {
-	return client.NewToolset(c.t.Operations(), func(ctx context.Context, name string, args json.RawMessage) (*client.Response, error) {
+func (c *Client) Toolset(opts tools.Options) *tools.Toolset {
+	return tools.New(c.t.Operations(), func(ctx context.Context, name string, args json.RawMessage) (*client.Response, error) {
 		return c.Call(ctx, name, args)
 	}, opts)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/internal/demo/billing"
 	"github.com/remedy-go/remedy/mcp"
+	"github.com/remedy-go/remedy/tools"
 )
 
 // billingOverMCP is remedy's MCP client, with loop, on a go-sdk session to the billing demo
@@ -43,7 +44,7 @@ func TestToolsetOverMCP(t *testing.T) {
 	ctx := context.Background()
 	c, store := billingOverMCP(t)
 
-	ts := c.Toolset(client.ToolOptions{})
+	ts := c.Toolset(tools.Options{})
 	defs := ts.Definitions()
 	require.Len(t, defs, 7)
 	for _, d := range defs {
@@ -57,7 +58,7 @@ func TestToolsetOverMCP(t *testing.T) {
 		require.NoError(t, err, "%s: %s", d.Name, d.Parameters)
 		assert.Contains(t, d.Description, "## Errors", "the server's catalogue stays in the description")
 	}
-	var charge client.ToolDefinition
+	var charge tools.Definition
 	for _, d := range defs {
 		if d.Name == "charge" {
 			charge = d
@@ -89,7 +90,7 @@ func TestModelCannotConfirmOverMCP(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	c, store := billingOverMCP(t, client.WithLimits(client.Limits{MaxAttempts: 1}))
-	ts := c.Toolset(client.ToolOptions{})
+	ts := c.Toolset(tools.Options{})
 
 	r, err := ts.Invoke(ctx, "delete_customer", `{"id":"cus_ada"}`)
 	require.NoError(t, err)

@@ -107,7 +107,7 @@ func (t *Transport) Load(ctx context.Context) ([]string, error) {
 	return names, nil
 }
 
-// Operations are the listed tools as remedy operations, for client.NewToolset: each tool's
+// Operations are the listed tools as remedy operations, for tools.New: each tool's
 // name, its description (the reference server's ends with its errors), and its input schema
 // without the confirmationToken and idempotencyKey arguments, which the loop sends itself.
 // Before Load, there are none.

@@ -13,7 +13,7 @@
 //	client, err := client.New(client.WithBaseURL("https://api.example.com"))
 //	// ...
 //	_, err = client.LoadOpenAPI(ctx, "/openapi.json")
-//	tools := client.ForClient(c, client.ToolOptions{})
+//	tools := client.ForClient(c, tools.Options{})
 //	agent, err := react.NewAgent(ctx, &react.AgentConfig{
 //		ToolCallingModel: chatModel,
 //		ToolsConfig: compose.ToolsNodeConfig{
@@ -43,6 +43,7 @@ import (
 	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/internal/demo/billing"
 	"github.com/remedy-go/remedy/internal/demo/transcript"
+	"github.com/remedy-go/remedy/tools"
 )
 
 func main() {
@@ -79,7 +80,7 @@ func run(out io.Writer) error {
 	if _, err := c.LoadOpenAPI(ctx, "/openapi.json"); err != nil {
 		return err
 	}
-	tools := client.ForClient(c, client.ToolOptions{})
+	tools := tools.ForClient(c, tools.Options{})
 	agent, err := react.NewAgent(ctx, &react.AgentConfig{
 		ToolCallingModel: &standIn{out: out},
 		ToolsConfig: compose.ToolsNodeConfig{

@@ -9,21 +9,21 @@ import (
 	"github.com/cloudwego/eino/schema"
 	"github.com/eino-contrib/jsonschema"
 
-	"github.com/remedy-go/remedy/client"
+	"github.com/remedy-go/remedy/tools"
 )
 
 // InvokableTool is a remedy tool as an eino tool: its calls run through remedy's loop, and a
 // failure the loop could not repair comes back as the tool's output — the repair text the model
 // reads — with a nil error, because an eino ToolsNode ends the whole run on a tool's error.
-// Build the toolset with client.ToolOptions{} (FailureAsError false) for that reason.
+// Build the toolset with tools.Options{} (FailureAsError false) for that reason.
 type InvokableTool struct {
-	Tool *client.Tool
+	Tool *tools.Tool
 }
 
 var _ tool.InvokableTool = InvokableTool{}
 
 // Tools wraps every tool of ts, for compose.ToolsNodeConfig.Tools.
-func Tools(ts *client.Toolset) []tool.BaseTool {
+func Tools(ts *tools.Toolset) []tool.BaseTool {
 	var out []tool.BaseTool
 	for _, t := range ts.Tools() {
 		out = append(out, InvokableTool{t})

@@ -14,9 +14,10 @@ import (
 
 	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/internal/demo/billing"
+	"github.com/remedy-go/remedy/tools"
 )
 
-func billingToolset(t *testing.T, opts client.ToolOptions) (*client.Toolset, *billing.Store) {
+func billingToolset(t *testing.T, opts tools.Options) (*tools.Toolset, *billing.Store) {
 	t.Helper()
 	api, store, err := billing.New()
 	require.NoError(t, err)
@@ -26,13 +27,13 @@ func billingToolset(t *testing.T, opts client.ToolOptions) (*client.Toolset, *bi
 	require.NoError(t, err)
 	_, err = c.LoadOpenAPI(context.Background(), "/openapi.json")
 	require.NoError(t, err)
-	return client.ForClient(c, opts), store
+	return tools.ForClient(c, opts), store
 }
 
 // Info gives eino each tool's name, description and parameters, the JSON Schema unchanged.
 func TestInfo(t *testing.T) {
 	t.Parallel()
-	ts, _ := billingToolset(t, client.ToolOptions{})
+	ts, _ := billingToolset(t, tools.Options{})
 	tools := Tools(ts)
 	require.Len(t, tools, 7)
 	for i, bt := range tools {
@@ -77,7 +78,7 @@ func TestInfo(t *testing.T) {
 // An operation without parameters takes any object, not nothing (eino's nil ParamsOneOf).
 func TestInfoWithoutParameters(t *testing.T) {
 	t.Parallel()
-	ts := client.NewToolset([]client.Operation{{Name: "ping"}}, nil, client.ToolOptions{})
+	ts := tools.New([]client.Operation{{Name: "ping"}}, nil, tools.Options{})
 	info, err := Tools(ts)[0].Info(context.Background())
 	require.NoError(t, err)
 	require.NotNil(t, info.ParamsOneOf)
@@ -92,7 +93,7 @@ func TestInfoWithoutParameters(t *testing.T) {
 // ToolsNode hands it to the model instead of ending the run.
 func TestInvokableRun(t *testing.T) {
 	t.Parallel()
-	ts, store := billingToolset(t, client.ToolOptions{})
+	ts, store := billingToolset(t, tools.Options{})
 	create, ok := ts.Tool("create_invoice")
 	require.True(t, ok)
 	var it tool.InvokableTool = InvokableTool{create}
@@ -108,18 +109,18 @@ func TestInvokableRun(t *testing.T) {
 	assert.JSONEq(t, `{"id":"in_1","customer_id":"cus_ada","currency":"eur","amount":1200,"status":"draft"}`, out)
 	assert.Equal(t, 1, store.Effects("create_invoice"))
 
-	strict, _ := billingToolset(t, client.ToolOptions{FailureAsError: true})
+	strict, _ := billingToolset(t, tools.Options{FailureAsError: true})
 	get, ok := strict.Tool("get_invoice")
 	require.True(t, ok)
 	_, err = InvokableTool{get}.InvokableRun(ctx, `{"id":"in_9"}`)
-	require.ErrorIs(t, err, client.ErrToolFailed, "FailureAsError is passed through")
+	require.ErrorIs(t, err, tools.ErrFailed, "FailureAsError is passed through")
 }
 
 // In an eino ToolsNode, a call runs through the tool, and a call of a tool that does not exist
 // through Toolset.Dispatch, which tells the model the tools there are instead of ending the run.
 func TestToolsNode(t *testing.T) {
 	t.Parallel()
-	ts, store := billingToolset(t, client.ToolOptions{})
+	ts, store := billingToolset(t, tools.Options{})
 	ctx := context.Background()
 	node, err := compose.NewToolNode(ctx, &compose.ToolsNodeConfig{Tools: Tools(ts), UnknownToolsHandler: ts.Dispatch})
 	require.NoError(t, err)

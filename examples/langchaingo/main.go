@@ -1,5 +1,5 @@
 // Command langchaingo runs remedy's tools in a langchaingo agent. The tools are a
-// client.Toolset over the reference billing API, loaded from its OpenAPI document on loopback,
+// tools.Toolset (remedy's) over the reference billing API, loaded from its OpenAPI document on loopback,
 // and the agent is langchaingo's ReAct ("one-shot") agent under agents.NewExecutor. The client
 // has no rewriter, so a refused call is not repaired by remedy: the agent's model reads the
 // repair text (Envelope.Prompt) as the tool's observation and writes the corrected call
@@ -11,10 +11,10 @@
 //
 // It is a module of its own, so that langchaingo stays out of remedy's go.mod.
 //
-// In your own agent, *client.Tool is a langchaingo tools.Tool:
+// In your own agent, *tools.Tool is a langchaingo tools.Tool:
 //
 //	// after client.LoadOpenAPI, or WithOperations:
-//	ts := client.ForClient(c, client.ToolOptions{SchemaInDescription: true})
+//	ts := client.ForClient(c, tools.Options{SchemaInDescription: true})
 //	var agentTools []tools.Tool
 //	for _, t := range ts.Tools() {
 //		agentTools = append(agentTools, t)
@@ -48,10 +48,11 @@ import (
 	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/internal/demo/billing"
 	"github.com/remedy-go/remedy/internal/demo/transcript"
+	remedytools "github.com/remedy-go/remedy/tools"
 )
 
 // remedy does not import langchaingo; this is where the method sets are held to each other.
-var _ tools.Tool = (*client.Tool)(nil)
+var _ tools.Tool = (*remedytools.Tool)(nil)
 
 // question is what the agent is asked: the amount in euros, as a person writes it.
 const question = "Invoice Ada Lovelace (customer cus_ada) for 12.00 Euro."
@@ -68,7 +69,7 @@ func main() {
 func run(out io.Writer) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	res, err := ask(ctx, out, question, client.ToolOptions{SchemaInDescription: true})
+	res, err := ask(ctx, out, question, remedytools.Options{SchemaInDescription: true})
 	if err != nil {
 		return err
 	}
@@ -104,7 +105,7 @@ type result struct {
 
 // ask serves the billing API on loopback, loads its operations into a remedy client, offers
 // them to a langchaingo agent as tools and asks it q.
-func ask(ctx context.Context, out io.Writer, q string, opts client.ToolOptions) (*result, error) {
+func ask(ctx context.Context, out io.Writer, q string, opts remedytools.Options) (*result, error) {
 	api, store, err := billing.New()
 	if err != nil {
 		return nil, err
@@ -133,7 +134,7 @@ func ask(ctx context.Context, out io.Writer, q string, opts client.ToolOptions) 
 	if err != nil {
 		return nil, err
 	}
-	ts := client.ForClient(c, opts)
+	ts := remedytools.ForClient(c, opts)
 	var agentTools []tools.Tool
 	for _, t := range ts.Tools() {
 		agentTools = append(agentTools, t)

@@ -16,6 +16,7 @@ import (
 	"github.com/tmc/langchaingo/tools"
 
 	"github.com/remedy-go/remedy/client"
+	remedytools "github.com/remedy-go/remedy/tools"
 )
 
 func TestRun(t *testing.T) {
@@ -60,7 +61,7 @@ func TestAgentRepairsFromTheObservation(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			res, err := ask(context.Background(), io.Discard, tt.question, client.ToolOptions{SchemaInDescription: true})
+			res, err := ask(context.Background(), io.Discard, tt.question, remedytools.Options{SchemaInDescription: true})
 			require.NoError(t, err)
 			require.Len(t, res.Steps, 2, "one refused call, one repaired")
 			require.NotEmpty(t, res.Refusals)
@@ -84,8 +85,8 @@ func TestAgentRepairsFromTheObservation(t *testing.T) {
 // run on it: the model never reads the failure. That is why the example leaves it off.
 func TestFailureAsErrorEndsTheRun(t *testing.T) {
 	t.Parallel()
-	res, err := ask(context.Background(), io.Discard, question, client.ToolOptions{SchemaInDescription: true, FailureAsError: true})
-	require.ErrorIs(t, err, client.ErrToolFailed)
+	res, err := ask(context.Background(), io.Discard, question, remedytools.Options{SchemaInDescription: true, FailureAsError: true})
+	require.ErrorIs(t, err, remedytools.ErrFailed)
 	assert.Contains(t, err.Error(), "Fix these fields:", "the text the model should have read")
 	assert.Equal(t, 0, res.Invoices)
 }
@@ -111,8 +112,8 @@ func TestPromptGivesEachToolsSchema(t *testing.T) {
 		Name: "tag", Description: "Tags a {{thing}}.",
 		Parameters: json.RawMessage(`{"type":"object","properties":{"tags":{"type":"object","additionalProperties":{"type":"string"},"description":"{{.input}}"}}}`),
 	}, {Name: "ping"}}
-	prompt := func(opts client.ToolOptions) string {
-		ts := client.NewToolset(ops, nil, opts)
+	prompt := func(opts remedytools.Options) string {
+		ts := remedytools.New(ops, nil, opts)
 		var agentTools []tools.Tool
 		for _, tool := range ts.Tools() {
 			agentTools = append(agentTools, tool)
@@ -124,7 +125,7 @@ func TestPromptGivesEachToolsSchema(t *testing.T) {
 		return model.prompt
 	}
 
-	with := prompt(client.ToolOptions{SchemaInDescription: true})
+	with := prompt(remedytools.Options{SchemaInDescription: true})
 	assert.Contains(t, with, "\n- tag: Tags a {{thing}}.\n\n"+schemaLead+
 		`{"type":"object","properties":{"tags":{"type":"object","additionalProperties":{"type":"string"},"description":"{{.input}}"}}}`+"\n")
 	assert.Contains(t, with, "\n- ping: "+schemaLead+`{"type":"object"}`+"\n", "no schema: any object")
@@ -132,7 +133,7 @@ func TestPromptGivesEachToolsSchema(t *testing.T) {
 	assert.True(t, strings.HasSuffix(with, "Question: hello\n"), "%q", with[len(with)-40:])
 	assert.Equal(t, "{{.input}}", fieldSchema(with, "tag", "tags").Description, "the stand-in finds the schema where a model would")
 
-	without := prompt(client.ToolOptions{})
+	without := prompt(remedytools.Options{})
 	assert.Contains(t, without, "\n- tag: Tags a {{thing}}.\n")
 	assert.NotContains(t, without, schemaLead)
 }

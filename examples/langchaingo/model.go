@@ -166,7 +166,7 @@ type field struct {
 }
 
 // schemaLead opens the line of a tool's description that gives its arguments' schema
-// (client.ToolOptions.SchemaInDescription).
+// (tools.Options.SchemaInDescription).
 const schemaLead = "Input: one JSON object of this JSON Schema: "
 
 // fieldSchema finds the tool in the prompt's list of tools, reads its schema and returns what

@@ -59,6 +59,7 @@ import (
 	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/internal/demo/billing"
 	"github.com/remedy-go/remedy/internal/demo/transcript"
+	"github.com/remedy-go/remedy/tools"
 )
 
 const (
@@ -114,7 +115,7 @@ func converse(ctx context.Context, out io.Writer, model endpoint) ([]message, *b
 	if _, err := c.LoadOpenAPI(ctx, "/openapi.json"); err != nil {
 		return nil, nil, err
 	}
-	tools := client.ForClient(c, client.ToolOptions{})
+	tools := tools.ForClient(c, tools.Options{})
 	defs := tools.Definitions()
 	toolsJSON, err := defs.OpenAI()
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/remedy-go/remedy"
 	"github.com/remedy-go/remedy/client"
+	"github.com/remedy-go/remedy/tools"
 )
 
 func TestRun(t *testing.T) {
@@ -267,7 +268,7 @@ func TestStandInLimits(t *testing.T) {
 	assert.Empty(t, reply.ToolCalls)
 	assert.Contains(t, reply.Content, "I tried create_invoice 3 times")
 
-	for name, tools := range map[string]client.ToolDefinitions{
+	for name, tools := range map[string]tools.Definitions{
 		"no create_invoice":   {{Name: "charge"}},
 		"no error catalogue":  {{Name: "create_invoice", Description: "Create a draft invoice."}},
 		"a catalogue earlier": {{Name: "create_invoice", Description: "Errors (x):\n- a (400, retryable)\n\nThen more."}},
@@ -284,7 +285,7 @@ func TestStandInLimits(t *testing.T) {
 // ask sends the stand-in the conversation with op as the only tool, and returns its message.
 func ask(t *testing.T, op client.Operation, messages []message) message {
 	t.Helper()
-	defs, err := client.ToolDefinitions{client.DefinitionOf(op)}.OpenAI()
+	defs, err := tools.Definitions{tools.DefinitionOf(op)}.OpenAI()
 	require.NoError(t, err)
 	reply, err := complete(context.Background(), standIn, chatRequest{Model: modelName, Messages: messages, Tools: defs})
 	require.NoError(t, err)

@@ -18,6 +18,7 @@ import (
 	"github.com/remedy-go/remedy"
 	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/internal/testkit/interop"
+	"github.com/remedy-go/remedy/tools"
 )
 
 // The operations of app.mjs as its OpenAPI document names them: AgentBack's operationId is
@@ -107,7 +108,7 @@ func TestClientREST(t *testing.T) {
 	// tool: the toolset offers portable ones, and the model's call by that name runs the
 	// operation against the app.
 	c.Run(t, "tool names every model API takes", func(t *testing.T) {
-		tools := client.ForClient(restClient(t, a.url), client.ToolOptions{})
+		tools := tools.ForClient(restClient(t, a.url), tools.Options{})
 		valid := regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_-]{0,62}$`)
 		names := map[string]string{}
 		for _, d := range tools.Definitions() {

@@ -1,4 +1,4 @@
-package client
+package tools
 
 import (
 	"bytes"
@@ -11,13 +11,14 @@ import (
 	"strings"
 
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/internal/prose"
 )
 
 // ToolDefinition is an operation as a model is offered it for function calling: its name, a
 // description that ends with the errors it may answer with, and the JSON Schema of its
 // arguments. ToolDefinitions writes it in each vendor's shape.
-type ToolDefinition struct {
+type Definition struct {
 	// Name is the tool's name for the model: the operation's name made portable (see
 	// PortableToolName), valid for every vendor's API.
 	Name        string          `json:"name"`
@@ -29,12 +30,12 @@ type ToolDefinition struct {
 }
 
 // ToolDefinitions are tool definitions, written in the shapes the model vendors' APIs take.
-type ToolDefinitions []ToolDefinition
+type Definitions []Definition
 
 // OpenAI writes the definitions as the tools of OpenAI's Chat Completions API (and of the
 // many APIs compatible with it): [{"type": "function", "function": {name, description,
 // parameters}}].
-func (ds ToolDefinitions) OpenAI() (json.RawMessage, error) {
+func (ds Definitions) OpenAI() (json.RawMessage, error) {
 	type function struct {
 		Name        string          `json:"name"`
 		Description string          `json:"description,omitempty"`
@@ -56,7 +57,7 @@ func (ds ToolDefinitions) OpenAI() (json.RawMessage, error) {
 
 // Anthropic writes the definitions as the tools of Anthropic's Messages API: [{name,
 // description, input_schema}].
-func (ds ToolDefinitions) Anthropic() (json.RawMessage, error) {
+func (ds Definitions) Anthropic() (json.RawMessage, error) {
 	type tool struct {
 		Name        string          `json:"name"`
 		Description string          `json:"description,omitempty"`
@@ -74,7 +75,7 @@ func (ds ToolDefinitions) Anthropic() (json.RawMessage, error) {
 
 // Gemini writes the definitions as one tool of Google's Gemini API, with JSON Schema
 // parameters: [{"functionDeclarations": [{name, description, parametersJsonSchema}]}].
-func (ds ToolDefinitions) Gemini() (json.RawMessage, error) {
+func (ds Definitions) Gemini() (json.RawMessage, error) {
 	type declaration struct {
 		Name        string          `json:"name"`
 		Description string          `json:"description,omitempty"`
@@ -95,7 +96,7 @@ func (ds ToolDefinitions) Gemini() (json.RawMessage, error) {
 
 // checkNames refuses definitions whose names vendor's API would refuse (rule, in words): a
 // definition built by hand, not by a Toolset, whose names are portable.
-func (ds ToolDefinitions) checkNames(vendor string, ok func(string) bool, rule string) error {
+func (ds Definitions) checkNames(vendor string, ok func(string) bool, rule string) error {
 	for _, d := range ds {
 		if !ok(d.Name) {
 			return fmt.Errorf("remedy: tool name %q is not valid for %s (%s): use PortableToolName", d.Name, vendor, rule)
@@ -139,7 +140,7 @@ var anyObject = json.RawMessage(`{"type":"object"}`)
 
 // parameters is the definition's schema, any object when it has none (a definition built by
 // hand may lack one).
-func (d ToolDefinition) parameters() json.RawMessage {
+func (d Definition) parameters() json.RawMessage {
 	if len(d.Parameters) == 0 {
 		return anyObject
 	}
@@ -164,12 +165,12 @@ var loopsOwn = map[string]bool{
 // left out, and confirmation_required is told as the user's to approve. Without Parameters,
 // the schema is any object: {"type":"object"}. Its Name is PortableToolName(op.Name); a
 // Toolset also keeps the names of its tools apart.
-func DefinitionOf(op Operation) ToolDefinition {
+func DefinitionOf(op client.Operation) Definition {
 	params := op.Parameters
 	if len(params) == 0 {
 		params = anyObject
 	}
-	return ToolDefinition{Name: PortableToolName(op.Name), Description: describe(op, nil), Parameters: params, Operation: op.Name}
+	return Definition{Name: PortableName(op.Name), Description: describe(op, nil), Parameters: params, Operation: op.Name}
 }
 
 // inputLead opens the line of a tool's description that gives its schema
@@ -178,7 +179,7 @@ const inputLead = "Input: one JSON object of this JSON Schema: "
 
 // describe is the operation's description for a model: its Description, the schema of its
 // arguments when input is set (on one line), and the catalogue of its errors.
-func describe(op Operation, input json.RawMessage) string {
+func describe(op client.Operation, input json.RawMessage) string {
 	var b strings.Builder
 	b.WriteString(strings.TrimSpace(op.Description))
 	if len(input) > 0 {
@@ -235,10 +236,10 @@ func describe(op Operation, input json.RawMessage) string {
 
 // CallFunc runs one call of the operation name with args through a loop: Client.Call, or
 // package mcp's Client.Call.
-type CallFunc func(ctx context.Context, name string, args json.RawMessage) (*Response, error)
+type CallFunc func(ctx context.Context, name string, args json.RawMessage) (*client.Response, error)
 
 // ToolOptions shape how a Toolset answers a model.
-type ToolOptions struct {
+type Options struct {
 	// FailureAsError returns the text of a failure the loop could not repair (and of a
 	// refused tool call) as the error of Call and Dispatch, instead of as their output with
 	// a nil error. Agent frameworks differ: most show the model a tool's output, some its
@@ -255,7 +256,7 @@ type ToolOptions struct {
 // ErrToolFailed is wrapped by the error Tool.Call and Toolset.Dispatch return with
 // ToolOptions.FailureAsError, when the call did not succeed; the error's text is what the
 // model should read.
-var ErrToolFailed = errors.New("remedy: the tool call did not succeed")
+var ErrFailed = errors.New("remedy: the tool call did not succeed")
 
 // Toolset offers operations to a model as tools, and runs the model's tool calls through the
 // loop: a success is the result's JSON, and a failure the loop could not repair is
@@ -263,11 +264,11 @@ var ErrToolFailed = errors.New("remedy: the tool call did not succeed")
 // trace, an HTML page or a Go error's internals. It is safe for concurrent use.
 type Toolset struct {
 	tools []*Tool
-	ops   []Operation // every tool's operation, for the tool that reads what another writes
+	ops   []client.Operation // every tool's operation, for the tool that reads what another writes
 	// byOperation finds a tool by its operation's name where that is not its tool name.
 	byOperation map[string]*Tool
 	call        CallFunc
-	opts        ToolOptions
+	opts        Options
 }
 
 // NewToolset returns a toolset of ops, whose calls run through call. Client.Toolset and package
@@ -278,7 +279,7 @@ type Toolset struct {
 // kept apart: each whose name had to change takes a hash of its own name as a suffix
 // ("a_b_k3x9..."), deterministically. The model's calls may name a tool by its tool name or
 // by its operation's name; the call runs the operation by its own name.
-func NewToolset(ops []Operation, call CallFunc, opts ToolOptions) *Toolset {
+func New(ops []client.Operation, call CallFunc, opts Options) *Toolset {
 	ts := &Toolset{call: call, opts: opts, ops: slices.Clone(ops)}
 	names := make([]string, len(ops))
 	for i, op := range ops {
@@ -307,15 +308,15 @@ func NewToolset(ops []Operation, call CallFunc, opts ToolOptions) *Toolset {
 // ForClient offers c's registered operations (by hand or from LoadOpenAPI) to a model as a
 // Toolset, sorted by name, whose calls run through c.Call. Operations registered later are not
 // in it: call ForClient again.
-func ForClient(c *Client, opts ToolOptions) *Toolset {
-	return NewToolset(c.Operations(), func(ctx context.Context, name string, args json.RawMessage) (*Response, error) {
+func ForClient(c *client.Client, opts Options) *Toolset {
+	return New(c.Operations(), func(ctx context.Context, name string, args json.RawMessage) (*client.Response, error) {
 		return c.Call(ctx, name, args)
 	}, opts)
 }
 
 // Definitions are the tools' definitions, sorted by name.
-func (ts *Toolset) Definitions() ToolDefinitions {
-	out := make(ToolDefinitions, len(ts.tools))
+func (ts *Toolset) Definitions() Definitions {
+	out := make(Definitions, len(ts.tools))
 	for i, t := range ts.tools {
 		out[i] = t.def
 	}
@@ -356,7 +357,7 @@ func (ts *Toolset) Dispatch(ctx context.Context, name, arguments string) (string
 // ToolResult is the outcome of one tool call, for the program around the model: what the
 // model should read, and whether the call failed (which the text alone does not tell a
 // program, as Anthropic's is_error and a hook counting failures need).
-type ToolResult struct {
+type Result struct {
 	Output string // the result's JSON, or the text saying what to do
 	Failed bool   // the call did not succeed: an unknown tool, bad arguments, a failure not repaired
 	// Response is the success (its attempts included); Err is why the call stopped, a
@@ -364,27 +365,27 @@ type ToolResult struct {
 	// that carry confirmationToken or idempotencyKey), nil for an unknown tool or arguments
 	// that are not an object. Err is for the program: it holds the challenge's token, which
 	// Output never does.
-	Response *Response
+	Response *client.Response
 	Err      error
 }
 
 // Invoke runs the model's tool call as Dispatch does and returns its whole outcome; its error
 // is only the context's, when ctx ended. ToolOptions.FailureAsError does not apply.
-func (ts *Toolset) Invoke(ctx context.Context, name, arguments string) (ToolResult, error) {
+func (ts *Toolset) Invoke(ctx context.Context, name, arguments string) (Result, error) {
 	t, ok := ts.Tool(name)
 	if !ok {
 		names := make([]string, len(ts.tools))
 		for i, t := range ts.tools {
 			names[i] = t.def.Name
 		}
-		return ToolResult{Failed: true, Output: fmt.Sprintf("There is no tool named %q. The tools are: %s.", name, strings.Join(names, ", "))}, nil
+		return Result{Failed: true, Output: fmt.Sprintf("There is no tool named %q. The tools are: %s.", name, strings.Join(names, ", "))}, nil
 	}
 	return t.invoke(ctx, arguments)
 }
 
 // answer is a result as Call and Dispatch return it: the output, and the failure's text as
 // an error when ToolOptions.FailureAsError says so.
-func (ts *Toolset) answer(r ToolResult, err error) (string, error) {
+func (ts *Toolset) answer(r Result, err error) (string, error) {
 	if err != nil {
 		return "", err
 	}
@@ -398,15 +399,15 @@ func (ts *Toolset) answer(r ToolResult, err error) (string, error) {
 type toolError struct{ text string }
 
 func (e *toolError) Error() string { return e.text }
-func (e *toolError) Unwrap() error { return ErrToolFailed }
+func (e *toolError) Unwrap() error { return ErrFailed }
 
 // Tool is one operation offered to a model. Its method set is that of langchaingo's
 // tools.Tool (Name, Description, Call), so it serves as one without this package importing
 // langchaingo.
 type Tool struct {
 	ts   *Toolset
-	op   Operation
-	def  ToolDefinition
+	op   client.Operation
+	def  Definition
 	desc string // def.Description, with the schema when ToolOptions.SchemaInDescription
 }
 
@@ -419,7 +420,7 @@ func (t *Tool) Name() string { return t.def.Name }
 func (t *Tool) Description() string { return t.desc }
 
 // Definition is the tool's definition, for a vendor's function-calling API.
-func (t *Tool) Definition() ToolDefinition { return t.def }
+func (t *Tool) Definition() Definition { return t.def }
 
 // Call runs the operation with input, the arguments as a JSON object ("" or "null": none),
 // through the loop, and returns what the model should read next, as Toolset.Dispatch does.
@@ -427,16 +428,16 @@ func (t *Tool) Call(ctx context.Context, input string) (string, error) {
 	return t.ts.answer(t.invoke(ctx, input))
 }
 
-func (t *Tool) invoke(ctx context.Context, input string) (ToolResult, error) {
+func (t *Tool) invoke(ctx context.Context, input string) (Result, error) {
 	args, err := toolArguments(input)
 	if err != nil {
-		return ToolResult{Failed: true, Output: fmt.Sprintf("The arguments of %s must be one JSON object (%s). Call it again with a JSON object.", t.def.Name, err)}, nil
+		return Result{Failed: true, Output: fmt.Sprintf("The arguments of %s must be one JSON object (%s). Call it again with a JSON object.", t.def.Name, err)}, nil
 	}
 	if ae := reservedArguments(args); ae != nil {
 		// Nothing is sent: a model that could set these would confirm on its own, or
 		// replay another call's result.
-		ce := &CallError{Operation: t.def.Operation, Cause: ErrInvalidArguments, Detail: "the arguments carry a member only the loop sends", Err: ae}
-		return ToolResult{Failed: true, Output: failureText(t.def.Name, &t.op, ce, nil) +
+		ce := &client.CallError{Operation: t.def.Operation, Cause: client.ErrInvalidArguments, Detail: "the arguments carry a member only the loop sends", Err: ae}
+		return Result{Failed: true, Output: failureText(t.def.Name, &t.op, ce, nil) +
 			"(The program sends " + remedy.ArgConfirmationToken + " and " + remedy.ArgIdempotencyKey + " itself; a confirmation is the user's to give, through the program.)\n", Err: ce}, nil
 	}
 	resp, err := t.ts.call(ctx, t.def.Operation, args)
@@ -445,16 +446,16 @@ func (t *Tool) invoke(ctx context.Context, input string) (ToolResult, error) {
 		if len(resp.Body) == 0 {
 			out = fmt.Sprintf(`{"status":%d}`, resp.Status)
 		}
-		return ToolResult{Output: redactLong(out, attemptSecrets(nil, resp.Attempts)), Response: resp}, nil
+		return Result{Output: redactLong(out, attemptSecrets(nil, resp.Attempts)), Response: resp}, nil
 	}
 	if ctxErr := ctx.Err(); ctxErr != nil {
-		return ToolResult{Failed: true, Err: err}, ctxErr
+		return Result{Failed: true, Err: err}, ctxErr
 	}
-	return ToolResult{Failed: true, Output: failureText(t.def.Name, &t.op, err, t.ts.readOf), Err: err}, nil
+	return Result{Failed: true, Output: failureText(t.def.Name, &t.op, err, t.ts.readOf), Err: err}, nil
 }
 
 // readOf names the tool that reads what op writes ("" when none): see readOf.
-func (ts *Toolset) readOf(op *Operation) string {
+func (ts *Toolset) readOf(op *client.Operation) string {
 	name := readOf(op, ts.ops)
 	if name == "" {
 		return ""
@@ -468,16 +469,16 @@ func (ts *Toolset) readOf(op *Operation) string {
 // reservedArguments refuses arguments that carry a member the loop alone sends: the
 // confirmation token (which only a payload the caller's ConfirmPolicy approved goes with) and
 // the idempotency key. Nil when they carry neither.
-func reservedArguments(args json.RawMessage) *ArgumentsError {
+func reservedArguments(args json.RawMessage) *client.ArgumentsError {
 	var m map[string]json.RawMessage
 	if json.Unmarshal(args, &m) != nil {
 		return nil // not an object: the loop says so
 	}
-	var ae *ArgumentsError
+	var ae *client.ArgumentsError
 	for _, name := range []string{remedy.ArgConfirmationToken, remedy.ArgIdempotencyKey} {
 		if _, ok := m[name]; ok {
 			if ae == nil {
-				ae = &ArgumentsError{}
+				ae = &client.ArgumentsError{}
 			}
 			ae.Issues = append(ae.Issues, remedy.Issue{Path: "/" + name, Code: "reserved", Message: name + " is sent by the program, not by a tool call: leave it out"})
 		}

@@ -1,4 +1,4 @@
-package client
+package tools
 
 import (
 	"crypto/sha256"
@@ -7,7 +7,7 @@ import (
 )
 
 // MaxToolNameLen is the most characters a portable tool name has (see PortableToolName).
-const MaxToolNameLen = 63
+const MaxNameLen = 63
 
 // nameHashLen is the length of the hash suffix a portable name takes when it was cut or
 // collides with another: 40 bits, in the alphabet of tool names.
@@ -33,12 +33,12 @@ var nameHash = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPaddin
 // The mapping is deterministic and depends on name alone. Two names can still map to one
 // ("a.b" and "a/b"): a Toolset tells them apart (see NewToolset), and its Dispatch accepts
 // both the portable name and the original.
-func PortableToolName(name string) string {
+func PortableName(name string) string {
 	if validToolName(name) {
 		return name
 	}
 	stem := toolNameStem(name)
-	if stem == "" || len(stem) > MaxToolNameLen {
+	if stem == "" || len(stem) > MaxNameLen {
 		return suffixed(stem, name, nameHashLen)
 	}
 	return stem
@@ -49,7 +49,7 @@ func PortableToolName(name string) string {
 // It may be longer than the limit, or empty.
 func toolNameStem(name string) string {
 	var b strings.Builder
-	b.Grow(min(len(name), MaxToolNameLen+1))
+	b.Grow(min(len(name), MaxNameLen+1))
 	gap := false
 	for i := 0; i < len(name); i++ {
 		c := name[i]
@@ -70,7 +70,7 @@ func toolNameStem(name string) string {
 
 // validToolName reports whether name follows the portable rule as it is.
 func validToolName(name string) bool {
-	if name == "" || len(name) > MaxToolNameLen {
+	if name == "" || len(name) > MaxNameLen {
 		return false
 	}
 	if c := name[0]; c == '-' || (c >= '0' && c <= '9') {
@@ -95,7 +95,7 @@ func suffixed(stem, original string, n int) string {
 	if stem == "" {
 		stem = "tool"
 	}
-	stem = strings.TrimRight(stem[:min(len(stem), MaxToolNameLen-1-n)], "_-")
+	stem = strings.TrimRight(stem[:min(len(stem), MaxNameLen-1-n)], "_-")
 	return stem + "_" + hashName(original, n)
 }
 
@@ -116,7 +116,7 @@ const maxNameHashLen = 32
 func portableNames(names []string) []string {
 	out := make([]string, len(names))
 	for i, n := range names {
-		out[i] = PortableToolName(n)
+		out[i] = PortableName(n)
 	}
 	for n := nameHashLen; n <= maxNameHashLen; n += 4 {
 		count := make(map[string]int, len(out))

@@ -1,4 +1,4 @@
-package client_test
+package tools_test
 
 import (
 	"context"
@@ -14,6 +14,8 @@ import (
 
 	"github.com/remedy-go/remedy"
 	"github.com/remedy-go/remedy/client"
+	"github.com/remedy-go/remedy/internal/testkit/scriptsrv"
+	"github.com/remedy-go/remedy/tools"
 )
 
 // For every way a call through a Toolset ends, what the model reads holds no confirmation
@@ -46,35 +48,35 @@ func TestModelTextNeverHoldsASecret(t *testing.T) {
 			switch rng.IntN(11) {
 			case 0:
 				issued = append(issued, token)
-				reply(w, 409, `{"error":{"code":"confirmation_required","message":"confirm with `+token+echo+`","hint":"`+token+`","suggestions":["`+token+`"],"confirmationToken":"`+token+`"}}`)
+				scriptsrv.Reply(w, 409, `{"error":{"code":"confirmation_required","message":"confirm with `+token+echo+`","hint":"`+token+`","suggestions":["`+token+`"],"confirmationToken":"`+token+`"}}`)
 			case 1:
-				reply(w, 503, `{"error":{"code":"unavailable","message":"busy`+echo+`","retryable":true,"retry_after_ms":1}}`)
+				scriptsrv.Reply(w, 503, `{"error":{"code":"unavailable","message":"busy`+echo+`","retryable":true,"retry_after_ms":1}}`)
 			case 2:
 				w.Header().Set("Content-Type", "text/plain")
 				w.WriteHeader(500)
 				fmt.Fprint(w, "oops"+echo)
 			case 3:
-				reply(w, 422, `{"error":{"code":"invalid_body","message":"bad`+echo+`","issues":[{"path":["amount"],"code":"maximum","message":"at most 10`+echo+`","expected":{"maximum":10}}]}}`)
+				scriptsrv.Reply(w, 422, `{"error":{"code":"invalid_body","message":"bad`+echo+`","issues":[{"path":["amount"],"code":"maximum","message":"at most 10`+echo+`","expected":{"maximum":10}}]}}`)
 			case 4:
-				reply(w, 422, `{"error":{"code":"invalid_body","message":"bad","issues":[{"path":["currency"],"code":"enum","message":"one of`+echo+`","allowed_values":["usd","eur"],"received":"USD"}]}}`)
+				scriptsrv.Reply(w, 422, `{"error":{"code":"invalid_body","message":"bad","issues":[{"path":["currency"],"code":"enum","message":"one of`+echo+`","allowed_values":["usd","eur"],"received":"USD"}]}}`)
 			case 5:
-				reply(w, 409, `{"error":{"code":"confirmation_invalid","message":"spent`+echo+`"}}`)
+				scriptsrv.Reply(w, 409, `{"error":{"code":"confirmation_invalid","message":"spent`+echo+`"}}`)
 			case 6:
 				w.Header().Set("Retry-After", "3600")
-				reply(w, 429, `{"error":{"code":"rate_limited","message":"slow down`+echo+`"}}`)
+				scriptsrv.Reply(w, 429, `{"error":{"code":"rate_limited","message":"slow down`+echo+`"}}`)
 			case 7:
-				reply(w, 412, `{"error":{"code":"precondition_failed","message":"first`+echo+`","next_operation":"verify_account"}}`)
+				scriptsrv.Reply(w, 412, `{"error":{"code":"precondition_failed","message":"first`+echo+`","next_operation":"verify_account"}}`)
 			case 8:
 				if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
 					conn.Close()
 				}
 			case 9:
-				reply(w, 404, `{"error":{"code":"not_found","message":"none`+echo+`"}}`)
+				scriptsrv.Reply(w, 404, `{"error":{"code":"not_found","message":"none`+echo+`"}}`)
 			default:
-				reply(w, 200, `{"ok":true,"note":"`+strings.TrimSpace(echo)+`"}`)
+				scriptsrv.Reply(w, 200, `{"ok":true,"note":"`+strings.TrimSpace(echo)+`"}`)
 			}
 		}
-		srv := newScripted(t, respond)
+		srv := scriptsrv.New(t, respond)
 		approve := rng.IntN(2) == 0
 		opts := []client.Option{
 			client.WithOperations(modelTextOps...),
@@ -84,7 +86,7 @@ func TestModelTextNeverHoldsASecret(t *testing.T) {
 		c := newClient(t, srv, opts...)
 		tool := []string{"create_invoice", "delete_customer", "get_invoice"}[rng.IntN(3)]
 		args := []string{`{"id":"in_1","customer_id":"cus_1","amount":50,"currency":"USD"}`, `{"id":"cus_1"}`}[rng.IntN(2)]
-		r, err := client.ForClient(c, client.ToolOptions{}).Invoke(context.Background(), tool, args)
+		r, err := tools.ForClient(c, tools.Options{}).Invoke(context.Background(), tool, args)
 		require.NoError(t, err, "seed %d", seed)
 
 		mu.Lock()

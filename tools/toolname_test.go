@@ -1,4 +1,4 @@
-package client_test
+package tools_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/remedy-go/remedy/client"
+	"github.com/remedy-go/remedy/tools"
 )
 
 // The tool-name rules the vendors document, as their documentation states them.
@@ -46,21 +47,21 @@ func TestPortableToolName(t *testing.T) {
 		{"2fa.enable", "_2fa_enable"}, // Gemini wants a letter or '_' first
 		{"-x.y", "_-x_y"},
 	} {
-		got := client.PortableToolName(c.in)
+		got := tools.PortableName(c.in)
 		if got != c.want {
 			t.Errorf("PortableToolName(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
 	// Cut, with a hash of the whole name: two long names that share their start stay apart.
-	a, b := client.PortableToolName(long+"create"), client.PortableToolName(long+"delete")
-	if len(a) != client.MaxToolNameLen || a == b || !strings.HasPrefix(a, "very_long_operation_name_very_long") {
+	a, b := tools.PortableName(long+"create"), tools.PortableName(long+"delete")
+	if len(a) != tools.MaxNameLen || a == b || !strings.HasPrefix(a, "very_long_operation_name_very_long") {
 		t.Errorf("long names: %q, %q", a, b)
 	}
 	// Nothing portable left: a name of its hash.
-	if n := client.PortableToolName("名前"); !strings.HasPrefix(n, "tool_") || n == client.PortableToolName("名前2") {
+	if n := tools.PortableName("名前"); !strings.HasPrefix(n, "tool_") || n == tools.PortableName("名前2") {
 		t.Errorf("a name with nothing portable: %q", n)
 	}
-	if n := client.PortableToolName(""); portableEverywhere(n) != "" {
+	if n := tools.PortableName(""); portableEverywhere(n) != "" {
 		t.Errorf("the empty name: %q", n)
 	}
 }
@@ -72,11 +73,11 @@ func FuzzPortableToolName(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, name string) {
-		got := client.PortableToolName(name)
+		got := tools.PortableName(name)
 		if rule := portableEverywhere(got); rule != "" {
 			t.Fatalf("PortableToolName(%q) = %q breaks %s's rule", name, got, rule)
 		}
-		if again := client.PortableToolName(name); again != got {
+		if again := tools.PortableName(name); again != got {
 			t.Fatalf("not deterministic: %q, then %q", got, again)
 		}
 		if portableEverywhere(name) == "" && got != name {
@@ -98,12 +99,12 @@ func TestToolsetPortableNames(t *testing.T) {
 		ran = append(ran, name)
 		return &client.Response{Status: 200, Body: []byte(`{"ok":true}`)}, nil
 	}
-	toolset := func(order []string) *client.Toolset {
+	toolset := func(order []string) *tools.Toolset {
 		ops := make([]client.Operation, len(order))
 		for i, n := range order {
 			ops[i] = client.Operation{Name: n, Method: "POST", Path: "/x"}
 		}
-		return client.NewToolset(ops, call, client.ToolOptions{})
+		return tools.New(ops, call, tools.Options{})
 	}
 	ts := toolset(names)
 	byOp := map[string]string{}
@@ -163,7 +164,7 @@ func TestToolsetPortableNames(t *testing.T) {
 // Definitions written by hand are checked against each vendor's rule, with the way out named.
 func TestToolDefinitionsRefuseBadNames(t *testing.T) {
 	t.Parallel()
-	bad := client.ToolDefinitions{{Name: "BillingController.createInvoice"}}
+	bad := tools.Definitions{{Name: "BillingController.createInvoice"}}
 	for vendor, write := range map[string]func() (json.RawMessage, error){"OpenAI": bad.OpenAI, "Anthropic": bad.Anthropic} {
 		if _, err := write(); err == nil || !strings.Contains(err.Error(), "PortableToolName") {
 			t.Errorf("%s: %v", vendor, err)
@@ -173,7 +174,7 @@ func TestToolDefinitionsRefuseBadNames(t *testing.T) {
 	if _, err := bad.Gemini(); err != nil {
 		t.Errorf("Gemini refused a dotted name: %v", err)
 	}
-	if _, err := (client.ToolDefinitions{{Name: "2fa"}}).Gemini(); err == nil {
+	if _, err := (tools.Definitions{{Name: "2fa"}}).Gemini(); err == nil {
 		t.Error("Gemini took a name starting with a digit")
 	}
 }

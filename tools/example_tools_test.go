@@ -1,4 +1,4 @@
-package client_test
+package tools_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/remedy-go/remedy/client"
+	"github.com/remedy-go/remedy/tools"
 )
 
 // Offer a client's operations to a model as tools, and run the model's tool calls through the
@@ -38,7 +39,7 @@ func ExampleToolset() {
 		Parameters:  json.RawMessage(`{"type":"object","properties":{"currency":{"enum":["usd","eur"]},"amount":{"type":"integer"}}}`),
 		Errors:      []client.ErrorCode{{Code: "invalid_body", Status: 422, Retryable: false, Hint: "Fix the fields named in issues."}},
 	}))
-	tools := client.ForClient(c, client.ToolOptions{})
+	tools := tools.ForClient(c, tools.Options{})
 	defs, _ := tools.Definitions().OpenAI() // also Anthropic() and Gemini()
 	fmt.Println(string(defs))
 
@@ -58,12 +59,12 @@ func ExampleToolset() {
 
 // For an agent that shows a model only each tool's name and description (langchaingo's ReAct
 // agents, for one), SchemaInDescription puts the schema of the arguments in the description.
-func ExampleToolOptions_schemaInDescription() {
-	tools := client.NewToolset([]client.Operation{{
+func ExampleOptions_schemaInDescription() {
+	tools := tools.New([]client.Operation{{
 		Name: "get_invoice", Method: "GET", Path: "/v1/invoices/{id}",
 		Description: "Read an invoice.",
 		Parameters:  json.RawMessage(`{"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}`),
-	}}, nil, client.ToolOptions{SchemaInDescription: true})
+	}}, nil, tools.Options{SchemaInDescription: true})
 	for _, t := range tools.Tools() {
 		fmt.Printf("- %s: %s\n", t.Name(), t.Description())
 	}

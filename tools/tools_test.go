@@ -1,4 +1,4 @@
-package client_test
+package tools_test
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 
 	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/internal/demo/billing"
+	"github.com/remedy-go/remedy/tools"
 )
 
 // langchainTool is langchaingo's tools.Tool, restated so that the method set is checked here
@@ -27,7 +28,7 @@ type langchainTool interface {
 	Call(ctx context.Context, input string) (string, error)
 }
 
-var _ langchainTool = (*client.Tool)(nil)
+var _ langchainTool = (*tools.Tool)(nil)
 
 func billingOperations(t *testing.T) []client.Operation {
 	t.Helper()
@@ -65,9 +66,9 @@ func validates(s *jsonschema.Schema, instance string) bool {
 func TestToolDefinitionsFromOpenAPI(t *testing.T) {
 	t.Parallel()
 	ops := billingOperations(t)
-	defs := map[string]client.ToolDefinition{}
+	defs := map[string]tools.Definition{}
 	for _, op := range ops {
-		d := client.DefinitionOf(op)
+		d := tools.DefinitionOf(op)
 		defs[d.Name] = d
 		compileSchema(t, d.Parameters)
 		assert.Contains(t, d.Description, "Errors (", d.Name)
@@ -95,9 +96,9 @@ func TestToolDefinitionsFromOpenAPI(t *testing.T) {
 
 func TestToolDefinitionsInVendorShapes(t *testing.T) {
 	t.Parallel()
-	defs := client.ToolDefinitions{
+	defs := tools.Definitions{
 		{Name: "get_invoice", Description: "Read an invoice.", Parameters: json.RawMessage(`{"type":"object","properties":{"id":{"type":"string"}},"required":["id"]}`)},
-		client.DefinitionOf(client.Operation{Name: "ping"}), // no parameters: any object
+		tools.DefinitionOf(client.Operation{Name: "ping"}), // no parameters: any object
 	}
 	openai, err := defs.OpenAI()
 	require.NoError(t, err)
@@ -123,14 +124,14 @@ func TestToolDescriptionCatalogue(t *testing.T) {
 		{Code: "gone", Retryable: false},
 	}}
 	assert.Equal(t, "Does x.\n\nErrors (the failure names the code; fix what it says, then call again):\n"+
-		"- rate_limited (429, retryable): Wait retry_after_ms.\n- gone (not retryable)", client.DefinitionOf(op).Description)
-	assert.Equal(t, "Does x.", client.DefinitionOf(client.Operation{Name: "x", Description: " Does x. "}).Description)
+		"- rate_limited (429, retryable): Wait retry_after_ms.\n- gone (not retryable)", tools.DefinitionOf(op).Description)
+	assert.Equal(t, "Does x.", tools.DefinitionOf(client.Operation{Name: "x", Description: " Does x. "}).Description)
 
 	many := client.Operation{Name: "y"}
 	for i := range 15 {
 		many.Errors = append(many.Errors, client.ErrorCode{Code: "c" + string(rune('a'+i))})
 	}
-	d := client.DefinitionOf(many).Description
+	d := tools.DefinitionOf(many).Description
 	assert.Contains(t, d, "- and 3 more")
 	assert.NotContains(t, d, "- cm ")
 }
@@ -145,8 +146,8 @@ func TestToolSchemaInDescription(t *testing.T) {
 		Parameters: json.RawMessage("{\n  \"type\": \"object\",\n  \"properties\": {\"tags\": {\"type\": \"array\", \"items\": {\"type\": \"string\"}}}\n}"),
 		Errors:     []client.ErrorCode{{Code: "gone", Status: 410}},
 	}, {Name: "ping"}, {Name: "broken", Parameters: json.RawMessage("{\"type\":\n \"object\"")}}
-	plain := client.NewToolset(ops, nil, client.ToolOptions{})
-	with := client.NewToolset(ops, nil, client.ToolOptions{SchemaInDescription: true})
+	plain := tools.New(ops, nil, tools.Options{})
+	with := tools.New(ops, nil, tools.Options{SchemaInDescription: true})
 
 	tag, _ := with.Tool("tag")
 	assert.Equal(t, "Tags a thing.\n\n"+
@@ -163,7 +164,7 @@ func TestToolSchemaInDescription(t *testing.T) {
 		assert.Equal(t, tool.Definition().Description, tool.Description())
 		assert.NotContains(t, tool.Description(), "Input:")
 	}
-	assert.Equal(t, client.DefinitionOf(ops[0]).Description, tag.Definition().Description)
+	assert.Equal(t, tools.DefinitionOf(ops[0]).Description, tag.Definition().Description)
 }
 
 // A model's tool calls run through the loop: repaired when the server names the fix, and
@@ -179,7 +180,7 @@ func TestToolsetRunsTheLoop(t *testing.T) {
 	ctx := context.Background()
 	_, err = c.LoadOpenAPI(ctx, "/openapi.json")
 	require.NoError(t, err)
-	ts := client.ForClient(c, client.ToolOptions{})
+	ts := tools.ForClient(c, tools.Options{})
 	require.Len(t, ts.Definitions(), 7)
 	assert.Equal(t, "charge", ts.Definitions()[0].Name, "sorted by name")
 
@@ -221,13 +222,13 @@ func TestToolsetRunsTheLoop(t *testing.T) {
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"currency":"eur","invoiced":1200,"charged":0}`, out)
 
-	strict := client.ForClient(c, client.ToolOptions{FailureAsError: true})
+	strict := tools.ForClient(c, tools.Options{FailureAsError: true})
 	out, err = strict.Dispatch(ctx, "get_invoice", `{"id":"in_999"}`)
 	assert.Empty(t, out)
-	require.ErrorIs(t, err, client.ErrToolFailed)
+	require.ErrorIs(t, err, tools.ErrFailed)
 	assert.Contains(t, err.Error(), "not_found")
 	_, err = strict.Dispatch(ctx, "nope", `{}`)
-	require.ErrorIs(t, err, client.ErrToolFailed)
+	require.ErrorIs(t, err, tools.ErrFailed)
 
 	res, err := ts.Invoke(ctx, "get_invoice", `{"id":"in_999"}`)
 	require.NoError(t, err)
@@ -265,7 +266,7 @@ func TestToolsetNeverHandsTheModelHTML(t *testing.T) {
 		client.WithLimits(client.Limits{MaxAttempts: 2, MaxWait: time.Millisecond}),
 		client.WithOperations(client.Operation{Name: "get_report", Method: "GET", Path: "/report"}))
 	require.NoError(t, err)
-	out, err := client.ForClient(c, client.ToolOptions{}).Dispatch(context.Background(), "get_report", `{}`)
+	out, err := tools.ForClient(c, tools.Options{}).Dispatch(context.Background(), "get_report", `{}`)
 	require.NoError(t, err)
 	assert.Contains(t, out, "bad_gateway")
 	assert.NotContains(t, out, "<")

@@ -1,4 +1,4 @@
-package client_test
+package tools_test
 
 import (
 	"context"
@@ -17,6 +17,8 @@ import (
 
 	"github.com/remedy-go/remedy"
 	"github.com/remedy-go/remedy/client"
+	"github.com/remedy-go/remedy/internal/testkit/scriptsrv"
+	"github.com/remedy-go/remedy/tools"
 )
 
 // The operations the model-text scenarios offer: a write with a read of the same resource,
@@ -52,7 +54,7 @@ type modelTextScenario struct {
 
 func modelTextScenarios() []modelTextScenario {
 	fixed := func(status int, body string) func(http.ResponseWriter, *http.Request, int) {
-		return func(w http.ResponseWriter, r *http.Request, n int) { reply(w, status, body) }
+		return func(w http.ResponseWriter, r *http.Request, n int) { scriptsrv.Reply(w, status, body) }
 	}
 	approve := client.WithConfirmPolicy(client.ConfirmFunc(func(context.Context, *client.Challenge) (bool, error) { return true, nil }))
 	return []modelTextScenario{
@@ -76,10 +78,10 @@ func modelTextScenarios() []modelTextScenario {
 			opts: []client.Option{approve},
 			respond: func(w http.ResponseWriter, r *http.Request, n int) {
 				if n == 1 {
-					reply(w, 409, challenge)
+					scriptsrv.Reply(w, 409, challenge)
 					return
 				}
-				reply(w, 409, `{"error":{"statusCode":409,"code":"confirmation_invalid","message":"the token `+textToken+` is spent"}}`)
+				scriptsrv.Reply(w, 409, `{"error":{"statusCode":409,"code":"confirmation_invalid","message":"the token `+textToken+` is spent"}}`)
 			}},
 		{name: "outcome_unknown_500", tool: "create_invoice", args: `{"customer_id":"cus_1","amount":5}`, want: remedy.ErrOutcomeUnknown, sent: 1,
 			respond: func(w http.ResponseWriter, r *http.Request, n int) {
@@ -97,17 +99,17 @@ func modelTextScenarios() []modelTextScenario {
 		{name: "wait_too_long", tool: "create_invoice", args: `{"customer_id":"cus_1","amount":5}`, want: client.ErrWaitTooLong, sent: 1,
 			respond: func(w http.ResponseWriter, r *http.Request, n int) {
 				w.Header().Set("Retry-After", "3600")
-				reply(w, 429, `{"error":{"statusCode":429,"code":"rate_limited","message":"too many requests"}}`)
+				scriptsrv.Reply(w, 429, `{"error":{"statusCode":429,"code":"rate_limited","message":"too many requests"}}`)
 			}},
 		{name: "attempts_exhausted", tool: "get_invoice", args: `{"id":"in_1"}`, want: client.ErrAttemptsExhausted, sent: 5,
 			respond: fixed(503, unavailable)},
 		{name: "attempts_exhausted_at_a_challenge", tool: "delete_customer", args: `{"id":"cus_1"}`, want: client.ErrAttemptsExhausted, sent: 5,
 			respond: func(w http.ResponseWriter, r *http.Request, n int) {
 				if n < 5 {
-					reply(w, 503, unavailable)
+					scriptsrv.Reply(w, 503, unavailable)
 					return
 				}
-				reply(w, 409, challenge)
+				scriptsrv.Reply(w, 409, challenge)
 			}},
 		{name: "retry_budget", tool: "get_invoice", args: `{"id":"in_1"}`, want: client.ErrRetryBudget, sent: 2,
 			opts: []client.Option{client.WithRetryBudget(client.NewRetryBudget(1, 0))},
@@ -119,17 +121,17 @@ func modelTextScenarios() []modelTextScenario {
 		{name: "next_operation_failed", tool: "create_invoice", args: `{"customer_id":"cus_1","amount":5}`, want: client.ErrNextOperation, sent: 2,
 			respond: func(w http.ResponseWriter, r *http.Request, n int) {
 				if r.URL.Path == "/v1/verify" {
-					reply(w, 403, `{"error":{"statusCode":403,"code":"forbidden","message":"verification needs an administrator"}}`)
+					scriptsrv.Reply(w, 403, `{"error":{"statusCode":403,"code":"forbidden","message":"verification needs an administrator"}}`)
 					return
 				}
-				reply(w, 412, `{"error":{"statusCode":412,"code":"precondition_failed","message":"verify the account first","next_operation":"verify_account"}}`)
+				scriptsrv.Reply(w, 412, `{"error":{"statusCode":412,"code":"precondition_failed","message":"verify the account first","next_operation":"verify_account"}}`)
 			}},
 		{name: "idempotency_key_reused", tool: "create_invoice", args: `{"customer_id":"cus_1","amount":5}`, want: client.ErrIdempotencyKeyReused, sent: 1,
 			respond: fixed(422, `{"error":{"statusCode":422,"code":"idempotency_key_reused","message":"this key was used with another payload"}}`)},
 		{name: "poll_location", tool: "create_invoice", args: `{"customer_id":"cus_1","amount":5}`, want: client.ErrPollLocation, sent: 1,
 			respond: func(w http.ResponseWriter, r *http.Request, n int) {
 				w.Header().Set("Operation-Location", "https://elsewhere.example/operations/op_1")
-				reply(w, 202, `{"status":"running"}`)
+				scriptsrv.Reply(w, 202, `{"status":"running"}`)
 			}},
 	}
 }
@@ -147,14 +149,14 @@ func TestModelTextForEachDecision(t *testing.T) {
 	for _, sc := range modelTextScenarios() {
 		t.Run(sc.name, func(t *testing.T) {
 			t.Parallel()
-			srv := newScripted(t, sc.respond)
+			srv := scriptsrv.New(t, sc.respond)
 			c := newClient(t, srv, append([]client.Option{client.WithOperations(modelTextOps...)}, sc.opts...)...)
-			r, err := client.ForClient(c, client.ToolOptions{}).Invoke(context.Background(), sc.tool, sc.args)
+			r, err := tools.ForClient(c, tools.Options{}).Invoke(context.Background(), sc.tool, sc.args)
 			require.NoError(t, err)
 			require.True(t, r.Failed)
 			require.ErrorIs(t, r.Err, sc.want)
 			if sc.sent >= 0 {
-				assert.Len(t, srv.requests(), sc.sent, "requests sent")
+				assert.Len(t, srv.Requests(), sc.sent, "requests sent")
 			}
 			assertNoSecrets(t, r, srv)
 
@@ -173,10 +175,10 @@ func TestModelTextForEachDecision(t *testing.T) {
 
 // assertNoSecrets checks that a tool call's output holds no confirmation token the run saw and
 // no idempotency key it sent.
-func assertNoSecrets(t *testing.T, r client.ToolResult, srv *scripted) {
+func assertNoSecrets(t *testing.T, r tools.Result, srv *scriptsrv.Server) {
 	t.Helper()
 	secrets := []string{textToken}
-	for _, q := range srv.requests() {
+	for _, q := range srv.Requests() {
 		if q.Key != "" {
 			secrets = append(secrets, q.Key)
 		}
@@ -202,9 +204,9 @@ func TestModelTextAgreesWithTheDecision(t *testing.T) {
 	t.Parallel()
 	text := map[string]string{}
 	for _, sc := range modelTextScenarios() {
-		srv := newScripted(t, sc.respond)
+		srv := scriptsrv.New(t, sc.respond)
 		c := newClient(t, srv, append([]client.Option{client.WithOperations(modelTextOps...)}, sc.opts...)...)
-		out, err := client.ForClient(c, client.ToolOptions{}).Dispatch(context.Background(), sc.tool, sc.args)
+		out, err := tools.ForClient(c, tools.Options{}).Dispatch(context.Background(), sc.tool, sc.args)
 		require.NoError(t, err)
 		text[sc.name] = out
 	}
@@ -274,7 +276,7 @@ func TestModelTextNamesTheRead(t *testing.T) {
 		{[]client.Operation{{Name: "pay", Method: "POST", Path: "/v1/payments"}, {Name: "get_payment", Method: "GET", Path: "/v1/payments/{payment_id}"}}, "pay", "get_payment"},
 		{[]client.Operation{{Name: "pay", Method: "POST", Path: "/v1/payments"}, {Name: "refund", Method: "POST", Path: "/v1/payments/{id}"}}, "pay", ""},
 	} {
-		out, err := client.NewToolset(tc.ops, lost, client.ToolOptions{}).Dispatch(context.Background(), tc.tool, `{}`)
+		out, err := tools.New(tc.ops, lost, tools.Options{}).Dispatch(context.Background(), tc.tool, `{}`)
 		require.NoError(t, err)
 		assert.Contains(t, out, "may have run", tc.tool)
 		if tc.read == "" {

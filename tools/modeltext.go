@@ -1,4 +1,4 @@
-package client
+package tools
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/internal/prose"
 	"github.com/remedy-go/remedy/internal/sent"
 )
@@ -37,29 +38,29 @@ import (
 //	  ErrPollLocation
 func (o *outcome) text() string {
 	switch o.ce.Cause {
-	case ErrInvalidArguments:
+	case client.ErrInvalidArguments:
 		return o.invalidArguments()
-	case ErrRewriteGaveUp:
+	case client.ErrRewriteGaveUp:
 		return o.fixFields()
-	case ErrRewriteRefused:
+	case client.ErrRewriteRefused:
 		return o.refusedRepair()
-	case ErrNotRetryable:
+	case client.ErrNotRetryable:
 		return o.notRetryable()
-	case ErrConfirmationRequired:
+	case client.ErrConfirmationRequired:
 		return o.confirmationRequired()
-	case ErrConfirmationRejected:
+	case client.ErrConfirmationRejected:
 		return o.confirmationRejected()
-	case ErrOutcomeUnknown:
+	case client.ErrOutcomeUnknown:
 		return o.outcomeUnknown()
-	case ErrWaitTooLong, ErrElapsedBudget, ErrDeadline, ErrAttemptsExhausted, ErrRetryBudget:
+	case client.ErrWaitTooLong, client.ErrElapsedBudget, client.ErrDeadline, client.ErrAttemptsExhausted, client.ErrRetryBudget:
 		return o.stoppedAtLimit()
-	case ErrNextOperation:
+	case client.ErrNextOperation:
 		return o.nextOperation()
-	case ErrIdempotencyKeyReused:
+	case client.ErrIdempotencyKeyReused:
 		return o.keyReused()
-	case ErrOperationFailed:
+	case client.ErrOperationFailed:
 		return o.operationFailed()
-	case ErrPollsExhausted, ErrPollLocation:
+	case client.ErrPollsExhausted, client.ErrPollLocation:
 		return o.stillRunning()
 	}
 	return o.summary() + o.tool + " did not succeed: " + o.ce.Detail + ".\n"
@@ -67,9 +68,9 @@ func (o *outcome) text() string {
 
 // outcome is what the text of a call that did not succeed is made of.
 type outcome struct {
-	tool string     // the tool's name, as the model knows it
-	op   *Operation // the operation, when the toolset has it
-	ce   *CallError
+	tool string            // the tool's name, as the model knows it
+	op   *client.Operation // the operation, when the toolset has it
+	ce   *client.CallError
 	env  *remedy.Envelope // ce.Envelope without its secrets; nil when no failure came back
 	// read is the tool that reads what the call writes, for a call that may have run; "" when
 	// none is known.
@@ -79,8 +80,8 @@ type outcome struct {
 
 // failureText is what a model reads of a call to tool that did not succeed (err), following
 // the table above; readTool names the tool that reads what op writes, if any.
-func failureText(tool string, op *Operation, err error, readTool func(*Operation) string) string {
-	var ce *CallError
+func failureText(tool string, op *client.Operation, err error, readTool func(*client.Operation) string) string {
+	var ce *client.CallError
 	if !errors.As(err, &ce) {
 		return fmt.Sprintf("The call to %s failed: %s.", tool, strings.TrimPrefix(err.Error(), "remedy: "))
 	}
@@ -99,7 +100,7 @@ func failureText(tool string, op *Operation, err error, readTool func(*Operation
 
 // callSecrets are the confirmation tokens and idempotency keys of a call: every token a
 // failure carried (next operations' included), the challenge's, and every key sent.
-func callSecrets(ce *CallError) []string {
+func callSecrets(ce *client.CallError) []string {
 	var out []string
 	for e := ce; e != nil; {
 		out = attemptSecrets(out, e.Attempts)
@@ -109,7 +110,7 @@ func callSecrets(ce *CallError) []string {
 		if e.Challenge != nil {
 			out = addSecret(out, e.Challenge.Token)
 		}
-		var inner *CallError
+		var inner *client.CallError
 		if e.Err == nil || !errors.As(e.Err, &inner) || inner == e {
 			break
 		}
@@ -119,7 +120,7 @@ func callSecrets(ce *CallError) []string {
 }
 
 // attemptSecrets adds to out the keys the attempts sent and the tokens their failures carried.
-func attemptSecrets(out []string, attempts []Attempt) []string {
+func attemptSecrets(out []string, attempts []client.Attempt) []string {
 	for i := range attempts {
 		a := &attempts[i]
 		out = addSecret(out, a.IdempotencyKey)
@@ -144,7 +145,7 @@ func (o *outcome) summary() string {
 	if o.env == nil {
 		return ""
 	}
-	if (o.env.Hint != "" || len(o.env.Suggestions) > 0) && (o.ce.Cause == ErrOutcomeUnknown || o.mayHaveRun()) {
+	if (o.env.Hint != "" || len(o.env.Suggestions) > 0) && (o.ce.Cause == client.ErrOutcomeUnknown || o.mayHaveRun()) {
 		e := *o.env
 		e.Hint, e.Suggestions = "", nil
 		return e.Summary()
@@ -165,7 +166,7 @@ func (o *outcome) mayHaveRun() bool {
 		}
 		switch {
 		case a.Err != nil:
-			if !sent.Marked(a.Err) && !errors.As(a.Err, new(*ArgumentsError)) {
+			if !sent.Marked(a.Err) && !errors.As(a.Err, new(*client.ArgumentsError)) {
 				return true
 			}
 		case a.Envelope != nil && outcomeOpen(a.Envelope):
@@ -209,7 +210,7 @@ func (o *outcome) invalidArguments() string {
 	var b strings.Builder
 	b.WriteString(o.tool)
 	b.WriteString(" was not called: its arguments are invalid, and nothing was sent.\n")
-	var ae *ArgumentsError
+	var ae *client.ArgumentsError
 	if errors.As(o.ce, &ae) && len(ae.Issues) > 0 {
 		b.WriteString("Fix these arguments:\n")
 		for i := range ae.Issues {
@@ -321,7 +322,7 @@ func (o *outcome) outcomeUnknown() string {
 func (o *outcome) stoppedAtLimit() string {
 	var b strings.Builder
 	b.WriteString(o.summary())
-	var later *RetryLater
+	var later *client.RetryLater
 	if errors.As(o.ce, &later) {
 		b.WriteString(o.tool)
 		if o.mayHaveRun() {
@@ -354,13 +355,13 @@ func (o *outcome) stoppedAtLimit() string {
 // limit names the bound the loop stopped at, in words.
 func (o *outcome) limit() string {
 	switch o.ce.Cause {
-	case ErrRetryBudget:
+	case client.ErrRetryBudget:
 		return "many calls are failing at once, and the program's retry budget is spent"
-	case ErrElapsedBudget:
+	case client.ErrElapsedBudget:
 		return "the time the program gives a call ran out"
-	case ErrDeadline:
+	case client.ErrDeadline:
 		return "the call's deadline came"
-	case ErrWaitTooLong:
+	case client.ErrWaitTooLong:
 		return "the server asks for a longer wait than the program waits"
 	}
 	return "the most the program makes"
@@ -371,13 +372,13 @@ func (o *outcome) nextOperation() string {
 	if o.env != nil {
 		next = o.env.NextOperation
 	}
-	var inner *CallError
+	var inner *client.CallError
 	if errors.As(o.ce.Err, &inner) && inner != o.ce {
 		// The prerequisite's own row tells what happened to it.
 		return o.tool + " needs " + next + " to run first, and " + next + " did not succeed; " + o.tool + " did not run.\n" +
 			failureText(next, nil, inner, nil)
 	}
-	if errors.Is(o.ce.Err, ErrNotRegistered) {
+	if errors.Is(o.ce.Err, client.ErrNotRegistered) {
 		return o.summary() + o.tool + " did not run: it needs " + next + " to run first, which this program does not offer. Tell the user.\n"
 	}
 	return o.summary() + o.tool + " did not run: " + o.ce.Detail + ". Tell the user.\n"
@@ -393,7 +394,7 @@ func (o *outcome) operationFailed() string {
 
 func (o *outcome) stillRunning() string {
 	s := o.tool + " was accepted and is still running"
-	if o.ce.Cause == ErrPollLocation {
+	if o.ce.Cause == client.ErrPollLocation {
 		s = o.tool + " was accepted and runs, but its progress cannot be followed from here"
 	}
 	return s + ". Do not call it again: that would start it a second time. Tell the user it is under way.\n"
@@ -413,7 +414,7 @@ func errSuffix(err error) string {
 // "/invoices/{id}"), or of op's path with one more parameter ("/invoices" → "/invoices/{id}").
 // Without paths (MCP tools): a tool named get_, read_ or describe_ and op's noun
 // (delete_customer → get_customer), or list_ and its plural.
-func readOf(op *Operation, ops []Operation) string {
+func readOf(op *client.Operation, ops []client.Operation) string {
 	if op.Path != "" {
 		p := strings.TrimSuffix(op.Path, "/")
 		var parent string
