@@ -186,7 +186,7 @@ type Issue struct {
 	// into the request, less a leading Go type's name: a Go struct namespace's fields
 	// ("Lines[1].SKU", Go names, from "CreateItem.Lines[1].SKU"), a decoder's path of JSON
 	// names without its array indices ("lines.quantity"). Path is then "". A rewriter that
-	// knows the operation's schema may map it onto one property (see DefaultRewriter).
+	// knows the operation's schema may map it onto one property (see rewrite.Default).
 	Field string
 }
 

@@ -45,7 +45,7 @@ type Operation struct {
 	// Parameters is the JSON Schema of the arguments: one object, whose properties are the
 	// body's members and the path and query parameters by name. Nil: any object. A call's
 	// arguments are checked against it before they are sent (see WithSchemaCheck), and the
-	// Rewriter reads it (Rewrite.Schema).
+	// Rewriter reads it (rewrite.Request.Schema).
 	Parameters json.RawMessage
 	// Errors are the failures the operation may answer with.
 	Errors []ErrorCode

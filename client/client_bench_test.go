@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/go-retryablehttp"
 
 	"github.com/remedy-go/remedy/client"
+	"github.com/remedy-go/remedy/rewrite"
 )
 
 // BenchmarkClientSuccess is the loop's cost on the happy path: one successful call to a
@@ -313,7 +314,7 @@ const ordersSchema = `{"type":"object","required":["customer_id","currency","ite
 func BenchmarkSchemaCheck(b *testing.B) {
 	args := []byte(`{"customer_id":"cus_123","currency":"usd","items":[{"sku":"a","quantity":2}]}`)
 	ok := &client.Response{Status: 200, Body: []byte(`{"id":"ord_1"}`)}
-	loop := client.Loop{Rewriter: client.DefaultRewriter, Transport: client.TransportFunc(func(context.Context, *client.Request) (*client.Response, error) {
+	loop := client.Loop{Rewriter: rewrite.Default, Transport: client.TransportFunc(func(context.Context, *client.Request) (*client.Response, error) {
 		r := *ok
 		return &r, nil
 	})}

@@ -21,6 +21,7 @@ import (
 	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/internal/testkit/margin"
 	"github.com/remedy-go/remedy/internal/testkit/scriptsrv"
+	"github.com/remedy-go/remedy/rewrite"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -81,7 +82,7 @@ func callError(t *testing.T, err error, cause error) *client.CallError {
 }
 
 // setAllowed is a rewriter that sets every issue's field to its first allowed value.
-var setAllowed = client.RewriterFunc(func(_ context.Context, r *client.Rewrite) (json.RawMessage, error) {
+var setAllowed = rewrite.Func(func(_ context.Context, r *rewrite.Request) (json.RawMessage, error) {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(r.Args, &m); err != nil {
 		return nil, err

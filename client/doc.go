@@ -3,8 +3,8 @@
 //
 // [New] with the operations it may call ([WithOperations], or [Client.LoadOpenAPI]) runs each
 // [Client.Call] through the loop: transient failures retried when and as the server says, and
-// paced to what it said across calls ([Pacer]); repairs made by a [Rewriter] within a
-// [RewritePolicy]; confirmations decided by a [ConfirmPolicy]; the prerequisite
+// paced to what it said across calls ([Pacer]); repairs made by a [rewrite.Rewriter] within a
+// [rewrite.Policy]; confirmations decided by a [ConfirmPolicy]; the prerequisite
 // next_operation run only when registered; idempotency keys attached so that no retry executes
 // twice. A call that does not succeed ends with a [*CallError] that says why ([ErrNotRetryable],
 // [ErrConfirmationRequired], [ErrOutcomeUnknown], …) and what is known, whether the request

@@ -10,6 +10,7 @@ import (
 	"github.com/remedy-go/remedy"
 	"github.com/remedy-go/remedy/internal/jsonw"
 	"github.com/remedy-go/remedy/internal/sent"
+	"github.com/remedy-go/remedy/rewrite"
 )
 
 // Why a call stopped without succeeding: the Cause of a CallError, for errors.Is.
@@ -50,7 +51,7 @@ var (
 	// error other packages (retryable) wrap too.
 	ErrOutcomeUnknown = remedy.ErrOutcomeUnknown
 	// ErrRewriteRefused: the only repair the rewriter found changes what the call means
-	// (a clamp, a cut, a dropped member, a choice among several values) and the RewritePolicy
+	// (a clamp, a cut, a dropped member, a choice among several values) and the rewrite.Policy
 	// did not approve it; CallError.Proposal holds the proposed arguments and each change.
 	ErrRewriteRefused = errors.New("rewrite not approved")
 	// ErrOperationFailed: the server accepted the operation (202) and its status resource
@@ -146,9 +147,9 @@ type CallError struct {
 	// Challenge is the confirmation to approve (ErrConfirmationRequired).
 	Challenge *Challenge
 	// Proposal is the repair that was not approved (ErrRewriteRefused).
-	Proposal *Proposal
+	Proposal *rewrite.Proposal
 	// Blocked lists the issues the rewriter could not address, and why (ErrRewriteGaveUp).
-	Blocked []Blocked
+	Blocked []rewrite.Blocked
 	// Asked is how long the server asked to wait, when the wait is why the call stopped.
 	Asked time.Duration
 	// Accepted is set when the server accepted the operation (202) and the call stopped
@@ -202,7 +203,7 @@ const (
 
 // writeBlocked names the issues a rewriter could not address, and why: "; not repaired:
 // /color (enum): no allowed value or type is known; and 2 more".
-func writeBlocked(b *strings.Builder, blocked []Blocked) {
+func writeBlocked(b *strings.Builder, blocked []rewrite.Blocked) {
 	if len(blocked) == 0 {
 		return
 	}

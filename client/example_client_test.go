@@ -13,6 +13,7 @@ import (
 
 	"github.com/remedy-go/remedy"
 	"github.com/remedy-go/remedy/client"
+	"github.com/remedy-go/remedy/rewrite"
 )
 
 // A validation failure that names the allowed values is repaired by the Rewriter and sent
@@ -34,7 +35,7 @@ func ExampleClient_Call() {
 	defer srv.Close()
 
 	// Set each field an issue names to its first allowed value.
-	fix := client.RewriterFunc(func(_ context.Context, r *client.Rewrite) (json.RawMessage, error) {
+	fix := rewrite.Func(func(_ context.Context, r *rewrite.Request) (json.RawMessage, error) {
 		var args map[string]json.RawMessage
 		if err := json.Unmarshal(r.Args, &args); err != nil {
 			return nil, err

@@ -6,9 +6,6 @@ import (
 	"github.com/remedy-go/remedy/internal/waits"
 )
 
-// SJSONPath exposes the pointer-to-sjson-path conversion to its table test.
-var SJSONPath = sjsonPath
-
 // SetNow fixes the clock that HTTP-date and epoch headers are measured against when a response
 // has no Date header.
 func SetNow(t time.Time) { waits.Now = func() time.Time { return t } }

@@ -21,6 +21,7 @@ import (
 	"github.com/remedy-go/remedy/internal/neterr"
 	"github.com/remedy-go/remedy/internal/sent"
 	"github.com/remedy-go/remedy/internal/tape"
+	"github.com/remedy-go/remedy/rewrite"
 )
 
 // Action is what the loop does after an attempt.
@@ -467,11 +468,11 @@ type Attempt struct {
 	Decision Decision
 	// Changes are the edits made to the arguments after this attempt (Decision.Action is
 	// ActRewrite), each with the rule that made it; for a refused proposal, what was proposed.
-	Changes []Change
+	Changes []rewrite.Change
 	// Checked are the edits made to the arguments before this attempt was sent (the first
 	// attempt only), when they broke the call's Schema and the Rewriter repaired them without
 	// changing what the call means, each with the rule that made it.
-	Checked []Change
+	Checked []rewrite.Change
 	// Paced is how long the attempt waited, before it was sent, for the time its server had
 	// said a request can succeed (Loop.Pacer): a wait another call learned, or this call's own
 	// retry's remainder. 0 when it did not wait.
@@ -485,9 +486,9 @@ type Attempt struct {
 // is safe for concurrent use once configured; Client configures one for HTTP.
 type Loop struct {
 	Transport Transport
-	Rewriter  Rewriter      // nil: failures that name a fix stop the call (ErrRewriteGaveUp)
-	Rewrites  RewritePolicy // approves lossy repairs; nil: SafeRewrites (none)
-	Confirm   ConfirmPolicy // nil: RefuseAll
+	Rewriter  rewrite.Rewriter // nil: failures that name a fix stop the call (ErrRewriteGaveUp)
+	Rewrites  rewrite.Policy   // approves lossy repairs; nil: SafeRewrites (none)
+	Confirm   ConfirmPolicy    // nil: RefuseAll
 	// Registered reports whether name may run as a failure's next_operation, and whether it
 	// is idempotent. The loop runs nothing this does not approve; nil approves nothing.
 	Registered func(name string) (ok, idempotent bool)
@@ -643,7 +644,7 @@ func (r *run) send(ctx context.Context, t Transport, c Call, depth int) (*Respon
 	// checked: the repairs made before the first attempt, when args broke c.Schema. Not when
 	// the call carries a confirmation token: the server challenged these very arguments, so
 	// it accepted them in every other way, and the token is good for them alone.
-	var checked []Change
+	var checked []rewrite.Change
 	if len(c.Schema) > 0 && l.Check != CheckOff && c.ConfirmationToken == "" {
 		next, made, e := r.check(ctx, &c)
 		if e != nil {
@@ -750,10 +751,10 @@ func (r *run) send(ctx context.Context, t Transport, c Call, depth int) (*Respon
 		// record says what was done: confirmed or rewritten, or stopped, and why.
 		var (
 			ch      *Challenge
-			prop    *Proposal
+			prop    *rewrite.Proposal
 			next    json.RawMessage
-			changes []Change
-			blocked []Blocked
+			changes []rewrite.Change
+			blocked []rewrite.Blocked
 			cause   = err // what the call's error wraps when it stops here
 		)
 		switch d.Action {
@@ -832,15 +833,15 @@ func (r *run) send(ctx context.Context, t Transport, c Call, depth int) (*Respon
 	}
 }
 
-// rewrite asks the Rewriter to repair args, and the RewritePolicy about a repair that changes
+// rewrite asks the Rewriter to repair args, and the rewrite.Policy about a repair that changes
 // what the call means. It returns the new arguments and their changes; or, when there is no
 // repair to send, the decision turned into a stop, with the refused proposal if there was one,
 // the rewriter's account of what blocked it if it gave up, and the error to keep.
-func (r *run) rewrite(ctx context.Context, c Call, args json.RawMessage, env *remedy.Envelope, n int, d Decision) (json.RawMessage, []Change, *Proposal, []Blocked, Decision, error) {
+func (r *run) rewrite(ctx context.Context, c Call, args json.RawMessage, env *remedy.Envelope, n int, d Decision) (json.RawMessage, []rewrite.Change, *rewrite.Proposal, []rewrite.Blocked, Decision, error) {
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage("{}") // no arguments: an empty object the repair can add to
 	}
-	o := r.repair(ctx, r.loop.Rewriter, &Rewrite{Operation: c.Operation, Args: args, Envelope: env, Attempt: n, Schema: c.Schema})
+	o := r.repair(ctx, r.loop.Rewriter, &rewrite.Request{Operation: c.Operation, Args: args, Envelope: env, Attempt: n, Schema: c.Schema})
 	switch {
 	case o.prop != nil:
 		return nil, o.changes, o.prop, nil, stop(ErrRewriteRefused, o.why), o.err
@@ -852,20 +853,20 @@ func (r *run) rewrite(ctx context.Context, c Call, args json.RawMessage, env *re
 	return o.next, o.changes, nil, nil, d, nil
 }
 
-// repaired is what a rewriter and the RewritePolicy made of a Rewrite.
+// repaired is what a rewriter and the rewrite.Policy made of a Rewrite.
 type repaired struct {
-	next     json.RawMessage // the arguments to send; nil when there are none
-	changes  []Change        // next's changes, or the refused proposal's
-	approved bool            // next changes what the call means, and the policy approved
-	prop     *Proposal       // the repair the policy did not approve
-	blocked  []Blocked       // the rewriter's account of what it could not address
-	why      string          // why nothing is to be sent
-	err      error           // the rewriter's or the policy's error
+	next     json.RawMessage   // the arguments to send; nil when there are none
+	changes  []rewrite.Change  // next's changes, or the refused proposal's
+	approved bool              // next changes what the call means, and the policy approved
+	prop     *rewrite.Proposal // the repair the policy did not approve
+	blocked  []rewrite.Blocked // the rewriter's account of what it could not address
+	why      string            // why nothing is to be sent
+	err      error             // the rewriter's or the policy's error
 }
 
-// repair asks rw of rewriter, and the RewritePolicy about a repair that changes what the call
+// repair asks rw of rewriter, and the rewrite.Policy about a repair that changes what the call
 // means: after a failure (rewrite) and before the first attempt (check) alike.
-func (r *run) repair(ctx context.Context, rewriter Rewriter, rw *Rewrite) repaired {
+func (r *run) repair(ctx context.Context, rewriter rewrite.Rewriter, rw *rewrite.Request) repaired {
 	next, err := rewriter.Rewrite(ctx, rw)
 	switch {
 	case err != nil:
@@ -879,15 +880,15 @@ func (r *run) repair(ctx context.Context, rewriter Rewriter, rw *Rewrite) repair
 	}
 	changes := rw.Changes
 	if len(changes) == 0 {
-		changes = diffArgs(rw.Args, next)
+		changes = rewrite.Diff(rw.Args, next)
 	}
-	if !anyLossy(changes) {
+	if !rewrite.AnyLossy(changes) {
 		return repaired{next: next, changes: changes}
 	}
-	p := &Proposal{Operation: rw.Operation, Args: rw.Args, New: next, Changes: changes, Envelope: rw.Envelope}
+	p := &rewrite.Proposal{Operation: rw.Operation, Args: rw.Args, New: next, Changes: changes, Envelope: rw.Envelope}
 	policy := r.loop.Rewrites
 	if policy == nil {
-		policy = SafeRewrites
+		policy = rewrite.Safe
 	}
 	if ok, perr := policy.Approve(ctx, p); !ok || perr != nil {
 		return repaired{changes: changes, prop: p, err: perr,
@@ -897,7 +898,7 @@ func (r *run) repair(ctx context.Context, rewriter Rewriter, rw *Rewrite) repair
 }
 
 // lossyRules names the rules of the lossy changes, once each: "clamp, drop_unknown".
-func lossyRules(changes []Change) string {
+func lossyRules(changes []rewrite.Change) string {
 	var names []string
 	for _, c := range changes {
 		if c.Lossy && !slices.Contains(names, c.Rule) {

@@ -17,10 +17,5 @@ func TestMain(m *testing.M) {
 
 // loadCorpus reads the recorded answers under the module's testdata/envelopes.
 func loadCorpus(tb testing.TB) []corpus.Sample {
-	tb.Helper()
-	all, err := corpus.Load(filepath.Join("..", "testdata", "envelopes"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return all
+	return corpus.MustLoad(tb, filepath.Join("..", "testdata", "envelopes"))
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/cenkalti/backoff/v4"
+	"github.com/remedy-go/remedy/rewrite"
 )
 
 // Option configures remedy's entry points — New, NewRoundTripper, NewLoop (and package
@@ -14,9 +15,9 @@ import (
 // the options that say so. Every entry point starts from the same defaults, and an option
 // changes only what it names:
 //
-//   - Rewriter: DefaultRewriter, which makes only the repairs that change nothing the call
+//   - Rewriter: rewrite.Default, which makes only the repairs that change nothing the call
 //     means (WithRewriter; nil: a failure that names a fix stops the call).
-//   - Rewrite policy: SafeRewrites, which sends no lossy repair (WithRewritePolicy).
+//   - Rewrite policy: rewrite.Safe, which sends no lossy repair (WithRewritePolicy).
 //   - Confirm policy: RefuseAll, which approves no confirmation (WithConfirmPolicy).
 //   - Retry budget: DefaultRetryBudget, one per entry point (WithRetryBudget).
 //   - Pacer: a MemoryPacer, one per entry point (WithPacer).
@@ -97,7 +98,7 @@ func configure(s scope, opts []Option) (*config, error) {
 // defaultLoop is every entry point's loop before its options, its Transport and its next
 // operations.
 func defaultLoop() Loop {
-	return Loop{Rewriter: DefaultRewriter, Rewrites: SafeRewrites, Confirm: RefuseAll, Budget: DefaultRetryBudget(), Pacer: NewPacer()}
+	return Loop{Rewriter: rewrite.Default, Rewrites: rewrite.Safe, Confirm: RefuseAll, Budget: DefaultRetryBudget(), Pacer: NewPacer()}
 }
 
 // NewLoop returns a loop over t — any transport: package mcp's, or one of your own — with
@@ -189,19 +190,19 @@ func WithNextOperations(allow func(name string) (ok, idempotent bool)) Option {
 	}
 }
 
-// WithRewriter repairs arguments when a failure names the fix (default DefaultRewriter, which
+// WithRewriter repairs arguments when a failure names the fix (default rewrite.Default, which
 // makes only lossless repairs; Chain adds others). nil makes no repair: a failure that names
 // a fix stops the call with ErrRewriteGaveUp.
-func WithRewriter(r Rewriter) Option {
+func WithRewriter(r rewrite.Rewriter) Option {
 	return func(c *config) error { c.loop.Rewriter = r; return nil }
 }
 
 // WithRewritePolicy decides the repairs that change what a call means (default, and nil,
-// SafeRewrites: none is sent; the call stops with ErrRewriteRefused and the proposal).
-func WithRewritePolicy(p RewritePolicy) Option {
+// rewrite.Safe: none is sent; the call stops with ErrRewriteRefused and the proposal).
+func WithRewritePolicy(p rewrite.Policy) Option {
 	return func(c *config) error {
 		if p == nil {
-			p = SafeRewrites
+			p = rewrite.Safe
 		}
 		c.loop.Rewrites = p
 		return nil

@@ -4,12 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"strconv"
 
 	"github.com/remedy-go/remedy"
-	jsv "github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/remedy-go/remedy/rewrite"
 )
 
 // SchemaCheck says what the loop does, before a call's first attempt, with arguments that
@@ -19,11 +18,11 @@ import (
 // server uses, the schema read as draft 2020-12 (or the draft its $schema names) and as
 // OpenAPI 3.0 means it (nullable, boolean exclusiveMinimum and exclusiveMaximum); formats are
 // notes, not rules, and nothing outside the schema is ever loaded. When the loop has a
-// Rewriter, the violations are given to DefaultRewriter (whatever the loop's Rewriter is:
+// Rewriter, the violations are given to rewrite.Default (whatever the loop's Rewriter is:
 // before the server has spoken, only what the schema states is repaired, and no model is asked
 // about a failure no server sent) as a failure — Rewrite.Attempt 0, an Envelope of Code
 // "invalid_arguments", Category validation, Status 0 and no Dialect, whose Issues are written
-// as the reference server writes its own — with the schema in Rewrite.Schema. What it repairs
+// as the reference server writes its own — with the schema in rewrite.Request.Schema. What it repairs
 // is recorded in the first attempt's Attempt.Checked, and the repaired arguments get an
 // idempotency key of their own (derived from the caller's, when the caller gave one, as after
 // a rewrite). A call that carries a confirmation token is not checked: the server challenged
@@ -34,8 +33,8 @@ type SchemaCheck uint8
 
 const (
 	// CheckRepair, the default, repairs arguments that break the schema before anything is
-	// sent, when DefaultRewriter repairs every violation without changing what the call means
-	// (a lossy repair is put to the RewritePolicy, as after a failure); arguments it cannot
+	// sent, when rewrite.Default repairs every violation without changing what the call means
+	// (a lossy repair is put to the rewrite.Policy, as after a failure); arguments it cannot
 	// so repair are sent as they are, and the server's answer decides: a published schema may
 	// be older than the server it describes, and a call the server would accept is not
 	// refused on the schema's word alone.
@@ -59,13 +58,13 @@ func (s SchemaCheck) String() string {
 	return "check(" + strconv.Itoa(int(s)) + ")"
 }
 
-// checkCode is the Code of the failure the check before sending gives DefaultRewriter: an
+// checkCode is the Code of the failure the check before sending gives rewrite.Default: an
 // Envelope no server sent (Status 0, Dialect ""), whose Issues are the schema's violations.
 const checkCode = "invalid_arguments"
 
 // check validates the caller's arguments against the call's Schema before the first attempt,
-// and has DefaultRewriter repair what breaks it, as after a failure: a repair with no lossy change
-// is applied; a lossy one only when the RewritePolicy approves. It returns the arguments to
+// and has rewrite.Default repair what breaks it, as after a failure: a repair with no lossy change
+// is applied; a lossy one only when the rewrite.Policy approves. It returns the arguments to
 // send and the changes made (args as given, and nil, when the arguments are valid, the schema
 // is unusable, or there is no repair to make); under CheckStrict, arguments that still break
 // the schema are the call's error instead, and nothing is sent.
@@ -73,7 +72,7 @@ const checkCode = "invalid_arguments"
 // A schema that does not compile (not JSON, a reference outside itself, a number beyond the
 // validator's bounds, larger than 256 KiB) and arguments over 1 MiB are not checked: the call
 // goes as it would without a schema, and the Logger says why at debug level.
-func (r *run) check(ctx context.Context, c *Call) (json.RawMessage, []Change, *CallError) {
+func (r *run) check(ctx context.Context, c *Call) (json.RawMessage, []rewrite.Change, *CallError) {
 	l := r.loop
 	issues := r.violations(ctx, c, c.Args)
 	if len(issues) == 0 {
@@ -82,8 +81,8 @@ func (r *run) check(ctx context.Context, c *Call) (json.RawMessage, []Change, *C
 	env := &remedy.Envelope{Code: checkCode, Category: remedy.CategoryValidation, Severity: remedy.SeverityError,
 		Message: "the arguments break the operation's schema", Issues: issues}
 	var (
-		prop    *Proposal
-		blocked []Blocked
+		prop    *rewrite.Proposal
+		blocked []rewrite.Blocked
 		why     = "no rewriter is configured"
 	)
 	if l.Rewriter != nil {
@@ -91,10 +90,10 @@ func (r *run) check(ctx context.Context, c *Call) (json.RawMessage, []Change, *C
 		if len(bytes.TrimSpace(args)) == 0 {
 			args = json.RawMessage("{}")
 		}
-		// DefaultRewriter, whatever the loop's Rewriter: before the server has spoken, only
+		// rewrite.Default, whatever the loop's Rewriter: before the server has spoken, only
 		// what the schema states is repaired, and no model is asked about a failure no
 		// server sent.
-		o := r.repair(ctx, DefaultRewriter, &Rewrite{Operation: c.Operation, Args: args, Envelope: env, Schema: c.Schema})
+		o := r.repair(ctx, rewrite.Default, &rewrite.Request{Operation: c.Operation, Args: args, Envelope: env, Schema: c.Schema})
 		prop, blocked, why = o.prop, o.blocked, o.why
 		if o.next != nil {
 			if l.Check != CheckStrict {
@@ -116,49 +115,13 @@ func (r *run) check(ctx context.Context, c *Call) (json.RawMessage, []Change, *C
 }
 
 // violations are the issues of args against c.Schema; none when they are valid, or when they
-// are not checked (see check), which the Logger is told.
+// are not checked (see Violations), which the Logger is told.
 func (r *run) violations(ctx context.Context, c *Call, args json.RawMessage) []remedy.Issue {
-	s := argsSchemas.get(c.Schema)
-	if s.sch == nil {
-		r.unchecked(ctx, c, "the schema does not compile: "+s.err.Error())
-		return nil
-	}
-	if len(args) > checkMaxArgs {
-		r.unchecked(ctx, c, "the arguments are larger than the check reads")
-		return nil
-	}
-	if len(bytes.TrimSpace(args)) == 0 {
-		args = json.RawMessage("{}")
-	}
-	inst, err := jsv.UnmarshalJSON(bytes.NewReader(args))
-	if err != nil || !boundedNumbers(inst) {
-		r.unchecked(ctx, c, "the arguments hold a number beyond the validator's bounds")
-		return nil
-	}
-	issues, ok := validateArgs(s.sch, inst)
-	if !ok {
-		r.unchecked(ctx, c, "the schema validator failed")
+	issues, why := rewrite.Violations(c.Schema, args)
+	if why != "" {
+		r.unchecked(ctx, c, why)
 	}
 	return issues
-}
-
-// validateArgs validates inst against sch and lists the violations; ok is false when the
-// validator panicked (a bug of its own, which must not end the call).
-func validateArgs(sch *jsv.Schema, inst any) (issues []remedy.Issue, ok bool) {
-	defer func() {
-		if recover() != nil {
-			issues, ok = nil, false
-		}
-	}()
-	err := sch.Validate(inst)
-	if err == nil {
-		return nil, true
-	}
-	var ve *jsv.ValidationError
-	if !errors.As(err, &ve) {
-		return []remedy.Issue{{Code: "invalid", Message: "the arguments are invalid: " + err.Error()}}, true
-	}
-	return schemaIssues(ve, inst), true
 }
 
 // unchecked logs why the call's arguments were not checked against its schema.

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/remedy-go/remedy/client"
+	"github.com/remedy-go/remedy/rewrite"
 )
 
 // paintSchema is the published schema of the paint operation: a color of two, a quantity of
@@ -62,7 +63,7 @@ func newPaintServer(t *testing.T, maxQty int) *paintServer {
 var opPaint = client.Operation{Name: "paint", Method: "POST", Path: "/v1/paint", Parameters: json.RawMessage(paintSchema)}
 
 // rules lists the rules of changes, in order.
-func rules(changes []client.Change) []string {
+func rules(changes []rewrite.Change) []string {
 	var out []string
 	for _, c := range changes {
 		out = append(out, c.Rule)
@@ -179,7 +180,7 @@ func TestSchemaCheckLossyViolation(t *testing.T) {
 		t.Parallel()
 		srv := newPaintServer(t, 1000)
 		c := newClient(t, srv.scripted, client.WithOperations(opPaint),
-			client.WithRewritePolicy(client.AllRewrites))
+			client.WithRewritePolicy(rewrite.All))
 		resp, err := c.Call(context.Background(), "paint", args)
 		require.NoError(t, err)
 		reqs := srv.Requests()
@@ -235,7 +236,7 @@ func TestSchemaCheckServerFactsWin(t *testing.T) {
 	assert.Equal(t, []string{"enum_match"}, rules(resp.Attempts[0].Changes))
 }
 
-// The check before sending repairs with DefaultRewriter only, whatever the loop's Rewriter
+// The check before sending repairs with rewrite.Default only, whatever the loop's Rewriter
 // (no model is asked about a failure no server sent); the loop's Rewriter is asked after the
 // server's failure, and sees the call's schema.
 func TestSchemaReachesTheRewriter(t *testing.T) {
@@ -247,17 +248,17 @@ func TestSchemaReachesTheRewriter(t *testing.T) {
 		}
 		reply(w, 201, bodyOK)
 	})
-	var seen []client.Rewrite
-	rw := client.RewriterFunc(func(ctx context.Context, r *client.Rewrite) (json.RawMessage, error) {
+	var seen []rewrite.Request
+	rw := rewrite.Func(func(ctx context.Context, r *rewrite.Request) (json.RawMessage, error) {
 		seen = append(seen, *r)
-		return client.DefaultRewriter.Rewrite(ctx, r)
+		return rewrite.Default.Rewrite(ctx, r)
 	})
 	op := client.Operation{Name: "create_order", Path: "/v1/orders", Parameters: json.RawMessage(
 		`{"type":"object","properties":{"currency":{"type":"string","enum":["usd","eur"]}}}`)}
 	c := newClient(t, srv, client.WithOperations(op), client.WithRewriter(rw))
 	resp, err := c.Call(context.Background(), "create_order", json.RawMessage(`{"currency":"USD "}`))
 	require.NoError(t, err)
-	// "USD " is repaired to "usd" before sending, by DefaultRewriter; the server then refuses
+	// "USD " is repaired to "usd" before sending, by rewrite.Default; the server then refuses
 	// "usd" anyway, and the loop's Rewriter is asked about that failure.
 	assert.Equal(t, []string{"enum_match"}, rules(resp.Attempts[0].Checked))
 	reqs := srv.Requests()
@@ -337,7 +338,7 @@ func TestSchemaCheckHooks(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, ends, 1)
 	require.Len(t, ends[0].Checked, 1)
-	assert.Equal(t, client.Change{Path: "/color", Old: json.RawMessage(`"Green"`), New: json.RawMessage(`"green"`),
+	assert.Equal(t, rewrite.Change{Path: "/color", Old: json.RawMessage(`"Green"`), New: json.RawMessage(`"green"`),
 		Rule: "enum_match", Why: ends[0].Checked[0].Why}, ends[0].Checked[0])
 	assert.Equal(t, []bool{true}, rewritten)
 }

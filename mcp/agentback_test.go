@@ -15,6 +15,7 @@ import (
 
 	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/mcp"
+	"github.com/remedy-go/remedy/rewrite"
 )
 
 // agentBackCharge is the input schema of the charge tool below, as AgentBack inlines it in its
@@ -88,7 +89,7 @@ func TestAgentBackInvalidInputIsRepaired(t *testing.T) {
 	assert.JSONEq(t, `{"amount":1200,"currency":"eur"}`, calls[1])
 	assert.Equal(t, client.ActRewrite, resp.Attempts[0].Decision.Action)
 	require.Len(t, resp.Attempts[0].Changes, 1)
-	assert.Equal(t, client.Change{Path: "/currency", Old: json.RawMessage(`"EUR"`), New: json.RawMessage(`"eur"`),
+	assert.Equal(t, rewrite.Change{Path: "/currency", Old: json.RawMessage(`"EUR"`), New: json.RawMessage(`"eur"`),
 		Rule: "enum_match", Why: resp.Attempts[0].Changes[0].Why}, resp.Attempts[0].Changes[0])
 }
 
@@ -113,7 +114,7 @@ func TestAgentBackLossyRepairIsAProposal(t *testing.T) {
 	assert.Len(t, seen(), 1, "nothing sent but the caller's own arguments")
 
 	// Approved by the caller's policy, the proposal is sent.
-	c, err = mcp.NewClient(ctx, cs, client.WithRewritePolicy(client.AllRewrites))
+	c, err = mcp.NewClient(ctx, cs, client.WithRewritePolicy(rewrite.All))
 	require.NoError(t, err)
 	_, err = c.Call(ctx, "charge", json.RawMessage(`{"amount":99999999,"currency":"eur"}`))
 	require.NoError(t, err)

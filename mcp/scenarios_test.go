@@ -21,6 +21,7 @@ import (
 	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/internal/demo/billing"
 	"github.com/remedy-go/remedy/mcp"
+	"github.com/remedy-go/remedy/rewrite"
 	"github.com/remedy-go/remedy/server"
 	"github.com/remedy-go/remedy/server/storetest"
 )
@@ -112,9 +113,9 @@ type outcome struct {
 func approve(context.Context, *client.Challenge) (bool, error) { return true, nil }
 
 // suggestionsOnly repairs a call from the server's suggested values alone, as a client that
-// takes every suggestion for a lossless repair does: DefaultRewriter, shown nothing but the
+// takes every suggestion for a lossless repair does: rewrite.Default, shown nothing but the
 // suggestions. It gives up when an issue has none.
-var suggestionsOnly = client.RewriterFunc(func(ctx context.Context, r *client.Rewrite) (json.RawMessage, error) {
+var suggestionsOnly = rewrite.Func(func(ctx context.Context, r *rewrite.Request) (json.RawMessage, error) {
 	env := &remedy.Envelope{Status: r.Envelope.Status, Code: r.Envelope.Code}
 	for _, is := range r.Envelope.Issues {
 		if is.SuggestedValue == nil {
@@ -124,7 +125,7 @@ var suggestionsOnly = client.RewriterFunc(func(ctx context.Context, r *client.Re
 	}
 	shown := *r
 	shown.Envelope = env
-	out, err := client.DefaultRewriter.Rewrite(ctx, &shown)
+	out, err := rewrite.Default.Rewrite(ctx, &shown)
 	r.Changes = shown.Changes
 	return out, err
 })
@@ -200,12 +201,12 @@ func TestScenariosSameOnBothSurfaces(t *testing.T) {
 			op: "charge", args: map[string]any{"customer_id": "cus_ada", "amount": 99999999, "currency": "usd"},
 			want: outcome{Code: "invalid_body", Cause: client.ErrRewriteGaveUp.Error(), Attempts: 1, Effects: map[string]int{}}},
 		{name: "a charge over the maximum: clamped when the rewrite policy approves",
-			client: []client.Option{client.WithRewritePolicy(client.AllRewrites)},
+			client: []client.Option{client.WithRewritePolicy(rewrite.All)},
 			op:     "charge", args: map[string]any{"customer_id": "cus_ada", "amount": 99999999, "currency": "usd"},
 			want: outcome{OK: true, Attempts: 1, Result: map[string]any{"id": "ch_1", "customer_id": "cus_ada", "amount": 1000000.0, "currency": "usd"},
 				Effects: map[string]int{"charge": 1}}},
 		{name: "a charge over the maximum: clamped after the failure when the rewrite policy approves",
-			client: []client.Option{client.WithRewritePolicy(client.AllRewrites), client.WithSchemaCheck(client.CheckOff)},
+			client: []client.Option{client.WithRewritePolicy(rewrite.All), client.WithSchemaCheck(client.CheckOff)},
 			op:     "charge", args: map[string]any{"customer_id": "cus_ada", "amount": 99999999, "currency": "usd"},
 			want: outcome{OK: true, Attempts: 2, Result: map[string]any{"id": "ch_1", "customer_id": "cus_ada", "amount": 1000000.0, "currency": "usd"},
 				Effects: map[string]int{"charge": 1}}},

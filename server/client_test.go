@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/remedy-go/remedy/client"
+	"github.com/remedy-go/remedy/rewrite"
 	"github.com/remedy-go/remedy/server"
 	"github.com/remedy-go/remedy/server/storetest"
 )
@@ -45,7 +46,7 @@ func TestClientRepairsAgainstServer(t *testing.T) {
 	c := orderClient(t, srv.URL)
 	// The server suggests no value for a number out of range: moving it onto the bound it
 	// violated is the client's proposal, sent only because this policy approves it.
-	clamps := orderClient(t, srv.URL, client.WithRewritePolicy(client.AllRewrites))
+	clamps := orderClient(t, srv.URL, client.WithRewritePolicy(rewrite.All))
 	ctx := context.Background()
 
 	t.Run("validation, repaired from the allowed value and, approved, the bound", func(t *testing.T) {

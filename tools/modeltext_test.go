@@ -18,6 +18,7 @@ import (
 	"github.com/remedy-go/remedy"
 	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/internal/testkit/scriptsrv"
+	"github.com/remedy-go/remedy/rewrite"
 	"github.com/remedy-go/remedy/tools"
 )
 
@@ -236,19 +237,19 @@ func TestModelTextAgreesWithTheDecision(t *testing.T) {
 	assert.Contains(t, text["wait_too_long"], "a new call can succeed after")
 }
 
-// The model that repairs arguments (LLMRewriter) reads the envelope's prompt, which never
+// The model that repairs arguments (rewrite.LLM) reads the envelope's prompt, which never
 // holds the confirmation token, wherever the server wrote it.
 func TestLLMRewriterPromptHoldsNoToken(t *testing.T) {
 	t.Parallel()
 	var prompt string
-	rw := client.LLMRewriter(func(_ context.Context, p string) (string, error) {
+	rw := rewrite.LLM(func(_ context.Context, p string) (string, error) {
 		prompt = p
 		return `{"amount":10}`, nil
 	})
 	env, ok := remedy.Parse(409, nil, []byte(`{"error":{"code":"invalid_body","message":"amount too high; token `+textToken+`",`+
 		`"hint":"resend with `+textToken+`","issues":[{"path":["amount"],"code":"maximum","message":"at most 10, not with `+textToken+`"}],"confirmationToken":"`+textToken+`"}}`))
 	require.True(t, ok)
-	_, err := rw.Rewrite(context.Background(), &client.Rewrite{Operation: "create_invoice", Args: json.RawMessage(`{"amount":50}`), Envelope: env, Attempt: 1})
+	_, err := rw.Rewrite(context.Background(), &rewrite.Request{Operation: "create_invoice", Args: json.RawMessage(`{"amount":50}`), Envelope: env, Attempt: 1})
 	require.NoError(t, err)
 	require.NotEmpty(t, prompt)
 	assert.NotContains(t, prompt, textToken)

@@ -21,6 +21,7 @@ import (
 	"github.com/remedy-go/remedy/internal/demo/transcript"
 	"github.com/remedy-go/remedy/internal/termsafe"
 	"github.com/remedy-go/remedy/mcp"
+	"github.com/remedy-go/remedy/rewrite"
 )
 
 // maxArgs bounds the JSON arguments read from stdin.
@@ -116,8 +117,8 @@ type callConfig struct {
 	check   checkMode
 	// rewriter and rewrites are what --rewrite stands for: the rewriter (nil: none) and the
 	// policy that decides the repairs that change what a call means.
-	rewriter client.Rewriter
-	rewrites client.RewritePolicy
+	rewriter rewrite.Rewriter
+	rewrites rewrite.Policy
 	title    string // what the transcript's first line says
 }
 
@@ -157,14 +158,14 @@ func (m *checkMode) Set(s string) error {
 }
 
 // loop returns the rewriter and the rewrite policy the mode stands for.
-func (m rewriteMode) loop() (client.Rewriter, client.RewritePolicy) {
+func (m rewriteMode) loop() (rewrite.Rewriter, rewrite.Policy) {
 	switch m {
 	case rewriteAll:
-		return client.DefaultRewriter, client.AllRewrites
+		return rewrite.Default, rewrite.All
 	case rewriteNone:
-		return nil, client.SafeRewrites
+		return nil, rewrite.Safe
 	default:
-		return client.DefaultRewriter, client.SafeRewrites
+		return rewrite.Default, rewrite.Safe
 	}
 }
 
@@ -462,7 +463,7 @@ func challenge(ce *client.CallError) *client.Challenge {
 
 // proposal finds the repair the call stopped for, refused by the rewrite policy: its own, or
 // a prerequisite's.
-func proposal(ce *client.CallError) *client.Proposal {
+func proposal(ce *client.CallError) *rewrite.Proposal {
 	if !errors.Is(ce, client.ErrRewriteRefused) {
 		return nil
 	}
@@ -624,7 +625,7 @@ type attemptOutput struct {
 	Checked []changeOutput `json:"checked,omitempty"`
 }
 
-// changeOutput is one client.Change: lossy always present, so that a script need not know
+// changeOutput is one rewrite.Change: lossy always present, so that a script need not know
 // the default; old absent for a member added, new for one removed.
 type changeOutput struct {
 	Path    string          `json:"path"`
@@ -644,7 +645,7 @@ type proposalOutput struct {
 }
 
 // changesOutput is changes for call --json, marked refused when they are a refused proposal's.
-func changesOutput(changes []client.Change, refused bool) []changeOutput {
+func changesOutput(changes []rewrite.Change, refused bool) []changeOutput {
 	if len(changes) == 0 {
 		return nil
 	}

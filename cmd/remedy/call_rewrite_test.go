@@ -18,6 +18,7 @@ import (
 	"github.com/remedy-go/remedy"
 	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/internal/demo/transcript"
+	"github.com/remedy-go/remedy/rewrite"
 )
 
 // The failures of the charge server, as a server states them: a bound the amount violates
@@ -304,9 +305,9 @@ func TestCallRewriteClamp(t *testing.T) {
 	}
 }
 
-// clampRewriter clamps the amount to 1000000 and says so: a lossy change, as DefaultRewriter
+// clampRewriter clamps the amount to 1000000 and says so: a lossy change, as rewrite.Default
 // reports a clamp.
-var clampRewriter = client.RewriterFunc(func(_ context.Context, r *client.Rewrite) (json.RawMessage, error) {
+var clampRewriter = rewrite.Func(func(_ context.Context, r *rewrite.Request) (json.RawMessage, error) {
 	var args map[string]json.RawMessage
 	if err := json.Unmarshal(r.Args, &args); err != nil {
 		return nil, nil
@@ -314,7 +315,7 @@ var clampRewriter = client.RewriterFunc(func(_ context.Context, r *client.Rewrit
 	old := args["amount"]
 	args["amount"] = json.RawMessage("1000000")
 	out, err := json.Marshal(args)
-	r.Changes = []client.Change{{Path: "/amount", Old: old, New: args["amount"], Rule: "clamp", Lossy: true,
+	r.Changes = []rewrite.Change{{Path: "/amount", Old: old, New: args["amount"], Rule: "clamp", Lossy: true,
 		Why: "amount must be at most 1000000"}}
 	return out, err
 })
@@ -326,9 +327,9 @@ func TestCallRefusedProposal(t *testing.T) {
 	t.Parallel()
 	for _, mcp := range []bool{false, true} {
 		for _, approve := range []bool{false, true} {
-			policy := client.SafeRewrites
+			policy := rewrite.Safe
 			if approve {
-				policy = client.AllRewrites
+				policy = rewrite.All
 			}
 			t.Run(fmt.Sprintf("mcp=%v approve=%v", mcp, approve), func(t *testing.T) {
 				t.Parallel()
@@ -431,9 +432,9 @@ func wantProposalJSON(t *testing.T, js string) {
 func TestRenderProposal(t *testing.T) {
 	t.Parallel()
 	env := &remedy.Envelope{Status: 422, Code: "invalid_body", Message: "amount must be at most 1000000"}
-	p := &client.Proposal{Operation: "charge", Args: json.RawMessage(hugeCharge),
+	p := &rewrite.Proposal{Operation: "charge", Args: json.RawMessage(hugeCharge),
 		New:      json.RawMessage(`{"customer_id":"cus_ada","amount":1000000,"currency":"usd"}`),
-		Changes:  []client.Change{{Path: "/amount", Old: json.RawMessage("99999999"), New: json.RawMessage("1000000"), Rule: "clamp", Lossy: true}},
+		Changes:  []rewrite.Change{{Path: "/amount", Old: json.RawMessage("99999999"), New: json.RawMessage("1000000"), Rule: "clamp", Lossy: true}},
 		Envelope: env}
 	stop := client.Decision{Action: client.ActStop, Cause: client.ErrRewriteRefused, Why: "not approved"}
 	own := &client.CallError{Operation: "charge", Cause: client.ErrRewriteRefused, Detail: "not approved",
@@ -458,8 +459,8 @@ func TestRenderProposal(t *testing.T) {
 
 	// Nothing but the cause, and a change that adds and one that removes: no panic, and
 	// valid JSON.
-	bare := &client.CallError{Cause: client.ErrRewriteRefused, Proposal: &client.Proposal{
-		Changes: []client.Change{{Path: "/a", New: json.RawMessage("1")}, {Path: "/b", Old: json.RawMessage("not json"), Lossy: true}}}}
+	bare := &client.CallError{Cause: client.ErrRewriteRefused, Proposal: &rewrite.Proposal{
+		Changes: []rewrite.Change{{Path: "/a", New: json.RawMessage("1")}, {Path: "/b", Old: json.RawMessage("not json"), Lossy: true}}}}
 	text.Reset()
 	writeCallText(&text, nil, bare)
 	for _, want := range []string{"change /a (absent) → 1", `change /b "not json" → (removed) (lossy)`, proposalHint} {

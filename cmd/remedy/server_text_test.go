@@ -18,6 +18,7 @@ import (
 	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/conformance"
 	"github.com/remedy-go/remedy/internal/termsafe"
+	"github.com/remedy-go/remedy/rewrite"
 )
 
 // The tests here check that what a server (or a model) says reaches a person's terminal as
@@ -71,8 +72,8 @@ func TestCallTextEscapes(t *testing.T) {
 			Challenge: &client.Challenge{Operation: "transfer", Args: json.RawMessage(`{"memo":"` + "\u202e" + `"}`), Message: spoof}}, 4,
 			`   would confirm: transfer {"memo":"\u202e"}`},
 		{"proposal", nil, &client.CallError{Operation: "charge", Cause: client.ErrRewriteRefused,
-			Proposal: &client.Proposal{Operation: "charge", Args: json.RawMessage(`{"a":1}`), New: json.RawMessage(`{"a":"` + "\u202e" + `"}`),
-				Changes:  []client.Change{{Path: "/a" + spoof, Old: json.RawMessage(`1`), New: json.RawMessage(`"` + "\u202e" + `"`), Rule: "llm", Lossy: true}},
+			Proposal: &rewrite.Proposal{Operation: "charge", Args: json.RawMessage(`{"a":1}`), New: json.RawMessage(`{"a":"` + "\u202e" + `"}`),
+				Changes:  []rewrite.Change{{Path: "/a" + spoof, Old: json.RawMessage(`1`), New: json.RawMessage(`"` + "\u202e" + `"`), Rule: "llm", Lossy: true}},
 				Envelope: env}}, 6, ""},
 		{"failure", nil, &client.CallError{Operation: "charge", Cause: client.ErrNotRetryable, Detail: "the server said " + spoof,
 			Envelope: env, Err: errors.New("read: " + spoof)}, 4, ""},

@@ -7,13 +7,13 @@
 //
 //	go run ./examples/llm-rewriter
 //
-// The first call goes to the model alone (client.LLMRewriter). The others go through
-// client.Chain(client.DefaultRewriter, client.LLMRewriter(...)): the deterministic rewriter
+// The first call goes to the model alone (rewrite.LLM). The others go through
+// rewrite.Chain(rewrite.Default, rewrite.LLM(...)): the deterministic rewriter
 // repairs what the envelope states outright (a suggested value, a number sent as text), and
 // only what it cannot repair reaches the model (a customer id that breaks its pattern, with no
 // suggestion: "CUS-ADA" must be guessed to mean "cus_ada").
 //
-// To plug in a real model, give LLMRewriter a func(ctx, prompt) (string, error) around any
+// To plug in a real model, give rewrite.LLM a func(ctx, prompt) (string, error) around any
 // vendor's client: send the prompt as the user message and return the reply's text. For
 // example, with a chat-completions client:
 //
@@ -27,7 +27,7 @@
 //		}
 //		return resp.Choices[0].Message.Content, nil
 //	}
-//	rewriter := client.Chain(client.DefaultRewriter, client.LLMRewriter(complete))
+//	rewriter := rewrite.Chain(rewrite.Default, rewrite.LLM(complete))
 //
 // The reply is trusted only as far as it is one JSON object (one Markdown code fence is
 // removed); a reply that is not, or an error from complete, ends the call with that error, and
@@ -50,6 +50,7 @@ import (
 	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/internal/demo/billing"
 	"github.com/remedy-go/remedy/internal/demo/transcript"
+	"github.com/remedy-go/remedy/rewrite"
 	"github.com/remedy-go/remedy/server"
 )
 
@@ -74,13 +75,13 @@ func run(out io.Writer, api *server.API, store *billing.Store) error {
 	defer cancel()
 
 	model := &standIn{out: out}
-	alone, err := newClient(ctx, out, srv.URL, client.LLMRewriter(model.complete))
+	alone, err := newClient(ctx, out, srv.URL, rewrite.LLM(model.complete))
 	if err != nil {
 		return err
 	}
-	chained, err := newClient(ctx, out, srv.URL, client.Chain(
-		narrate(out, "deterministic rewriter", client.DefaultRewriter),
-		client.LLMRewriter(model.complete),
+	chained, err := newClient(ctx, out, srv.URL, rewrite.Chain(
+		narrate(out, "deterministic rewriter", rewrite.Default),
+		rewrite.LLM(model.complete),
 	))
 	if err != nil {
 		return err
@@ -114,7 +115,7 @@ func run(out io.Writer, api *server.API, store *billing.Store) error {
 
 // newClient is an agent's HTTP client for the API at base, with the operations of its OpenAPI
 // document, repairing refused calls with rewriter and printing every attempt.
-func newClient(ctx context.Context, out io.Writer, base string, rewriter client.Rewriter) (*client.Client, error) {
+func newClient(ctx context.Context, out io.Writer, base string, rewriter rewrite.Rewriter) (*client.Client, error) {
 	c, err := client.New(
 		client.WithBaseURL(base),
 		client.WithRewriter(rewriter),
@@ -135,8 +136,8 @@ func newClient(ctx context.Context, out io.Writer, base string, rewriter client.
 
 // narrate wraps a rewriter to print what it answered: a repair, or giving up (nil), which
 // makes the chain ask the next one.
-func narrate(out io.Writer, name string, r client.Rewriter) client.Rewriter {
-	return client.RewriterFunc(func(ctx context.Context, rw *client.Rewrite) (json.RawMessage, error) {
+func narrate(out io.Writer, name string, r rewrite.Rewriter) rewrite.Rewriter {
+	return rewrite.Func(func(ctx context.Context, rw *rewrite.Request) (json.RawMessage, error) {
 		fixed, err := r.Rewrite(ctx, rw)
 		switch {
 		case err != nil:

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/remedy-go/remedy"
-	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/internal/demo/billing"
+	"github.com/remedy-go/remedy/rewrite"
 )
 
 func TestRun(t *testing.T) {
@@ -86,8 +86,8 @@ func TestStandInReadsThePrompt(t *testing.T) {
 			t.Parallel()
 			model := &standIn{out: io.Discard}
 			env := &remedy.Envelope{Status: 422, Code: "invalid_body", Message: "invalid", Issues: []remedy.Issue{tt.issue}}
-			got, err := client.LLMRewriter(model.complete).Rewrite(context.Background(),
-				&client.Rewrite{Operation: "op", Args: json.RawMessage(tt.args), Envelope: env, Attempt: 1})
+			got, err := rewrite.LLM(model.complete).Rewrite(context.Background(),
+				&rewrite.Request{Operation: "op", Args: json.RawMessage(tt.args), Envelope: env, Attempt: 1})
 			require.NoError(t, err)
 			assert.Equal(t, 1, model.calls)
 			if tt.want == "" {

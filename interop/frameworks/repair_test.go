@@ -18,10 +18,11 @@ import (
 	"github.com/remedy-go/remedy/interop/frameworks/ogenitems"
 	"github.com/remedy-go/remedy/interop/frameworks/rpcpb"
 	"github.com/remedy-go/remedy/interop/frameworks/rpcpb/rpcpbconnect"
+	"github.com/remedy-go/remedy/rewrite"
 )
 
 // TestRepair runs remedy's client, set up as the README shows it (NewClient, WithBaseURL,
-// WithRewriter(DefaultRewriter), the default policies), against each framework's live server
+// WithRewriter(rewrite.Default), the default policies), against each framework's live server
 // with wrong arguments: lossless ones (an enum in the wrong case, an integer as text, both, a
 // nested one), lossy ones (a number over its maximum, a query limit over its maximum), an
 // unrepairable one (a required member missing, with no default) and, where the framework has
@@ -130,7 +131,7 @@ func TestRepair(t *testing.T) {
 // recovered in at most two requests (one when the check before sending repairs it) and every
 // lossy one stopped with a proposal that names the bound; without it, every lossless case
 // whose failure states the field and the fix recovered. It is false until the client reads
-// the schema (DefaultRewriter on Rewrite.Schema, the loop's check against Call.Schema,
+// the schema (rewrite.Default on rewrite.Request.Schema, the loop's check against Call.Schema,
 // Client.Call passing Operation.Parameters): the lead turns it on when those land, so that CI
 // passes in between. What never waits for it: no harm, and nothing created by a lossy or
 // unrepairable call.
@@ -615,7 +616,7 @@ func TestRepairSeesHarm(t *testing.T) {
 			lossyCase = c
 		}
 	}
-	r := runCase(t, base, count, api, api.schema, lossyCase, withSchema, client.WithRewritePolicy(client.AllRewrites))
+	r := runCase(t, base, count, api, api.schema, lossyCase, withSchema, client.WithRewritePolicy(rewrite.All))
 	if r.err != nil || r.created != 1 {
 		t.Fatalf("the approved clamp: created %d, %v", r.created, r.err)
 	}

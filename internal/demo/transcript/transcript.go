@@ -16,6 +16,7 @@ import (
 	"github.com/remedy-go/remedy"
 	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/internal/termsafe"
+	"github.com/remedy-go/remedy/rewrite"
 )
 
 // Attempt writes one attempt of a call: what was sent, what came back, what the loop
@@ -119,7 +120,7 @@ func mark(lossy, refused bool) string {
 // rule that made it, as in `/amount 99999999 → 1000000 by clamp`. A value that was absent or
 // removed is said so; a long value is shortened. The path, the values and the rule come from
 // a rewriter (a model's, maybe): they are escaped (see termsafe), so the line is safe to print.
-func Change(c client.Change) string {
+func Change(c rewrite.Change) string {
 	path := c.Path
 	if path == "" {
 		path = "(the whole arguments)"

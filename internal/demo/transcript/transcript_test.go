@@ -11,35 +11,36 @@ import (
 	"github.com/remedy-go/remedy/client"
 	"github.com/remedy-go/remedy/internal/demo/transcript"
 	"github.com/remedy-go/remedy/internal/termsafe"
+	"github.com/remedy-go/remedy/rewrite"
 )
 
 func TestAttemptChanges(t *testing.T) {
 	t.Parallel()
 	env := &remedy.Envelope{Status: 422, Code: "invalid_body", Message: "amount must be at most 1000000"}
-	rewrite := client.Decision{Action: client.ActRewrite, Why: "the failure names a fix"}
+	rw := client.Decision{Action: client.ActRewrite, Why: "the failure names a fix"}
 	refused := client.Decision{Action: client.ActStop, Cause: client.ErrRewriteRefused, Why: "not approved"}
 	long := json.RawMessage(`"` + strings.Repeat("é", 200) + `"`)
 	for _, tc := range []struct {
 		name     string
 		decision client.Decision
-		changes  []client.Change
+		changes  []rewrite.Change
 		want     []string
 	}{
-		{"none", rewrite, nil, nil},
-		{"lossless", rewrite, []client.Change{
+		{"none", rw, nil, nil},
+		{"lossless", rw, []rewrite.Change{
 			{Path: "/amount", Old: json.RawMessage(`"1200"`), New: json.RawMessage(`1200`), Rule: "coerce"},
 		}, []string{`      change /amount "1200" → 1200 by coerce`}},
-		{"lossy, approved", rewrite, []client.Change{
+		{"lossy, approved", rw, []rewrite.Change{
 			{Path: "/amount", Old: json.RawMessage(`99999999`), New: json.RawMessage(`1000000`), Rule: "clamp", Lossy: true},
 		}, []string{`      change /amount 99999999 → 1000000 by clamp (lossy, approved)`}},
-		{"refused", refused, []client.Change{
+		{"refused", refused, []rewrite.Change{
 			{Path: "/amount", Old: json.RawMessage(`10`), New: json.RawMessage(`50`), Rule: "clamp", Lossy: true},
 			{Path: "/currency", Old: json.RawMessage(`"EUR"`), New: json.RawMessage(`"eur"`), Rule: "enum_match"},
 		}, []string{
 			`      change /amount 10 → 50 by clamp (lossy, refused)`,
 			`      change /currency "EUR" → "eur" by enum_match (refused)`,
 		}},
-		{"added, removed, spaced, not JSON", rewrite, []client.Change{
+		{"added, removed, spaced, not JSON", rw, []rewrite.Change{
 			{Path: "/currency", New: json.RawMessage(`"usd"`), Rule: "default"},
 			{Path: "/extra", Old: json.RawMessage("{\n  \"a\": 1\n}"), Rule: "drop_unknown", Lossy: true},
 			{Path: "/x", Old: json.RawMessage("not\njson"), New: json.RawMessage(`1`)},
@@ -48,7 +49,7 @@ func TestAttemptChanges(t *testing.T) {
 			`      change /extra {"a":1} → (removed) by drop_unknown (lossy, approved)`,
 			`      change /x "not\njson" → 1` + "\n",
 		}},
-		{"long", rewrite, []client.Change{{Path: "/memo", Old: long, New: json.RawMessage(`"short"`), Rule: "truncate", Lossy: true}},
+		{"long", rw, []rewrite.Change{{Path: "/memo", Old: long, New: json.RawMessage(`"short"`), Rule: "truncate", Lossy: true}},
 			[]string{`      change /memo "` + strings.Repeat("é", 78) + `… → "short" by truncate (lossy, approved)`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -75,14 +76,14 @@ func TestAttemptChanges(t *testing.T) {
 func TestChange(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		c    client.Change
+		c    rewrite.Change
 		want string
 	}{
-		{client.Change{Path: "/a/0", Old: json.RawMessage(`0`), New: json.RawMessage(`1`), Rule: "clamp"}, "/a/0 0 → 1 by clamp"},
-		{client.Change{Path: "", Old: json.RawMessage(`{}`), New: json.RawMessage(`{"a":1}`)}, `(the whole arguments) {} → {"a":1}`},
-		{client.Change{Path: "/b"}, "/b (absent) → (removed)"},
+		{rewrite.Change{Path: "/a/0", Old: json.RawMessage(`0`), New: json.RawMessage(`1`), Rule: "clamp"}, "/a/0 0 → 1 by clamp"},
+		{rewrite.Change{Path: "", Old: json.RawMessage(`{}`), New: json.RawMessage(`{"a":1}`)}, `(the whole arguments) {} → {"a":1}`},
+		{rewrite.Change{Path: "/b"}, "/b (absent) → (removed)"},
 		// A model's rewriter may say anything: its path, value and rule are shown escaped.
-		{client.Change{Path: "/c\x1b[2K", New: json.RawMessage("\"txt.exe\u202egnp\""), Rule: "llm\r\n"},
+		{rewrite.Change{Path: "/c\x1b[2K", New: json.RawMessage("\"txt.exe\u202egnp\""), Rule: "llm\r\n"},
 			`/c\x1b[2K (absent) → "txt.exe\u202egnp" by llm\r\n`},
 	} {
 		if got := transcript.Change(tc.c); got != tc.want {
@@ -136,7 +137,7 @@ func TestAttemptEscapesWhatTheServerSaid(t *testing.T) {
 	}{
 		{"envelope", client.Attempt{Operation: "transfer", Number: 1, Method: "POST", Target: "/v1/transfers" + hostile,
 			Status: 409, Envelope: env, Decision: client.Decision{Action: client.ActStop, Why: "stopped: " + hostile},
-			Changes: []client.Change{{Path: "/to" + hostile, Old: json.RawMessage(`"a"`), New: json.RawMessage(`"` + hostile + `"`), Rule: "llm" + hostile}}},
+			Changes: []rewrite.Change{{Path: "/to" + hostile, Old: json.RawMessage(`"a"`), New: json.RawMessage(`"` + hostile + `"`), Rule: "llm" + hostile}}},
 			6}, // sent, answer, issue, next_operation, decision, change
 		{"transport error", client.Attempt{Operation: "transfer", Number: 1, Method: "POST", Target: "/v1/transfers",
 			Err: errors.New("read: " + hostile), Decision: client.Decision{Action: client.ActStop, Why: "no response"}},

@@ -23,6 +23,17 @@ type Sample struct {
 	Body    []byte
 }
 
+// MustLoad is Load that ends the test on an error: the recorded answers a test of another
+// package reads (dir is testdata/envelopes as seen from it).
+func MustLoad(tb TB, dir string) []Sample {
+	tb.Helper()
+	all, err := Load(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return all
+}
+
 // Load reads every <dialect>/<name>.http under dir (testdata/envelopes), sorted by path.
 func Load(dir string) ([]Sample, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*", "*.http"))

@@ -1,4 +1,4 @@
-package client_test
+package rewrite_test
 
 import (
 	"context"
@@ -6,14 +6,14 @@ import (
 	"fmt"
 
 	"github.com/remedy-go/remedy"
-	"github.com/remedy-go/remedy/client"
+	"github.com/remedy-go/remedy/rewrite"
 )
 
-// DefaultRewriter repairs what the failure states exactly, and lists what it changed: here the
+// Default repairs what the failure states exactly, and lists what it changed: here the
 // only allowed currency, a number sent as a string, and a quantity over its maximum. Moving a
 // quantity onto its bound changes what was asked for: that change is lossy, a proposal the
-// loop sends only when its RewritePolicy approves.
-func ExampleDefaultRewriter() {
+// loop sends only when its Policy approves.
+func ExampleDefault() {
 	body := []byte(`{"error":{"statusCode":422,"code":"invalid_body","message":"The request body failed validation.",
 		"issues":[
 			{"path":["currency"],"code":"enum","allowed_values":["usd"],"received":"US$"},
@@ -22,9 +22,9 @@ func ExampleDefaultRewriter() {
 		],"retryable":false}}`)
 	e, _ := remedy.Parse(422, nil, body)
 
-	r := &client.Rewrite{Operation: "create_order", Envelope: e, Attempt: 1,
+	r := &rewrite.Request{Operation: "create_order", Envelope: e, Attempt: 1,
 		Args: json.RawMessage(`{"currency":"US$","items":[{"sku":"ABC-1","quantity":250},{"sku":"DEF-2","quantity":"3"}]}`)}
-	out, err := client.DefaultRewriter.Rewrite(context.Background(), r)
+	out, err := rewrite.Default.Rewrite(context.Background(), r)
 	fmt.Println(string(out), err)
 	for _, c := range r.Changes {
 		fmt.Printf("%s: %s -> %s (%s, lossy %v)\n", c.Path, c.Old, c.New, c.Rule, c.Lossy)
@@ -40,7 +40,7 @@ func ExampleDefaultRewriter() {
 // A value in the wrong case is matched to the one allowed value it spells; a value that is
 // none of them gets a proposed choice, marked lossy; a failure that names no value and no
 // schema gets no guess: nil means give up.
-func ExampleDefaultRewriter_schema() {
+func ExampleDefault_schema() {
 	e, _ := remedy.Parse(400, nil, []byte(`{"error":{"code":"invalid_input",
 		"message":"Invalid input for tool charge: currency: Invalid option",
 		"issues":[{"path":["currency"],"code":"invalid_value","message":"Invalid option: expected one of \"eur\"|\"usd\""}],
@@ -48,14 +48,14 @@ func ExampleDefaultRewriter_schema() {
 			"currency":{"type":"string","enum":["eur","usd"]}},"required":["amount","currency"]},
 		"retryable":true}}`))
 	for _, args := range []string{`{"amount":1200,"currency":"EUR"}`, `{"amount":1200,"currency":"GBP"}`} {
-		r := &client.Rewrite{Operation: "charge", Args: json.RawMessage(args), Envelope: e, Attempt: 1}
-		out, _ := client.DefaultRewriter.Rewrite(context.Background(), r)
+		r := &rewrite.Request{Operation: "charge", Args: json.RawMessage(args), Envelope: e, Attempt: 1}
+		out, _ := rewrite.Default.Rewrite(context.Background(), r)
 		fmt.Println(string(out), r.Changes[0].Rule, r.Changes[0].Lossy)
 	}
 
 	e, _ = remedy.Parse(400, nil, []byte(`{"error":{"code":"invalid_sort","field":"sort","message":"unknown sort order"}}`))
-	out, err := client.DefaultRewriter.Rewrite(context.Background(),
-		&client.Rewrite{Operation: "list_orders", Args: json.RawMessage(`{"sort":"up"}`), Envelope: e, Attempt: 1})
+	out, err := rewrite.Default.Rewrite(context.Background(),
+		&rewrite.Request{Operation: "list_orders", Args: json.RawMessage(`{"sort":"up"}`), Envelope: e, Attempt: 1})
 	fmt.Println(out == nil, err)
 	// Output:
 	// {"amount":1200,"currency":"eur"} enum_match false
@@ -64,38 +64,38 @@ func ExampleDefaultRewriter_schema() {
 }
 
 // A server that names the field and its rule, and nothing else, is repaired from the
-// operation's schema (Rewrite.Schema; the loop passes Call.Schema): the enum it states
+// operation's schema (Request.Schema; the loop passes Call.Schema): the enum it states
 // matches "RED" to "red". Without the schema, Blocked says what was missing.
-func ExampleDefaultRewriter_operationSchema() {
+func ExampleDefault_operationSchema() {
 	e := &remedy.Envelope{Status: 400, Code: "bad_request", Issues: []remedy.Issue{{Path: "/color", Code: "enum"}}}
 	schema := json.RawMessage(`{"type":"object","properties":{"color":{"type":"string","enum":["red","green"]}}}`)
 	args := json.RawMessage(`{"sku":"D-1","color":"RED"}`)
 
-	r := &client.Rewrite{Operation: "create_item", Args: args, Envelope: e, Attempt: 1, Schema: schema}
-	out, _ := client.DefaultRewriter.Rewrite(context.Background(), r)
+	r := &rewrite.Request{Operation: "create_item", Args: args, Envelope: e, Attempt: 1, Schema: schema}
+	out, _ := rewrite.Default.Rewrite(context.Background(), r)
 	fmt.Println(string(out), r.Changes[0].Rule)
 
-	r = &client.Rewrite{Operation: "create_item", Args: args, Envelope: e, Attempt: 1}
-	out, _ = client.DefaultRewriter.Rewrite(context.Background(), r)
+	r = &rewrite.Request{Operation: "create_item", Args: args, Envelope: e, Attempt: 1}
+	out, _ = rewrite.Default.Rewrite(context.Background(), r)
 	fmt.Println(out == nil, r.Blocked[0].Path, r.Blocked[0].Why)
 	// Output:
 	// {"sku":"D-1","color":"red"} enum_match
 	// true /color no allowed value or type is known
 }
 
-// LLMRewriter wraps any model client as a function from prompt to reply. The prompt carries the
+// LLM wraps any model client as a function from prompt to reply. The prompt carries the
 // envelope's repair instruction and the arguments; the reply must be the corrected object.
-func ExampleLLMRewriter() {
+func ExampleLLM() {
 	complete := func(_ context.Context, prompt string) (string, error) {
 		fmt.Print(prompt)
 		return "```json\n{\"sort\": \"desc\", \"limit\": 20}\n```", nil // a model's fenced reply
 	}
-	rw := client.LLMRewriter(complete)
+	rw := rewrite.LLM(complete)
 
 	e, _ := remedy.Parse(400, nil, []byte(`{"error":{"code":"invalid_sort","message":"sort must be asc or desc",
 		"field":"sort","allowed_values":["asc","desc"]}}`))
 	out, err := rw.Rewrite(context.Background(),
-		&client.Rewrite{Operation: "list_orders", Args: json.RawMessage(`{"sort":"newest", "limit":20}`), Envelope: e, Attempt: 1})
+		&rewrite.Request{Operation: "list_orders", Args: json.RawMessage(`{"sort":"newest", "limit":20}`), Envelope: e, Attempt: 1})
 	fmt.Println("->", string(out), err)
 	// Output:
 	// The call failed with invalid_sort (HTTP 400): sort must be asc or desc.

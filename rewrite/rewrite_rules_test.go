@@ -1,4 +1,4 @@
-package client_test
+package rewrite_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/remedy-go/remedy"
-	"github.com/remedy-go/remedy/client"
+	"github.com/remedy-go/remedy/rewrite"
 )
 
 // chargeSchema is the input schema of AgentBack's charge tool, as its envelope inlines it.
@@ -382,16 +382,16 @@ func TestDefaultRewriterWhy(t *testing.T) {
 func TestDefaultRewriterChangesOnlyWhenItRepairs(t *testing.T) {
 	e, ok := remedy.Parse(400, nil, []byte(`{"error":{"code":"invalid_sort","field":"sort","message":"bad sort"}}`))
 	require.True(t, ok)
-	stale := []client.Change{{Path: "/sort", Rule: "rewriter"}}
-	r := &client.Rewrite{Args: json.RawMessage(`{"sort":"up"}`), Envelope: e, Changes: stale}
-	out, err := client.DefaultRewriter.Rewrite(context.Background(), r)
+	stale := []rewrite.Change{{Path: "/sort", Rule: "rewriter"}}
+	r := &rewrite.Request{Args: json.RawMessage(`{"sort":"up"}`), Envelope: e, Changes: stale}
+	out, err := rewrite.Default.Rewrite(context.Background(), r)
 	require.NoError(t, err)
 	assert.Nil(t, out)
 	assert.Nil(t, r.Changes, "a give-up leaves no changes behind, whatever the Rewrite held")
 
-	r = &client.Rewrite{Args: json.RawMessage(`{"sort":"up"}`), Envelope: e, Changes: stale}
+	r = &rewrite.Request{Args: json.RawMessage(`{"sort":"up"}`), Envelope: e, Changes: stale}
 	e.Issues[0].AllowedValues = []json.RawMessage{json.RawMessage(`"asc"`)}
-	out, err = client.DefaultRewriter.Rewrite(context.Background(), r)
+	out, err = rewrite.Default.Rewrite(context.Background(), r)
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"sort":"asc"}`, string(out))
 	assert.Equal(t, []changeView{lossless("/sort", "only_allowed_value", `"up"`, `"asc"`)}, viewChanges(r.Changes),

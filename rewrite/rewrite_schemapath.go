@@ -1,4 +1,4 @@
-package client
+package rewrite
 
 import (
 	"strconv"
@@ -10,10 +10,10 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// Placing what a failure names onto the operation's schema (Rewrite.Schema): a path the server
+// Placing what a failure names onto the operation's schema (Request.Schema): a path the server
 // wrote in another form, a field it named without a path, an issue that names only its rule.
 // Each becomes a JSON Pointer into the arguments only when exactly one place fits; otherwise
-// it stays as the server wrote it, and DefaultRewriter says why it could not act on it.
+// it stays as the server wrote it, and Default says why it could not act on it.
 
 const (
 	// maxMapSegments bounds the segments of a path or field that is mapped: no request's
@@ -58,7 +58,7 @@ type placement struct {
 var locationWords = map[string]bool{"body": true, "query": true, "querystring": true, "path": true, "params": true, "form": true}
 
 // placeIssues places every issue: a Path the operation's schema knows, or the arguments hold,
-// stays as written; another is mapped onto the schema (see DefaultRewriter); a Field is
+// stays as written; another is mapped onto the schema (see Default); a Field is
 // mapped, or lost; an issue with neither is placed on the one value of the arguments that
 // breaks the schema as its code says, when it is the only such issue of its kind. Nil when
 // there is nothing to place (no schema, no Field): every issue is where its Path says.
@@ -452,7 +452,7 @@ func (pl *placer) placeRule(class ruleClass) (string, string) {
 	return "", whyNoFieldNone
 }
 
-// walkArgs checks the arguments against the facts of the schema DefaultRewriter reads (enum,
+// walkArgs checks the arguments against the facts of the schema Default reads (enum,
 // type, bounds and lengths, required properties), counting the values that break it by kind.
 // It is no validator: what it cannot read (a union, a pattern, a format) breaks nothing.
 func (pl *placer) walkArgs(s, v gjson.Result, ptr string, depth int) {

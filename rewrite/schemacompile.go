@@ -1,4 +1,4 @@
-package client
+package rewrite
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/remedy-go/remedy"
 	jsv "github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -235,4 +236,49 @@ func boundedNumber(s string) bool {
 	}
 	exp, err := strconv.Atoi(strings.TrimPrefix(s[i+1:], "+"))
 	return err == nil && exp >= -checkNumberMaxExp && exp <= checkNumberMaxExp
+}
+
+// Violations are the issues of args against schema, as the loop checks a call's arguments
+// before sending them: none when they are valid. unchecked says why they were not checked (a
+// schema that does not compile, arguments larger than the check reads, a number beyond the
+// validator's bounds, a validator that failed); "" when they were.
+func Violations(schema, args json.RawMessage) (issues []remedy.Issue, unchecked string) {
+	s := argsSchemas.get(schema)
+	if s.sch == nil {
+		return nil, "the schema does not compile: " + s.err.Error()
+	}
+	if len(args) > checkMaxArgs {
+		return nil, "the arguments are larger than the check reads"
+	}
+	if len(bytes.TrimSpace(args)) == 0 {
+		args = json.RawMessage("{}")
+	}
+	inst, err := jsv.UnmarshalJSON(bytes.NewReader(args))
+	if err != nil || !boundedNumbers(inst) {
+		return nil, "the arguments hold a number beyond the validator's bounds"
+	}
+	issues, ok := validateArgs(s.sch, inst)
+	if !ok {
+		return issues, "the schema validator failed"
+	}
+	return issues, ""
+}
+
+// validateArgs validates inst against sch and lists the violations; ok is false when the
+// validator panicked (a bug of its own, which must not end the call).
+func validateArgs(sch *jsv.Schema, inst any) (issues []remedy.Issue, ok bool) {
+	defer func() {
+		if recover() != nil {
+			issues, ok = nil, false
+		}
+	}()
+	err := sch.Validate(inst)
+	if err == nil {
+		return nil, true
+	}
+	var ve *jsv.ValidationError
+	if !errors.As(err, &ve) {
+		return []remedy.Issue{{Code: "invalid", Message: "the arguments are invalid: " + err.Error()}}, true
+	}
+	return schemaIssues(ve, inst), true
 }

@@ -1,4 +1,4 @@
-package client
+package rewrite
 
 import (
 	"math"
@@ -10,7 +10,7 @@ import (
 	"github.com/remedy-go/remedy/internal/jsonw"
 )
 
-// What DefaultRewriter reads from a JSON Schema: the schema of one field in the envelope's
+// What Default reads from a JSON Schema: the schema of one field in the envelope's
 // inline Schema, and the facts its rules need (allowed values, bounds, type, default). Only
 // what can be decided without a validator is read; where a schema leaves a choice open (a
 // union of several kinds of value), it says nothing, and the rules that need it do not apply.

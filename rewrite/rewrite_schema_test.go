@@ -1,4 +1,4 @@
-package client_test
+package rewrite_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/remedy-go/remedy"
 	"github.com/remedy-go/remedy/client"
+	"github.com/remedy-go/remedy/rewrite"
 )
 
 // itemSchema is the arguments schema of the small API the frameworks serve: an item with its
@@ -37,7 +38,7 @@ type schemaCase struct {
 	args    string
 	want    string       // "" when the rewriter must give up
 	changes []changeView // the changes it must report
-	blocked []client.Blocked
+	blocked []rewrite.Blocked
 	why     string // a part of the first change's Why
 }
 
@@ -46,12 +47,12 @@ func runSchemaCases(t *testing.T, tests []schemaCase) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			r := &client.Rewrite{Operation: "create_item", Args: json.RawMessage(tt.args), Attempt: 1,
+			r := &rewrite.Request{Operation: "create_item", Args: json.RawMessage(tt.args), Attempt: 1,
 				Envelope: &remedy.Envelope{Status: 400, Code: "bad_request", Issues: tt.issues}}
 			if tt.schema != "" {
 				r.Schema = json.RawMessage(tt.schema)
 			}
-			out, err := client.DefaultRewriter.Rewrite(context.Background(), r)
+			out, err := rewrite.Default.Rewrite(context.Background(), r)
 			require.NoError(t, err)
 			if tt.want == "" {
 				assert.Nil(t, out, "repaired: %s", out)
@@ -168,31 +169,31 @@ func TestDefaultRewriterSchemaFacts(t *testing.T) {
 		name:    "without a schema a bare issue is not repaired, and says why",
 		issues:  []remedy.Issue{{Path: "/color", Code: "enum"}},
 		args:    `{"sku":"A","quantity":1,"color":"RED"}`,
-		blocked: []client.Blocked{{Path: "/color", Code: "enum", Why: "no allowed value or type is known"}},
+		blocked: []rewrite.Blocked{{Path: "/color", Code: "enum", Why: "no allowed value or type is known"}},
 	}, {
 		name:    "a schema that says nothing of the field",
 		issues:  []remedy.Issue{{Path: "/note", Code: "invalid"}},
 		schema:  itemSchema,
 		args:    `{"sku":"A","quantity":1,"note":"x"}`,
-		blocked: []client.Blocked{{Path: "/note", Code: "invalid", Why: "no allowed value or type is known"}},
+		blocked: []rewrite.Blocked{{Path: "/note", Code: "invalid", Why: "no allowed value or type is known"}},
 	}, {
 		name:    "a value that no conversion makes an integer",
 		issues:  []remedy.Issue{{Path: "/quantity", Code: "type"}},
 		schema:  itemSchema,
 		args:    `{"sku":"A","quantity":"two"}`,
-		blocked: []client.Blocked{{Path: "/quantity", Code: "type", Why: "the value cannot be converted to integer without loss"}},
+		blocked: []rewrite.Blocked{{Path: "/quantity", Code: "type", Why: "the value cannot be converted to integer without loss"}},
 	}, {
 		name:    "a missing value without a default",
 		issues:  []remedy.Issue{{Path: "/currency", Code: "required"}},
 		schema:  itemSchema,
 		args:    `{"sku":"A","quantity":1}`,
-		blocked: []client.Blocked{{Path: "/currency", Code: "required", Why: "the value is missing, and no default is known"}},
+		blocked: []rewrite.Blocked{{Path: "/currency", Code: "required", Why: "the value is missing, and no default is known"}},
 	}, {
 		name:   "every problem is named, not only the first",
 		issues: []remedy.Issue{{Path: "/note", Code: "invalid"}, {Path: "/color", Code: "enum"}, {Path: "/lines/5/qty", Code: "max"}},
 		schema: itemSchema,
 		args:   `{"sku":"A","quantity":1,"note":"x","color":"RED","lines":[]}`,
-		blocked: []client.Blocked{
+		blocked: []rewrite.Blocked{
 			{Path: "/note", Code: "invalid", Why: "no allowed value or type is known"},
 			{Path: "/lines/5/qty", Code: "max", Why: "the path is not in the arguments"}},
 	}, {
@@ -200,13 +201,13 @@ func TestDefaultRewriterSchemaFacts(t *testing.T) {
 		issues:  []remedy.Issue{{Path: "/color", Code: "enum"}},
 		schema:  `["red"]`,
 		args:    `{"color":"RED"}`,
-		blocked: []client.Blocked{{Path: "/color", Code: "enum", Why: "no allowed value or type is known"}},
+		blocked: []rewrite.Blocked{{Path: "/color", Code: "enum", Why: "no allowed value or type is known"}},
 	}, {
 		name:    "a schema that is not JSON says nothing",
 		issues:  []remedy.Issue{{Path: "/color", Code: "enum"}},
 		schema:  `{"properties":{"color":{"enum":["red"]}}`,
 		args:    `{"color":"RED"}`,
-		blocked: []client.Blocked{{Path: "/color", Code: "enum", Why: "no allowed value or type is known"}},
+		blocked: []rewrite.Blocked{{Path: "/color", Code: "enum", Why: "no allowed value or type is known"}},
 	}})
 }
 
@@ -261,13 +262,13 @@ func TestDefaultRewriterSchemaPaths(t *testing.T) {
 		issues:  []remedy.Issue{{Field: "lines.qty", Code: "type"}},
 		schema:  itemSchema,
 		args:    `{"sku":"A","quantity":1,"lines":[{"sku":"x","qty":"1"},{"sku":"y","qty":"2"}]}`,
-		blocked: []client.Blocked{{Field: "lines.qty", Code: "type", Why: "the field leaves out an array index, and several elements could be the one"}},
+		blocked: []rewrite.Blocked{{Field: "lines.qty", Code: "type", Why: "the field leaves out an array index, and several elements could be the one"}},
 	}, {
 		name:    "an index that would be a guess: no element breaks the schema",
 		issues:  []remedy.Issue{{Field: "lines.qty", Code: "type"}},
 		schema:  itemSchema,
 		args:    `{"sku":"A","quantity":1,"lines":[{"sku":"x","qty":1},{"sku":"y","qty":2}]}`,
-		blocked: []client.Blocked{{Field: "lines.qty", Code: "type", Why: "the field leaves out an array index, and no element breaks the schema there"}},
+		blocked: []rewrite.Blocked{{Field: "lines.qty", Code: "type", Why: "the field leaves out an array index, and no element breaks the schema there"}},
 	}, {
 		name:    "a missing required member: the one element that lacks it",
 		issues:  []remedy.Issue{{Field: "lines.sku", Code: "required"}},
@@ -316,13 +317,13 @@ func TestDefaultRewriterSchemaPaths(t *testing.T) {
 		issues:  []remedy.Issue{{Field: "Color", Code: "oneof"}},
 		schema:  `{"type":"object","properties":{"Color":{"enum":["red"]},"color":{"enum":["blue"]}}}`,
 		args:    `{"color":"BLUE"}`,
-		blocked: []client.Blocked{{Field: "Color", Code: "oneof", Why: "the field matches several properties of the schema"}},
+		blocked: []rewrite.Blocked{{Field: "Color", Code: "oneof", Why: "the field matches several properties of the schema"}},
 	}, {
 		name:    "two properties in different cases: a path in a third case matches both",
 		issues:  []remedy.Issue{{Path: "/COLOR", Code: "enum"}},
 		schema:  `{"type":"object","properties":{"Color":{"enum":["red"]},"color":{"enum":["blue"]}}}`,
 		args:    `{"color":"BLUE"}`,
-		blocked: []client.Blocked{{Path: "/COLOR", Code: "enum", Why: "the field matches several properties of the schema"}},
+		blocked: []rewrite.Blocked{{Path: "/COLOR", Code: "enum", Why: "the field matches several properties of the schema"}},
 	}, {
 		name:    "a path spelled exactly as one of them is that one",
 		issues:  []remedy.Issue{{Path: "/Color", Code: "enum"}},
@@ -342,30 +343,30 @@ func TestDefaultRewriterSchemaPaths(t *testing.T) {
 		issues:  []remedy.Issue{{Field: "Weight", Code: "max"}},
 		schema:  itemSchema,
 		args:    `{"sku":"A","quantity":1,"weight":5}`,
-		blocked: []client.Blocked{{Field: "Weight", Code: "max", Why: "the field names no property of the schema"}},
+		blocked: []rewrite.Blocked{{Field: "Weight", Code: "max", Why: "the field names no property of the schema"}},
 	}, {
 		name:    "a field without a schema",
 		issues:  []remedy.Issue{{Field: "Lines[1].SKU", Code: "required"}},
 		args:    `{"lines":[{},{}]}`,
-		blocked: []client.Blocked{{Field: "Lines[1].SKU", Code: "required", Why: "the field is not a path into the arguments, and no readable schema maps it onto one"}},
+		blocked: []rewrite.Blocked{{Field: "Lines[1].SKU", Code: "required", Why: "the field is not a path into the arguments, and no readable schema maps it onto one"}},
 	}, {
 		name:    "a field through an array the arguments lack",
 		issues:  []remedy.Issue{{Field: "lines.qty", Code: "type"}},
 		schema:  itemSchema,
 		args:    `{"sku":"A","quantity":1}`,
-		blocked: []client.Blocked{{Field: "lines.qty", Code: "type", Why: "the field goes through an array the arguments do not hold"}},
+		blocked: []rewrite.Blocked{{Field: "lines.qty", Code: "type", Why: "the field goes through an array the arguments do not hold"}},
 	}, {
 		name:    "a field that cannot be read",
 		issues:  []remedy.Issue{{Field: "lines..qty", Code: "type"}, {Field: "lines[1", Code: "type"}},
 		schema:  itemSchema,
 		args:    `{"sku":"A","quantity":1}`,
-		blocked: []client.Blocked{{Field: "lines..qty", Code: "type", Why: "the field cannot be read as a path"}, {Field: "lines[1", Code: "type", Why: "the field cannot be read as a path"}},
+		blocked: []rewrite.Blocked{{Field: "lines..qty", Code: "type", Why: "the field cannot be read as a path"}, {Field: "lines[1", Code: "type", Why: "the field cannot be read as a path"}},
 	}, {
 		name:   "a mapped field that still lacks a fact",
 		issues: []remedy.Issue{{Field: "Lines[0].SKU", Code: "required"}},
 		schema: itemSchema,
 		args:   `{"sku":"A","quantity":1,"lines":[{}]}`,
-		blocked: []client.Blocked{{Path: "/lines/0/sku", Field: "Lines[0].SKU", Code: "required",
+		blocked: []rewrite.Blocked{{Path: "/lines/0/sku", Field: "Lines[0].SKU", Code: "required",
 			Why: "the value is missing, and no default is known"}},
 	}})
 }
@@ -407,30 +408,30 @@ func TestDefaultRewriterSchemaRuleOnly(t *testing.T) {
 		issues:  []remedy.Issue{{Code: "oneof"}},
 		schema:  itemSchema,
 		args:    `{"sku":"A","quantity":1,"currency":"USD","color":"RED"}`,
-		blocked: []client.Blocked{{Code: "oneof", Why: "the issue names no field, and several values of the arguments break the schema as its code says"}},
+		blocked: []rewrite.Blocked{{Code: "oneof", Why: "the issue names no field, and several values of the arguments break the schema as its code says"}},
 	}, {
 		name:    "nothing breaks the enum: no guess",
 		issues:  []remedy.Issue{{Code: "oneof"}},
 		schema:  itemSchema,
 		args:    `{"sku":"A","quantity":1,"currency":"usd"}`,
-		blocked: []client.Blocked{{Code: "oneof", Why: "the issue names no field, and no value of the arguments breaks the schema as its code says"}},
+		blocked: []rewrite.Blocked{{Code: "oneof", Why: "the issue names no field, and no value of the arguments breaks the schema as its code says"}},
 	}, {
 		name:    "two issues of one rule, one value: no guess",
 		issues:  []remedy.Issue{{Code: "oneof"}, {Code: "enum"}},
 		schema:  itemSchema,
 		args:    `{"sku":"A","quantity":1,"currency":"USD"}`,
-		blocked: []client.Blocked{{Code: "oneof", Why: "the issue names no field, and another issue names the same rule"}},
+		blocked: []rewrite.Blocked{{Code: "oneof", Why: "the issue names no field, and another issue names the same rule"}},
 	}, {
 		name:    "a code that names no rule",
 		issues:  []remedy.Issue{{Code: "custom_check"}},
 		schema:  itemSchema,
 		args:    `{"sku":"A","quantity":1,"currency":"USD"}`,
-		blocked: []client.Blocked{{Code: "custom_check", Why: "the issue names no field, and its code names no rule the schema can be checked for"}},
+		blocked: []rewrite.Blocked{{Code: "custom_check", Why: "the issue names no field, and its code names no rule the schema can be checked for"}},
 	}, {
 		name:    "without a schema",
 		issues:  []remedy.Issue{{Code: "oneof"}},
 		args:    `{"currency":"USD"}`,
-		blocked: []client.Blocked{{Code: "oneof", Why: "the issue names no field"}},
+		blocked: []rewrite.Blocked{{Code: "oneof", Why: "the issue names no field"}},
 	}})
 }
 
@@ -497,9 +498,9 @@ func TestDefaultRewriterSchemaHostile(t *testing.T) {
 		"256 fields in a large schema": {big.String(), `{"p_1":"x"}`, manyFields, "the field, the schema or the arguments are too large to map within bounds"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			r := &client.Rewrite{Args: json.RawMessage(tc.args), Schema: json.RawMessage(tc.schema),
+			r := &rewrite.Request{Args: json.RawMessage(tc.args), Schema: json.RawMessage(tc.schema),
 				Envelope: &remedy.Envelope{Issues: tc.issues}}
-			out, err := client.DefaultRewriter.Rewrite(context.Background(), r)
+			out, err := rewrite.Default.Rewrite(context.Background(), r)
 			require.NoError(t, err)
 			if err := checkChanges([]byte(tc.args), out, r.Changes); err != nil {
 				t.Error(err)
@@ -515,7 +516,7 @@ func TestDefaultRewriterSchemaHostile(t *testing.T) {
 	}
 }
 
-// TestDefaultRewriterBlocked: every way DefaultRewriter gives up says why, and a repair clears
+// TestDefaultRewriterBlocked: every way Default gives up says why, and a repair clears
 // what an earlier give-up left.
 func TestDefaultRewriterBlocked(t *testing.T) {
 	t.Parallel()
@@ -524,58 +525,58 @@ func TestDefaultRewriterBlocked(t *testing.T) {
 		many[i] = remedy.Issue{Path: "/a", Code: "enum"}
 	}
 	for name, tc := range map[string]struct {
-		r   *client.Rewrite
+		r   *rewrite.Request
 		why string
 	}{
-		"no envelope":     {&client.Rewrite{Args: json.RawMessage(`{}`)}, "the failure names no field to repair"},
-		"no issues":       {&client.Rewrite{Args: json.RawMessage(`{}`), Envelope: &remedy.Envelope{}}, "the failure names no field to repair"},
-		"too many issues": {&client.Rewrite{Args: json.RawMessage(`{}`), Envelope: &remedy.Envelope{Issues: many}}, "the failure lists more issues than a repair is tried for"},
-		"not an object": {&client.Rewrite{Args: json.RawMessage(`[1]`), Envelope: &remedy.Envelope{Issues: []remedy.Issue{{Path: "/a", SuggestedValue: json.RawMessage(`1`)}}}},
+		"no envelope":     {&rewrite.Request{Args: json.RawMessage(`{}`)}, "the failure names no field to repair"},
+		"no issues":       {&rewrite.Request{Args: json.RawMessage(`{}`), Envelope: &remedy.Envelope{}}, "the failure names no field to repair"},
+		"too many issues": {&rewrite.Request{Args: json.RawMessage(`{}`), Envelope: &remedy.Envelope{Issues: many}}, "the failure lists more issues than a repair is tried for"},
+		"not an object": {&rewrite.Request{Args: json.RawMessage(`[1]`), Envelope: &remedy.Envelope{Issues: []remedy.Issue{{Path: "/a", SuggestedValue: json.RawMessage(`1`)}}}},
 			"the arguments are not one JSON object with each key once"},
-		"a count of issues left out": {&client.Rewrite{Args: json.RawMessage(`{}`), Envelope: &remedy.Envelope{Issues: []remedy.Issue{{Code: "too_many_issues"}}}},
+		"a count of issues left out": {&rewrite.Request{Args: json.RawMessage(`{}`), Envelope: &remedy.Envelope{Issues: []remedy.Issue{{Code: "too_many_issues"}}}},
 			"the repair leaves the arguments as they were"},
 	} {
-		out, err := client.DefaultRewriter.Rewrite(context.Background(), tc.r)
+		out, err := rewrite.Default.Rewrite(context.Background(), tc.r)
 		require.NoError(t, err, name)
 		assert.Nil(t, out, name)
-		assert.Equal(t, []client.Blocked{{Why: tc.why}}, tc.r.Blocked, name)
+		assert.Equal(t, []rewrite.Blocked{{Why: tc.why}}, tc.r.Blocked, name)
 	}
 
-	r := &client.Rewrite{Args: json.RawMessage(`{"a":"x"}`), Blocked: []client.Blocked{{Why: "stale"}},
+	r := &rewrite.Request{Args: json.RawMessage(`{"a":"x"}`), Blocked: []rewrite.Blocked{{Why: "stale"}},
 		Envelope: &remedy.Envelope{Issues: []remedy.Issue{{Path: "/a", SuggestedValue: json.RawMessage(`"y"`)}}}}
-	out, err := client.DefaultRewriter.Rewrite(context.Background(), r)
+	out, err := rewrite.Default.Rewrite(context.Background(), r)
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"a":"y"}`, string(out))
 	assert.Nil(t, r.Blocked, "a repair is blocked by nothing")
 }
 
 // TestChainKeepsTheFirstBlocked: when every rewriter gives up, the chain's account is the
-// first one given: DefaultRewriter's facts, not a model's silence.
+// first one given: Default's facts, not a model's silence.
 func TestChainKeepsTheFirstBlocked(t *testing.T) {
 	t.Parallel()
-	silent := client.RewriterFunc(func(context.Context, *client.Rewrite) (json.RawMessage, error) { return nil, nil })
-	other := client.RewriterFunc(func(_ context.Context, r *client.Rewrite) (json.RawMessage, error) {
-		r.Blocked = []client.Blocked{{Why: "the other's"}}
+	silent := rewrite.Func(func(context.Context, *rewrite.Request) (json.RawMessage, error) { return nil, nil })
+	other := rewrite.Func(func(_ context.Context, r *rewrite.Request) (json.RawMessage, error) {
+		r.Blocked = []rewrite.Blocked{{Why: "the other's"}}
 		return nil, nil
 	})
 	e := &remedy.Envelope{Issues: []remedy.Issue{{Path: "/color", Code: "enum"}}}
-	r := &client.Rewrite{Args: json.RawMessage(`{"color":"RED"}`), Envelope: e}
-	out, err := client.Chain(silent, client.DefaultRewriter, other).Rewrite(context.Background(), r)
+	r := &rewrite.Request{Args: json.RawMessage(`{"color":"RED"}`), Envelope: e}
+	out, err := rewrite.Chain(silent, rewrite.Default, other).Rewrite(context.Background(), r)
 	require.NoError(t, err)
 	assert.Nil(t, out)
-	assert.Equal(t, []client.Blocked{{Path: "/color", Code: "enum", Why: "no allowed value or type is known"}}, r.Blocked)
+	assert.Equal(t, []rewrite.Blocked{{Path: "/color", Code: "enum", Why: "no allowed value or type is known"}}, r.Blocked)
 
 	// With the schema, the default rewriter repairs, and the chain says nothing blocked it.
-	r = &client.Rewrite{Args: json.RawMessage(`{"color":"RED"}`), Envelope: e, Schema: json.RawMessage(itemSchema)}
-	out, err = client.Chain(other, client.DefaultRewriter).Rewrite(context.Background(), r)
+	r = &rewrite.Request{Args: json.RawMessage(`{"color":"RED"}`), Envelope: e, Schema: json.RawMessage(itemSchema)}
+	out, err = rewrite.Chain(other, rewrite.Default).Rewrite(context.Background(), r)
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"color":"red"}`, string(out))
 	assert.Nil(t, r.Blocked)
 
 	// A proposal kept while the rest are tried is returned without an account of a give-up.
 	e = &remedy.Envelope{Issues: []remedy.Issue{{Path: "/quantity", Code: "max"}}}
-	r = &client.Rewrite{Args: json.RawMessage(`{"sku":"A","quantity":500}`), Envelope: e, Schema: json.RawMessage(itemSchema)}
-	out, err = client.Chain(client.DefaultRewriter, other).Rewrite(context.Background(), r)
+	r = &rewrite.Request{Args: json.RawMessage(`{"sku":"A","quantity":500}`), Envelope: e, Schema: json.RawMessage(itemSchema)}
+	out, err = rewrite.Chain(rewrite.Default, other).Rewrite(context.Background(), r)
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"sku":"A","quantity":100}`, string(out))
 	assert.Nil(t, r.Blocked)
@@ -598,14 +599,14 @@ func TestLoopRewritesFromTheSchema(t *testing.T) {
 		}
 		return &client.Response{Status: 400, Envelope: gin}, nil
 	})
-	loop := client.Loop{Transport: tool, Rewriter: client.DefaultRewriter, Check: client.CheckOff}
+	loop := client.Loop{Transport: tool, Rewriter: rewrite.Default, Check: client.CheckOff}
 	call := client.Call{Operation: "create_item", Args: json.RawMessage(`{"sku":"A","quantity":1,"currency":"USD"}`)}
 
 	_, err := loop.Do(context.Background(), call)
 	var ce *client.CallError
 	require.ErrorAs(t, err, &ce)
 	require.ErrorIs(t, err, client.ErrRewriteGaveUp)
-	want := []client.Blocked{{Field: "Currency", Code: "oneof", Why: "the field is not a path into the arguments, and no readable schema maps it onto one"}}
+	want := []rewrite.Blocked{{Field: "Currency", Code: "oneof", Why: "the field is not a path into the arguments, and no readable schema maps it onto one"}}
 	assert.Equal(t, want, ce.Blocked)
 	assert.Contains(t, err.Error(), "; not repaired: Currency (oneof): the field is not a path into the arguments, and no readable schema maps it onto one (after 1 attempt)")
 
@@ -623,7 +624,7 @@ func TestLoopRewritesFromTheSchema(t *testing.T) {
 func TestCallErrorNamesBlocked(t *testing.T) {
 	t.Parallel()
 	e := &client.CallError{Operation: "create_item", Cause: client.ErrRewriteGaveUp, Detail: "no rewriter could address every issue"}
-	e.Blocked = []client.Blocked{
+	e.Blocked = []rewrite.Blocked{
 		{Path: "/color", Code: "enum", Why: "no allowed value or type is known"},
 		{Field: "Lines[1].SKU", Code: "required", Why: "the field names no property of the schema"},
 		{Code: "oneof", Why: "the issue names no field"},
@@ -637,7 +638,7 @@ func TestCallErrorNamesBlocked(t *testing.T) {
 		"(oneof): the issue names no field; /note: no rule repairs the value with what is known; the failure names no field to repair; "+
 		"and 2 more (after 0 attempts)", e.Error())
 
-	e.Blocked = []client.Blocked{{Path: "/" + strings.Repeat("é", 5000), Code: strings.Repeat("c", 5000), Why: strings.Repeat("w", 5000)}}
+	e.Blocked = []rewrite.Blocked{{Path: "/" + strings.Repeat("é", 5000), Code: strings.Repeat("c", 5000), Why: strings.Repeat("w", 5000)}}
 	msg := e.Error()
 	assert.Less(t, len(msg), 500, "a message of a few lines, whatever the server wrote")
 	assert.True(t, utf8.ValidString(msg), "cut at a character boundary")
@@ -661,7 +662,7 @@ const itemsOpenAPI = `{"openapi":"3.0.3","info":{"title":"items","version":"1"},
 
 // TestDefaultRewriterOpenAPISchema: an operation's Parameters read from OpenAPI (parameters
 // and request body in one object, components inlined, 3.0's nullable and boolean
-// exclusiveMaximum) is a schema DefaultRewriter reads.
+// exclusiveMaximum) is a schema Default reads.
 func TestDefaultRewriterOpenAPISchema(t *testing.T) {
 	ops, err := client.OperationsFromOpenAPI([]byte(itemsOpenAPI))
 	require.NoError(t, err)
@@ -737,7 +738,7 @@ func TestDefaultRewriterFrameworkFailuresWithSchema(t *testing.T) {
 	for _, tc := range []struct {
 		sample, args, want string
 		changes            []changeView
-		blocked            []client.Blocked
+		blocked            []rewrite.Blocked
 	}{
 		{sample: "generic_json/gin-enum", args: `{"sku":"A","quantity":1,"currency":"USD"}`, want: `{"sku":"A","quantity":1,"currency":"usd"}`,
 			changes: []changeView{lossless("/currency", "enum_match", `"USD"`, `"usd"`)}},
@@ -756,18 +757,18 @@ func TestDefaultRewriterFrameworkFailuresWithSchema(t *testing.T) {
 		{sample: "generic_json/gin-query-maximum", args: `{"limit":500}`, want: `{"limit":100}`,
 			changes: []changeView{lossy("/limit", "clamp", `500`, `100`)}},
 		{sample: "generic_json/gin-nested-required", args: `{"sku":"A","quantity":1,"currency":"usd","lines":[{"sku":"a","quantity":1},{"quantity":2}]}`,
-			blocked: []client.Blocked{{Path: "/lines/1/sku", Field: "Lines[1].SKU", Code: "required", Why: "the value is missing, and no default is known"}}},
+			blocked: []rewrite.Blocked{{Path: "/lines/1/sku", Field: "Lines[1].SKU", Code: "required", Why: "the value is missing, and no default is known"}}},
 		// fiber's own docs print the value, not the field's place: "[SKU]: ''" is an empty
 		// string, which is no missing property, so the rule names no one value.
 		{sample: "generic_json/fiber-docs-several", args: `{"sku":"","quantity":500,"currency":"gbp"}`,
-			blocked: []client.Blocked{{Code: "required", Why: "the issue names no field, and no value of the arguments breaks the schema as its code says"}}},
+			blocked: []rewrite.Blocked{{Code: "required", Why: "the issue names no field, and no value of the arguments breaks the schema as its code says"}}},
 	} {
 		s, ok := samples[tc.sample]
 		require.True(t, ok, tc.sample)
 		e, ok := remedy.Parse(s.status, s.header, s.body)
 		require.True(t, ok, tc.sample)
-		r := &client.Rewrite{Operation: "create_item", Args: json.RawMessage(tc.args), Envelope: e, Attempt: 1, Schema: json.RawMessage(corpusItemSchema)}
-		out, err := client.DefaultRewriter.Rewrite(context.Background(), r)
+		r := &rewrite.Request{Operation: "create_item", Args: json.RawMessage(tc.args), Envelope: e, Attempt: 1, Schema: json.RawMessage(corpusItemSchema)}
+		out, err := rewrite.Default.Rewrite(context.Background(), r)
 		require.NoError(t, err)
 		if tc.want == "" {
 			assert.Nil(t, out, tc.sample)

@@ -1,4 +1,4 @@
-package client_test
+package rewrite_test
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 	"github.com/tidwall/sjson"
 
 	"github.com/remedy-go/remedy"
-	"github.com/remedy-go/remedy/client"
+	"github.com/remedy-go/remedy/rewrite"
 )
 
 func TestSJSONPath(t *testing.T) {
@@ -64,7 +64,7 @@ func TestSJSONPath(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			path, cur, ok := client.SJSONPath(tt.doc, tt.pointer)
+			path, cur, ok := rewrite.SJSONPath(tt.doc, tt.pointer)
 			if tt.path == "" {
 				assert.False(t, ok, "path %q", path)
 				return
@@ -82,7 +82,7 @@ func TestSJSONPath(t *testing.T) {
 			if tt.cur != "" {
 				del, err := sjson.Delete(tt.doc, path)
 				require.NoError(t, err)
-				_, after, _ := client.SJSONPath(del, tt.pointer)
+				_, after, _ := rewrite.SJSONPath(del, tt.pointer)
 				assert.False(t, after.Exists(), "deleted: %s", del)
 			}
 		})
@@ -114,7 +114,7 @@ func lossy(path, rule, old, new string) changeView {
 	return changeView{Path: path, Rule: rule, Old: old, New: new, Lossy: true}
 }
 
-func viewChanges(cs []client.Change) []changeView {
+func viewChanges(cs []rewrite.Change) []changeView {
 	var out []changeView
 	for _, c := range cs {
 		out = append(out, changeView{Path: c.Path, Rule: c.Rule, Old: string(c.Old), New: string(c.New), Lossy: c.Lossy})
@@ -122,14 +122,14 @@ func viewChanges(cs []client.Change) []changeView {
 	return out
 }
 
-// rewriteOnce parses body and runs DefaultRewriter on args; the Rewrite carries the Changes.
-func rewriteOnce(t *testing.T, status int, body, args string) (json.RawMessage, *client.Rewrite) {
+// rewriteOnce parses body and runs Default on args; the Rewrite carries the Changes.
+func rewriteOnce(t *testing.T, status int, body, args string) (json.RawMessage, *rewrite.Request) {
 	t.Helper()
 	e, ok := remedy.Parse(status, http.Header{"Content-Type": {"application/json"}}, []byte(body))
 	require.True(t, ok)
 	require.NotEqual(t, remedy.DialectUnstructured, e.Dialect, "the body must be read")
-	r := &client.Rewrite{Operation: "op", Args: json.RawMessage(args), Envelope: e, Attempt: 1}
-	out, err := client.DefaultRewriter.Rewrite(context.Background(), r)
+	r := &rewrite.Request{Operation: "op", Args: json.RawMessage(args), Envelope: e, Attempt: 1}
+	out, err := rewrite.Default.Rewrite(context.Background(), r)
 	require.NoError(t, err)
 	return out, r
 }
@@ -159,7 +159,7 @@ var lossyRules = map[string]bool{"clamp": true, "truncate": true, "drop_unknown"
 
 var losslessRules = map[string]bool{"suggested_value": true, "only_allowed_value": true, "enum_match": true, "coerce": true, "default": true}
 
-// checkChanges verifies that changes account for what DefaultRewriter did to args: each names
+// checkChanges verifies that changes account for what Default did to args: each names
 // a rule with its lossiness, Old is what args held at Path (nil: nothing) and New what out
 // holds there (nil: nothing), no change lies inside another, and a give-up reports none.
 // changesNumber reports whether a change puts another number in place of a number.
@@ -173,7 +173,7 @@ func changesNumber(old, new json.RawMessage) bool {
 	return ok1 && ok2 && x != y
 }
 
-func checkChanges(args, out []byte, changes []client.Change) error {
+func checkChanges(args, out []byte, changes []rewrite.Change) error {
 	if out == nil {
 		if changes != nil {
 			return fmt.Errorf("gave up but reported %d changes", len(changes))
@@ -218,7 +218,7 @@ func checkChanges(args, out []byte, changes []client.Change) error {
 func valueAt(doc []byte, pointer string) string {
 	raw := string(doc)
 	if pointer != "" {
-		_, cur, ok := client.SJSONPath(raw, pointer)
+		_, cur, ok := rewrite.SJSONPath(raw, pointer)
 		if !ok || !cur.Exists() {
 			return ""
 		}
@@ -755,7 +755,7 @@ func TestDefaultRewriterGivesUp(t *testing.T) {
 	require.Len(t, manyIssues.Issues, 257)
 
 	ctx := context.Background()
-	for name, r := range map[string]*client.Rewrite{
+	for name, r := range map[string]*rewrite.Request{
 		"more than 256 issues": {Args: json.RawMessage(`{"f0":"x"}`), Envelope: manyIssues},
 		"nil rewrite":          nil,
 		"nil envelope":         {Args: json.RawMessage(`{"a":1}`)},
@@ -768,7 +768,7 @@ func TestDefaultRewriterGivesUp(t *testing.T) {
 			Issues: []remedy.Issue{{Path: "a~9", SuggestedValue: json.RawMessage(`2`)}},
 		}},
 	} {
-		out, err := client.DefaultRewriter.Rewrite(ctx, r)
+		out, err := rewrite.Default.Rewrite(ctx, r)
 		assert.NoError(t, err, name)
 		assert.Nil(t, out, name)
 	}
@@ -840,11 +840,11 @@ func TestDefaultRewriterCorpus(t *testing.T) {
 				argsReaching(pointers, nil),
 			}
 			for _, args := range argSets {
-				r := &client.Rewrite{Operation: "op", Args: args, Envelope: env, Attempt: 1}
+				r := &rewrite.Request{Operation: "op", Args: args, Envelope: env, Attempt: 1}
 				var out json.RawMessage
 				require.NotPanics(t, func() {
 					var err error
-					out, err = client.DefaultRewriter.Rewrite(ctx, r)
+					out, err = rewrite.Default.Rewrite(ctx, r)
 					require.NoError(t, err)
 				}, "%s/%s args %s", s.Dialect, s.Name, args)
 				if out == nil {
@@ -855,7 +855,7 @@ func TestDefaultRewriterCorpus(t *testing.T) {
 					t.Errorf("%s/%s: %v", s.Dialect, s.Name, err)
 				}
 				assert.NotEqual(t, string(args), string(out), "%s/%s", s.Dialect, s.Name)
-				again, _ := client.DefaultRewriter.Rewrite(ctx, r)
+				again, _ := rewrite.Default.Rewrite(ctx, r)
 				assert.Equal(t, string(out), string(again), "deterministic: %s/%s", s.Dialect, s.Name)
 			}
 		}
@@ -885,8 +885,8 @@ func FuzzDefaultRewriter(f *testing.F) {
 		if !ok {
 			return
 		}
-		r := &client.Rewrite{Args: args, Envelope: e, Schema: schema}
-		out, err := client.DefaultRewriter.Rewrite(context.Background(), r)
+		r := &rewrite.Request{Args: args, Envelope: e, Schema: schema}
+		out, err := rewrite.Default.Rewrite(context.Background(), r)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -925,25 +925,25 @@ func TestLLMRewriter(t *testing.T) {
 		{name: "null", reply: "null"},
 		{name: "fenced null", reply: "```json\nnull\n```"},
 		{name: "unchanged arguments", reply: `{"amount":2500,"currency":"US$"}`},
-		{name: "prose", reply: `Sure! Here are the corrected arguments: {"amount":2500,"currency":"usd"}`, wantErr: client.ErrRewriteReply},
-		{name: "prose after the fence", reply: "```json\n{\"currency\":\"usd\"}\n```\nI changed the currency.", wantErr: client.ErrRewriteReply},
-		{name: "two fences", reply: "```json\n{\"currency\":\"usd\"}\n```\n```json\n{}\n```", wantErr: client.ErrRewriteReply},
-		{name: "another language", reply: "```python\n{\"currency\":\"usd\"}\n```", wantErr: client.ErrRewriteReply},
-		{name: "array", reply: `[{"amount":2500,"currency":"usd"}]`, wantErr: client.ErrRewriteReply},
-		{name: "string", reply: `"usd"`, wantErr: client.ErrRewriteReply},
-		{name: "invalid JSON", reply: `{"amount":2500,`, wantErr: client.ErrRewriteReply},
-		{name: "duplicate keys", reply: `{"currency":"usd","currency":"eur"}`, wantErr: client.ErrRewriteReply},
-		{name: "huge", reply: huge, wantErr: client.ErrRewriteReply},
+		{name: "prose", reply: `Sure! Here are the corrected arguments: {"amount":2500,"currency":"usd"}`, wantErr: rewrite.ErrReply},
+		{name: "prose after the fence", reply: "```json\n{\"currency\":\"usd\"}\n```\nI changed the currency.", wantErr: rewrite.ErrReply},
+		{name: "two fences", reply: "```json\n{\"currency\":\"usd\"}\n```\n```json\n{}\n```", wantErr: rewrite.ErrReply},
+		{name: "another language", reply: "```python\n{\"currency\":\"usd\"}\n```", wantErr: rewrite.ErrReply},
+		{name: "array", reply: `[{"amount":2500,"currency":"usd"}]`, wantErr: rewrite.ErrReply},
+		{name: "string", reply: `"usd"`, wantErr: rewrite.ErrReply},
+		{name: "invalid JSON", reply: `{"amount":2500,`, wantErr: rewrite.ErrReply},
+		{name: "duplicate keys", reply: `{"currency":"usd","currency":"eur"}`, wantErr: rewrite.ErrReply},
+		{name: "huge", reply: huge, wantErr: rewrite.ErrReply},
 		{name: "completion error", err: context.DeadlineExceeded, wantErr: context.DeadlineExceeded},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var prompt string
-			rw := client.LLMRewriter(func(_ context.Context, p string) (string, error) {
+			rw := rewrite.LLM(func(_ context.Context, p string) (string, error) {
 				prompt = p
 				return tt.reply, tt.err
 			})
-			out, err := rw.Rewrite(context.Background(), &client.Rewrite{Operation: "create_payment", Args: args, Envelope: e, Attempt: 1})
+			out, err := rw.Rewrite(context.Background(), &rewrite.Request{Operation: "create_payment", Args: args, Envelope: e, Attempt: 1})
 			assert.True(t, strings.HasPrefix(prompt, e.Prompt()), "prompt starts with the envelope's:\n%s", prompt)
 			assert.Contains(t, prompt, "create_payment")
 			assert.Contains(t, prompt, `{"amount":2500,"currency":"US$"}`)
@@ -966,11 +966,11 @@ func TestLLMRewriter(t *testing.T) {
 func TestLLMRewriterDoesNotCallTheModel(t *testing.T) {
 	e, _ := remedy.Parse(400, nil, []byte(`{"error":{"code":"invalid_currency","field":"currency"}}`))
 	calls := 0
-	rw := client.LLMRewriter(func(context.Context, string) (string, error) {
+	rw := rewrite.LLM(func(context.Context, string) (string, error) {
 		calls++
 		return `{"currency":"usd"}`, nil
 	})
-	for name, r := range map[string]*client.Rewrite{
+	for name, r := range map[string]*rewrite.Request{
 		"nil rewrite":       nil,
 		"nil envelope":      {Args: json.RawMessage(`{"currency":"US$"}`)},
 		"array arguments":   {Args: json.RawMessage(`["US$"]`), Envelope: e},
@@ -984,7 +984,7 @@ func TestLLMRewriterDoesNotCallTheModel(t *testing.T) {
 	}
 	assert.Zero(t, calls)
 
-	out, err := client.LLMRewriter(nil).Rewrite(context.Background(), &client.Rewrite{Args: json.RawMessage(`{}`), Envelope: e})
+	out, err := rewrite.LLM(nil).Rewrite(context.Background(), &rewrite.Request{Args: json.RawMessage(`{}`), Envelope: e})
 	assert.Error(t, err)
 	assert.Nil(t, out)
 }
@@ -992,35 +992,35 @@ func TestLLMRewriterDoesNotCallTheModel(t *testing.T) {
 func TestLLMRewriterErrorWrapped(t *testing.T) {
 	e, _ := remedy.Parse(400, nil, []byte(`{"error":{"code":"invalid_currency","field":"currency"}}`))
 	boom := errors.New("upstream 503")
-	_, err := client.LLMRewriter(func(context.Context, string) (string, error) { return "", boom }).
-		Rewrite(context.Background(), &client.Rewrite{Args: json.RawMessage(`{"currency":"x"}`), Envelope: e})
+	_, err := rewrite.LLM(func(context.Context, string) (string, error) { return "", boom }).
+		Rewrite(context.Background(), &rewrite.Request{Args: json.RawMessage(`{"currency":"x"}`), Envelope: e})
 	require.ErrorIs(t, err, boom)
 	assert.NotEqual(t, boom.Error(), err.Error(), "wrapped with context")
 
-	_, err = client.LLMRewriter(func(context.Context, string) (string, error) { return "I cannot help with that.", nil }).
-		Rewrite(context.Background(), &client.Rewrite{Args: json.RawMessage(`{"currency":"x"}`), Envelope: e})
-	require.ErrorIs(t, err, client.ErrRewriteReply)
+	_, err = rewrite.LLM(func(context.Context, string) (string, error) { return "I cannot help with that.", nil }).
+		Rewrite(context.Background(), &rewrite.Request{Args: json.RawMessage(`{"currency":"x"}`), Envelope: e})
+	require.ErrorIs(t, err, rewrite.ErrReply)
 	assert.Contains(t, err.Error(), "I cannot help")
 }
 
 // The deterministic rewriter goes first; the model is asked only when it gives up.
 func TestChainDefaultThenLLM(t *testing.T) {
 	calls := 0
-	llm := client.LLMRewriter(func(context.Context, string) (string, error) {
+	llm := rewrite.LLM(func(context.Context, string) (string, error) {
 		calls++
 		return `{"sort":"asc"}`, nil
 	})
-	rw := client.Chain(client.DefaultRewriter, llm)
+	rw := rewrite.Chain(rewrite.Default, llm)
 
 	single, _ := remedy.Parse(400, nil, []byte(`{"error":{"code":"invalid_sort","field":"sort","allowed_values":["asc"]}}`))
-	out, err := rw.Rewrite(context.Background(), &client.Rewrite{Args: json.RawMessage(`{"sort":"up"}`), Envelope: single})
+	out, err := rw.Rewrite(context.Background(), &rewrite.Request{Args: json.RawMessage(`{"sort":"up"}`), Envelope: single})
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"sort":"asc"}`, string(out))
 	assert.Zero(t, calls)
 
 	// No value and no schema: the deterministic rewriter has nothing to go on.
 	vague, _ := remedy.Parse(400, nil, []byte(`{"error":{"code":"invalid_sort","field":"sort","message":"unknown sort order"}}`))
-	out, err = rw.Rewrite(context.Background(), &client.Rewrite{Args: json.RawMessage(`{"sort":"up"}`), Envelope: vague})
+	out, err = rw.Rewrite(context.Background(), &rewrite.Request{Args: json.RawMessage(`{"sort":"up"}`), Envelope: vague})
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"sort":"asc"}`, string(out))
 	assert.Equal(t, 1, calls)
@@ -1028,7 +1028,7 @@ func TestChainDefaultThenLLM(t *testing.T) {
 	// Several allowed values: the deterministic rewriter can only propose a choice, so the
 	// model is asked first; its repair goes, with no lossy change left over from the proposal.
 	several, _ := remedy.Parse(400, nil, []byte(`{"error":{"code":"invalid_sort","field":"sort","allowed_values":["desc","asc"]}}`))
-	r := &client.Rewrite{Args: json.RawMessage(`{"sort":"up"}`), Envelope: several}
+	r := &rewrite.Request{Args: json.RawMessage(`{"sort":"up"}`), Envelope: several}
 	out, err = rw.Rewrite(context.Background(), r)
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"sort":"asc"}`, string(out))
@@ -1036,8 +1036,8 @@ func TestChainDefaultThenLLM(t *testing.T) {
 	assert.Empty(t, r.Changes, "the model's repair is described by the loop, not by the proposal it replaced")
 
 	// A model that gives up leaves the proposal, with its changes.
-	quiet := client.Chain(client.DefaultRewriter, client.LLMRewriter(func(context.Context, string) (string, error) { return "null", nil }))
-	r = &client.Rewrite{Args: json.RawMessage(`{"sort":"up"}`), Envelope: several}
+	quiet := rewrite.Chain(rewrite.Default, rewrite.LLM(func(context.Context, string) (string, error) { return "null", nil }))
+	r = &rewrite.Request{Args: json.RawMessage(`{"sort":"up"}`), Envelope: several}
 	out, err = quiet.Rewrite(context.Background(), r)
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"sort":"desc"}`, string(out))
@@ -1065,8 +1065,8 @@ func TestDefaultRewriterSuggestedNumberIsLossy(t *testing.T) {
 		if !ok {
 			t.Fatal("not a failure")
 		}
-		r := &client.Rewrite{Operation: "charge", Args: json.RawMessage(tc.args), Envelope: e}
-		out, err := client.DefaultRewriter.Rewrite(context.Background(), r)
+		r := &rewrite.Request{Operation: "charge", Args: json.RawMessage(tc.args), Envelope: e}
+		out, err := rewrite.Default.Rewrite(context.Background(), r)
 		if err != nil || out == nil || len(r.Changes) != 1 {
 			t.Fatalf("%s: no repair: %s %v %v", tc.args, out, err, r.Changes)
 		}
@@ -1098,8 +1098,8 @@ func TestDefaultRewriterLeavesPathlessIssues(t *testing.T) {
 			continue
 		}
 		tried++
-		r := &client.Rewrite{Operation: "create_item", Args: args, Envelope: e, Attempt: 1}
-		out, err := client.DefaultRewriter.Rewrite(context.Background(), r)
+		r := &rewrite.Request{Operation: "create_item", Args: args, Envelope: e, Attempt: 1}
+		out, err := rewrite.Default.Rewrite(context.Background(), r)
 		require.NoError(t, err)
 		assert.Nil(t, out, "%s/%s was repaired without a path: %s", s.Dialect, s.Name, out)
 		assert.Empty(t, r.Changes, "%s/%s", s.Dialect, s.Name)

@@ -1,4 +1,4 @@
-package client
+package rewrite
 
 import (
 	"encoding/json"
@@ -13,7 +13,7 @@ import (
 	"github.com/remedy-go/remedy/internal/tape"
 )
 
-// What DefaultRewriter reads from the operation's schema (Rewrite.Schema): the facts at a path
+// What Default reads from the operation's schema (Request.Schema): the facts at a path
 // that the failure leaves out, and whether a value in the arguments breaks them. The failure's
 // own facts come first: a server whose answer contradicts the schema wins, for the schema may
 // be older than the server it describes.
@@ -54,7 +54,7 @@ func (env *envelopeJSON) operationParts(pointer string) []gjson.Result {
 	return parts
 }
 
-// The keywords DefaultRewriter reads from the operation's schema besides the allowed values
+// The keywords Default reads from the operation's schema besides the allowed values
 // and the type, in groups: the schema's word on a group counts only when the server's says
 // nothing of it. A bound is a group of its inclusive and exclusive keywords, so that a
 // server's maximum is never tightened by the schema's exclusiveMaximum.

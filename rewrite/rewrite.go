@@ -1,4 +1,4 @@
-package client
+package rewrite
 
 import (
 	"bytes"
@@ -16,20 +16,20 @@ import (
 // arguments (a JSON object), or nil to give up: the loop then stops with ErrRewriteGaveUp.
 // An error also gives up, and is kept in the call's error.
 type Rewriter interface {
-	Rewrite(ctx context.Context, r *Rewrite) (json.RawMessage, error)
+	Rewrite(ctx context.Context, r *Request) (json.RawMessage, error)
 }
 
 // Rewrite is what a Rewriter is asked to repair. It is a struct so that fields can be added.
-type Rewrite struct {
+type Request struct {
 	Operation string           // the operation the arguments are for
 	Args      json.RawMessage  // the arguments as sent, a JSON object
 	Envelope  *remedy.Envelope // the failure that names what to change
 	Attempt   int              // the attempt that failed, from 1
 
 	// Changes is the rewriter's account of what it changed, one entry per path, filled by
-	// the rewriter (DefaultRewriter sets it on every call: its edits when it returns
+	// the rewriter (Default sets it on every call: its edits when it returns
 	// arguments, nil when it gives up). A change marked Lossy makes the repair a proposal
-	// that the loop's RewritePolicy must approve. When a rewriter leaves it empty, the loop
+	// that the loop's Policy must approve. When a rewriter leaves it empty, the loop
 	// lists the changes itself by comparing the arguments, with Rule "rewriter" and Lossy
 	// false: a rewriter the caller configured speaks for the caller.
 	Changes []Change
@@ -40,7 +40,7 @@ type Rewrite struct {
 	Schema json.RawMessage
 
 	// Blocked is the rewriter's account of why it gave up: each issue it could not address,
-	// and why. DefaultRewriter sets it whenever it returns nil, and clears it otherwise; the
+	// and why. Default sets it whenever it returns nil, and clears it otherwise; the
 	// loop passes it on in CallError.Blocked.
 	Blocked []Blocked
 }
@@ -65,13 +65,13 @@ type Change struct {
 	Rule string `json:"rule"`
 	// Lossy says the change may alter what the call means (clamping a number to a bound,
 	// cutting a string, dropping a member, choosing one of several values, taking an
-	// example's value): it is applied only when the RewritePolicy approves.
+	// example's value): it is applied only when the Policy approves.
 	Lossy bool `json:"lossy,omitempty"`
 	// Why is the server's complaint the change answers, in words.
 	Why string `json:"why,omitempty"`
 }
 
-// Proposal is a repair that changes what a call means, put to the RewritePolicy: the
+// Proposal is a repair that changes what a call means, put to the Policy: the
 // arguments as sent, the arguments proposed, and every change between them.
 type Proposal struct {
 	Operation string
@@ -81,57 +81,57 @@ type Proposal struct {
 	Envelope  *remedy.Envelope // the failure the repair answers
 }
 
-// RewritePolicy decides whether the loop may send a repair that changes what a call means.
+// Policy decides whether the loop may send a repair that changes what a call means.
 // Lossless repairs (the server's suggested value, the only allowed value, an exact type
 // coercion, an enum value matched regardless of case) are sent without asking. The default,
-// SafeRewrites, refuses every lossy one: the call stops with ErrRewriteRefused and the
+// Safe, refuses every lossy one: the call stops with ErrRewriteRefused and the
 // proposal, so that a person or a model can decide and call again.
-type RewritePolicy interface {
+type Policy interface {
 	Approve(ctx context.Context, p *Proposal) (bool, error)
 }
 
-// RewritePolicyFunc adapts a function to a RewritePolicy.
-type RewritePolicyFunc func(ctx context.Context, p *Proposal) (bool, error)
+// PolicyFunc adapts a function to a Policy.
+type PolicyFunc func(ctx context.Context, p *Proposal) (bool, error)
 
 // Approve calls f.
-func (f RewritePolicyFunc) Approve(ctx context.Context, p *Proposal) (bool, error) { return f(ctx, p) }
+func (f PolicyFunc) Approve(ctx context.Context, p *Proposal) (bool, error) { return f(ctx, p) }
 
 // The two policies every program may name. They are constants, so that no part of a program
 // can change what another part's policy means.
 const (
-	// SafeRewrites is the default policy: lossless repairs only; every lossy proposal is
+	// Safe is the default policy: lossless repairs only; every lossy proposal is
 	// refused.
-	SafeRewrites approveAll = false
-	// AllRewrites approves every proposal: the rewriter's repairs are sent whatever they
+	Safe approveAll = false
+	// All approves every proposal: the rewriter's repairs are sent whatever they
 	// change.
-	AllRewrites approveAll = true
+	All approveAll = true
 )
 
-// approveAll is the type of SafeRewrites and AllRewrites: a policy that approves every
+// approveAll is the type of Safe and All: a policy that approves every
 // proposal or none.
 type approveAll bool
 
 // Approve answers p's value.
 func (p approveAll) Approve(context.Context, *Proposal) (bool, error) { return bool(p), nil }
 
-// RewriterFunc adapts a function to a Rewriter.
-type RewriterFunc func(ctx context.Context, r *Rewrite) (json.RawMessage, error)
+// Func adapts a function to a Rewriter.
+type Func func(ctx context.Context, r *Request) (json.RawMessage, error)
 
 // Rewrite calls f.
-func (f RewriterFunc) Rewrite(ctx context.Context, r *Rewrite) (json.RawMessage, error) {
+func (f Func) Rewrite(ctx context.Context, r *Request) (json.RawMessage, error) {
 	return f(ctx, r)
 }
 
 // Chain tries each rewriter in turn and returns the first repair that keeps what the call
 // means; an error stops the chain. A repair with a lossy change (a proposal for the
-// RewritePolicy) is kept while the rest are tried, and returned, with its changes, only when
-// none of them repairs the arguments: Chain(DefaultRewriter, LLMRewriter(...)) asks the model
+// Policy) is kept while the rest are tried, and returned, with its changes, only when
+// none of them repairs the arguments: Chain(Default, LLM(...)) asks the model
 // before it proposes a clamp. Each rewriter starts with no Changes and no Blocked. When every
 // rewriter gives up, Blocked is the account of the first that gave one: the deterministic
 // rewriter that usually comes first says which facts were missing, where a model's silence
 // says nothing. A repair returned leaves Blocked nil.
 func Chain(rs ...Rewriter) Rewriter {
-	return RewriterFunc(func(ctx context.Context, r *Rewrite) (json.RawMessage, error) {
+	return Func(func(ctx context.Context, r *Request) (json.RawMessage, error) {
 		var proposal json.RawMessage
 		var proposed []Change
 		var blocked []Blocked
@@ -149,7 +149,7 @@ func Chain(rs ...Rewriter) Rewriter {
 					blocked = r.Blocked
 				}
 				continue
-			case !anyLossy(r.Changes):
+			case !AnyLossy(r.Changes):
 				r.Blocked = nil
 				return out, nil
 			case proposal == nil:
@@ -165,7 +165,7 @@ func Chain(rs ...Rewriter) Rewriter {
 }
 
 // anyLossy reports whether one of the changes is lossy.
-func anyLossy(changes []Change) bool {
+func AnyLossy(changes []Change) bool {
 	for i := range changes {
 		if changes[i].Lossy {
 			return true
@@ -174,8 +174,8 @@ func anyLossy(changes []Change) bool {
 	return false
 }
 
-// DefaultRewriter repairs arguments deterministically, from what the envelope states, without
-// a model, and lists each edit in Rewrite.Changes with the rule that made it.
+// Default repairs arguments deterministically, from what the envelope states, without
+// a model, and lists each edit in Request.Changes with the rule that made it.
 //
 // Issues with the same Path are one problem, repaired once: the first SuggestedValue, the
 // first non-empty AllowedValues, every Expected, code and message of them all are read
@@ -198,7 +198,7 @@ func anyLossy(changes []Change) bool {
 //     parameter_missing, or simply absent from the arguments, or null for a required code) is
 //     set to its schema default.
 //
-// Lossy, proposals that the loop's RewritePolicy must approve (Change.Lossy):
+// Lossy, proposals that the loop's Policy must approve (Change.Lossy):
 //
 //  6. drop_unknown: a property refused as unknown (additional_properties, unknown_field,
 //     unknown_parameter, unrecognized_keys, extra_forbidden, in any spelling) is deleted: the
@@ -219,7 +219,7 @@ func anyLossy(changes []Change) bool {
 // Schema, where the field is found through properties by key and items by index, from the
 // root or from the object holding the field (the longest suffix of the path first); a Schema
 // without properties belongs to the field when the issues name one path; else from the
-// operation's schema, Rewrite.Schema, navigated from its root (the pointer /lines/0/qty is
+// operation's schema, Request.Schema, navigated from its root (the pointer /lines/0/qty is
 // properties.lines.items.properties.qty), its local $refs resolved in it. From a schema it
 // reads enum (const is a single allowed value), minimum, maximum, exclusiveMinimum,
 // exclusiveMaximum, maxLength, type and default; it follows local $ref, allOf, and the one
@@ -233,7 +233,7 @@ func anyLossy(changes []Change) bool {
 // bound only the operation's schema states says it in Change.Why ("the schema allows at most
 // 100").
 //
-// With Rewrite.Schema, what a failure names in another form is mapped onto the schema before
+// With Request.Schema, what a failure names in another form is mapped onto the schema before
 // the issues are merged, so that two issues naming one field in two forms are one problem:
 //
 //   - a Path that neither the schema nor the arguments hold as written: each name is matched
@@ -279,32 +279,32 @@ func anyLossy(changes []Change) bool {
 //
 // It is a constant, so that no part of a program can change what another part's default
 // means.
-const DefaultRewriter defaultRewriter = 0
+const Default defaultRewriter = 0
 
-// defaultRewriter is DefaultRewriter's type.
+// defaultRewriter is Default's type.
 type defaultRewriter uint8
 
-// Rewrite repairs r (see DefaultRewriter).
-func (defaultRewriter) Rewrite(_ context.Context, r *Rewrite) (json.RawMessage, error) {
+// Rewrite repairs r (see Default).
+func (defaultRewriter) Rewrite(_ context.Context, r *Request) (json.RawMessage, error) {
 	return rewriteDefault(r), nil
 }
 
-// ErrRewriteReply is wrapped by the error LLMRewriter returns when the model's reply is not one
+// ErrReply is wrapped by the error LLM returns when the model's reply is not one
 // JSON object of arguments.
-var ErrRewriteReply = errors.New("remedy: the model's reply is not a JSON object of arguments")
+var ErrReply = errors.New("remedy: the model's reply is not a JSON object of arguments")
 
-// LLMRewriter asks a model to repair the arguments. complete sends a prompt to the model and
+// LLM asks a model to repair the arguments. complete sends a prompt to the model and
 // returns its reply; any vendor's client fits behind it. The prompt is the envelope's Prompt,
 // the operation, the arguments as sent, and the instruction to answer with the corrected
 // arguments as one JSON object and nothing else.
 //
 // The reply is trusted only as far as it is an object: surrounding space and one Markdown code
 // fence are removed, and a reply over 1 MiB, not valid JSON, or not an object is an error
-// wrapping ErrRewriteReply. An empty reply, null, or the arguments unchanged give up (nil,
+// wrapping ErrReply. An empty reply, null, or the arguments unchanged give up (nil,
 // nil); so do a Rewrite without an envelope and Args that are not a JSON object, without
 // calling the model. An error from complete is returned wrapped.
-func LLMRewriter(complete func(ctx context.Context, prompt string) (string, error)) Rewriter {
-	return RewriterFunc(func(ctx context.Context, r *Rewrite) (json.RawMessage, error) {
+func LLM(complete func(ctx context.Context, prompt string) (string, error)) Rewriter {
+	return Func(func(ctx context.Context, r *Request) (json.RawMessage, error) {
 		if complete == nil {
 			return nil, errNoCompletion
 		}

@@ -1,4 +1,4 @@
-package client
+package rewrite
 
 import (
 	"cmp"
@@ -32,7 +32,7 @@ const checkMaxReceived = 1024
 //
 // It is the server's conversion, not its code: the server's (server/validate.go) is bound to
 // its compiled-once index of every subschema, which it needs to inline the violated subschema
-// and to suggest values, and which the client, holding the whole schema in Rewrite.Schema,
+// and to suggest values, and which the client, holding the whole schema in Request.Schema,
 // does without. The codes are shared (internal/schemaissue).
 //
 // The issues are sorted by Path (segment by segment, array indexes in numeric order), then

@@ -1,4 +1,4 @@
-package client
+package rewrite
 
 import (
 	"encoding/json"
@@ -12,7 +12,7 @@ import (
 // describe its own changes: members added, removed, or given another value, by JSON Pointer,
 // in the order they appear (the old document's first). Objects are compared member by
 // member; any other value, arrays included, is one change when it differs.
-func diffArgs(old, new json.RawMessage) []Change {
+func Diff(old, new json.RawMessage) []Change {
 	var out []Change
 	diffValue(&out, "", gjson.ParseBytes(old), gjson.ParseBytes(new))
 	return out

@@ -1,4 +1,4 @@
-package client_test
+package rewrite_test
 
 import (
 	"context"
@@ -6,16 +6,16 @@ import (
 	"testing"
 
 	"github.com/remedy-go/remedy"
-	"github.com/remedy-go/remedy/client"
+	"github.com/remedy-go/remedy/rewrite"
 )
 
-// BenchmarkDefaultRewriter measures one repair by DefaultRewriter, the envelope already parsed:
+// BenchmarkDefaultRewriter measures one repair by Default, the envelope already parsed:
 // a few issues of the kinds a validator reports together (a suggested value, a bound in the
 // issue's schema, a type named in Expected), and a bound read from the envelope's inline schema.
 func BenchmarkDefaultRewriter(b *testing.B) {
 	cases := []struct {
 		name, body, args string
-		schema           string // the operation's schema, Rewrite.Schema; "" for none
+		schema           string // the operation's schema, Request.Schema; "" for none
 	}{{
 		name: "issues",
 		body: `{"error":{"statusCode":422,"code":"invalid_body","message":"The request body failed validation.",
@@ -54,7 +54,7 @@ func BenchmarkDefaultRewriter(b *testing.B) {
 			b.ReportAllocs()
 			ctx := context.Background()
 			for b.Loop() {
-				out, _ := client.DefaultRewriter.Rewrite(ctx, &client.Rewrite{Operation: "op", Args: args, Envelope: e, Attempt: 1, Schema: schema})
+				out, _ := rewrite.Default.Rewrite(ctx, &rewrite.Request{Operation: "op", Args: args, Envelope: e, Attempt: 1, Schema: schema})
 				if out == nil {
 					b.Fatal("no repair")
 				}

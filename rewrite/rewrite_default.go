@@ -1,4 +1,4 @@
-package client
+package rewrite
 
 import (
 	"bytes"
@@ -20,12 +20,12 @@ import (
 	"github.com/remedy-go/remedy/internal/tape"
 )
 
-// maxRewriteIssues bounds the issues DefaultRewriter repairs. Each repair edits the whole
+// maxRewriteIssues bounds the issues Default repairs. Each repair edits the whole
 // document, so the work grows with issues times arguments; a failure listing more issues than
 // this rejects the request as a whole rather than naming fixes.
 const maxRewriteIssues = 256
 
-// The rules of DefaultRewriter, as Change.Rule names them.
+// The rules of Default, as Change.Rule names them.
 const (
 	ruleSuggested     = "suggested_value"
 	ruleOnlyAllowed   = "only_allowed_value"
@@ -48,10 +48,10 @@ func lossyRule(rule string) bool {
 	return false
 }
 
-// rewriteDefault is DefaultRewriter: every path the issues name must be repaired by one rule,
+// rewriteDefault is Default: every path the issues name must be repaired by one rule,
 // or nothing is returned. A partial repair would only earn the same refusal one attempt later,
 // with a new idempotency key spent on it.
-func rewriteDefault(r *Rewrite) json.RawMessage {
+func rewriteDefault(r *Request) json.RawMessage {
 	if r == nil {
 		return nil
 	}
@@ -119,7 +119,7 @@ func rewriteDefault(r *Rewrite) json.RawMessage {
 	return out
 }
 
-// Why DefaultRewriter gives up, besides the reasons of placing an issue (see placeIssues), as
+// Why Default gives up, besides the reasons of placing an issue (see placeIssues), as
 // Blocked.Why says it.
 const (
 	whyNoIssues      = "the failure names no field to repair"
@@ -133,7 +133,7 @@ const (
 	whyNoRule        = "no rule repairs the value with what is known"
 )
 
-// blocked is p's entry in Rewrite.Blocked, its field and code its first issue's.
+// blocked is p's entry in Request.Blocked, its field and code its first issue's.
 func (p *problem) blocked(issues []remedy.Issue, why string) Blocked {
 	is := &issues[p.first]
 	return Blocked{Path: p.path, Field: is.Field, Code: is.Code, Why: why}
@@ -284,7 +284,7 @@ func compactAll(vals []json.RawMessage) []string {
 // schema and example, and the operation's schema.
 type envelopeJSON struct {
 	schema     gjson.Result // the envelope's Schema when it is an object, else absent
-	op         gjson.Result // the operation's schema (Rewrite.Schema) when it is an object
+	op         gjson.Result // the operation's schema (Request.Schema) when it is an object
 	opWork     int          // what is left of the work of reading op (see operationParts)
 	objectRoot bool         // the Schema declares properties: it is an object's, not a field's
 	example    gjson.Result // the example arguments when they are an object, else absent
@@ -399,7 +399,7 @@ func repairProblem(doc string, env *envelopeJSON, p *problem, changes []Change) 
 		}
 	}
 
-	// Lossy: proposals, for the RewritePolicy to approve.
+	// Lossy: proposals, for the Policy to approve.
 	if p.additional {
 		if out, cs, ok := deleteAdditional(doc, env, p, cur, changes); ok {
 			return out, cs, ""
@@ -461,7 +461,7 @@ func (p *problem) stuck(cur gjson.Result, allowed []string, typ string, schemas 
 	return whyNoRule
 }
 
-// bounded reports whether the schemas state a bound or a length DefaultRewriter reads.
+// bounded reports whether the schemas state a bound or a length Default reads.
 func bounded(schemas []gjson.Result) bool {
 	for _, k := range [...]string{"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "maxLength"} {
 		if keyword(schemas, k).Exists() {

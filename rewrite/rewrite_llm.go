@@ -1,4 +1,4 @@
-package client
+package rewrite
 
 import (
 	"errors"
@@ -43,17 +43,17 @@ func rewritePrompt(e *remedy.Envelope, operation string, args []byte) string {
 // null mean the model gave up.
 func readRewriteReply(reply string) ([]byte, error) {
 	if len(reply) > maxRewriteReply {
-		return nil, fmt.Errorf("%w: the reply is %d bytes, over the 1 MiB limit", ErrRewriteReply, len(reply))
+		return nil, fmt.Errorf("%w: the reply is %d bytes, over the 1 MiB limit", ErrReply, len(reply))
 	}
 	s := stripFence(strings.TrimSpace(reply))
 	if s == "" || s == "null" {
 		return nil, nil
 	}
 	if !tape.Valid(s) {
-		return nil, fmt.Errorf("%w: not valid JSON: %q", ErrRewriteReply, prose.Clip(s, 80))
+		return nil, fmt.Errorf("%w: not valid JSON: %q", ErrReply, prose.Clip(s, 80))
 	}
 	if s[0] != '{' {
-		return nil, fmt.Errorf("%w: a JSON %s, not an object", ErrRewriteReply, jsonKind(s[0]))
+		return nil, fmt.Errorf("%w: a JSON %s, not an object", ErrReply, jsonKind(s[0]))
 	}
 	return jsonw.Compact(s), nil
 }
