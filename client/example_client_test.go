@@ -16,6 +16,57 @@ import (
 	"github.com/remedy-go/remedy/rewrite"
 )
 
+// The README's first example: the defaults repair a currency in the wrong case (a repair that
+// changes nothing the call means), and a confirmation the default policy refuses comes back
+// with its challenge, for a person to approve and the caller to send again with its token.
+func ExampleNew() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		token := r.Header.Get(remedy.HeaderConfirmationToken)
+		fmt.Printf("server got %s token=%q\n", body, token)
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case !strings.Contains(string(body), `"usd"`):
+			w.WriteHeader(http.StatusUnprocessableEntity)
+			io.WriteString(w, `{"error":{"code":"invalid_body","message":"currency must be one of usd, eur",`+
+				`"issues":[{"path":["currency"],"code":"enum","allowed_values":["usd","eur"]}]}}`)
+		case token != "ct_7":
+			w.WriteHeader(http.StatusConflict)
+			io.WriteString(w, `{"error":{"code":"confirmation_required","message":"This charges 12.00 USD.",`+
+				`"retryable":true,"confirmationToken":"ct_7"}}`)
+		default:
+			w.WriteHeader(http.StatusCreated)
+			io.WriteString(w, `{"id":"ord_1"}`)
+		}
+	}))
+	defer srv.Close()
+	ctx, baseURL, items := context.Background(), srv.URL, []map[string]any{{"sku": "a", "quantity": 1}}
+
+	c, err := client.New(
+		client.WithBaseURL(baseURL),
+		client.WithOperations(client.Operation{Name: "create_order", Method: "POST", Path: "/v1/orders"}),
+	) // the defaults make the repairs that change nothing the call means, and no other
+	if err != nil {
+		panic(err)
+	}
+	resp, err := c.Call(ctx, "create_order", map[string]any{"currency": "USD", "items": items})
+	var ce *client.CallError
+	if errors.As(err, &ce) && ce.Challenge != nil { // confirmation required; if a person approves:
+		fmt.Println("a person approves:", ce.Challenge.Message)
+		resp, err = c.Call(ctx, "create_order", ce.Challenge.Args, client.WithConfirmationToken(ce.Challenge.Token))
+	}
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(resp.Status, string(resp.Body))
+	// Output:
+	// server got {"currency":"USD","items":[{"quantity":1,"sku":"a"}]} token=""
+	// server got {"currency":"usd","items":[{"quantity":1,"sku":"a"}]} token=""
+	// a person approves: This charges 12.00 USD.
+	// server got {"currency":"usd","items":[{"quantity":1,"sku":"a"}]} token="ct_7"
+	// 201 {"id":"ord_1"}
+}
+
 // A validation failure that names the allowed values is repaired by the Rewriter and sent
 // again: the loop returns the success with every attempt.
 func ExampleClient_Call() {
