@@ -10,15 +10,15 @@
 // With a real model (any eino model.ToolCallingChatModel, such as eino-ext's OpenAI or Claude
 // models) the code is:
 //
-//	client, err := client.New(client.WithBaseURL("https://api.example.com"))
+//	c, err := client.New(client.WithBaseURL("https://api.example.com"))
 //	// ...
-//	_, err = client.LoadOpenAPI(ctx, "/openapi.json")
-//	tools := client.ForClient(c, tools.Options{})
+//	_, err = c.LoadOpenAPI(ctx, "/openapi.json")
+//	ts := tools.ForClient(c, tools.Options{})
 //	agent, err := react.NewAgent(ctx, &react.AgentConfig{
 //		ToolCallingModel: chatModel,
 //		ToolsConfig: compose.ToolsNodeConfig{
-//			Tools:               Tools(tools),
-//			UnknownToolsHandler: tools.Dispatch, // a made-up tool name: the model is told the real ones
+//			Tools:               Tools(ts),
+//			UnknownToolsHandler: ts.Dispatch, // a made-up tool name: the model is told the real ones
 //		},
 //	})
 //	answer, err := agent.Generate(ctx, []*schema.Message{schema.UserMessage("Invoice Ada 12 euros.")})

@@ -1,5 +1,5 @@
 // Command langchaingo runs remedy's tools in a langchaingo agent. The tools are a
-// tools.Toolset (remedy's) over the reference billing API, loaded from its OpenAPI document on loopback,
+// remedytools.Toolset over the reference billing API, loaded from its OpenAPI document on loopback,
 // and the agent is langchaingo's ReAct ("one-shot") agent under agents.NewExecutor. The client
 // has no rewriter, so a refused call is not repaired by remedy: the agent's model reads the
 // repair text (Envelope.Prompt) as the tool's observation and writes the corrected call
@@ -11,10 +11,10 @@
 //
 // It is a module of its own, so that langchaingo stays out of remedy's go.mod.
 //
-// In your own agent, *tools.Tool is a langchaingo tools.Tool:
+// In your own agent, remedy's *remedytools.Tool is a langchaingo tools.Tool:
 //
-//	// after client.LoadOpenAPI, or WithOperations:
-//	ts := client.ForClient(c, tools.Options{SchemaInDescription: true})
+//	// after c.LoadOpenAPI, or client.WithOperations:
+//	ts := remedytools.ForClient(c, remedytools.Options{SchemaInDescription: true})
 //	var agentTools []tools.Tool
 //	for _, t := range ts.Tools() {
 //		agentTools = append(agentTools, t)
