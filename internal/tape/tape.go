@@ -48,6 +48,7 @@ type Token struct {
 	Count      uint8 // a container's members or elements, up to 255 (more are counted again)
 }
 
+// Tape is one parse: the text read (Src) and a token for each of its values (Toks).
 type Tape struct {
 	Src   string
 	Toks  []Token
@@ -96,6 +97,7 @@ func For(size int) *Tape {
 	return &Tape{Toks: make([]Token, 0, minTape<<c)}
 }
 
+// Put gives t back to its pool, for Get or For to hand out again; t must not be used after.
 func Put(t *Tape) {
 	if t.maps { // do not keep the keys of a huge object
 		return
@@ -373,6 +375,7 @@ type keyIter struct {
 	first    bool
 }
 
+// Next moves to the next key, and reports whether there is one.
 func (it *keyIter) Next() bool {
 	if !it.first {
 		it.pos = it.toks[it.pos+1].Next // past the value of the key at pos
@@ -415,6 +418,7 @@ type Val struct {
 	i int32 // token index + 1, so that the zero value is "absent"
 }
 
+// Root is the value the text is, after a successful Parse.
 func (t *Tape) Root() Val {
 	if len(t.Toks) == 0 {
 		return Val{}
@@ -422,6 +426,7 @@ func (t *Tape) Root() Val {
 	return Val{t: t, i: 1}
 }
 
+// Tok is v's token.
 func (v Val) Tok() *Token { return &v.t.Toks[v.i-1] }
 
 // Height is how deeply the value nests (0 for a scalar).
@@ -435,6 +440,7 @@ func (v Val) Height() int {
 // Exists reports whether the value is present (null is present).
 func (v Val) Exists() bool { return v.i > 0 }
 
+// Kind is v's kind; None when v is absent.
 func (v Val) Kind() Kind {
 	if v.i == 0 {
 		return None
@@ -442,6 +448,7 @@ func (v Val) Kind() Kind {
 	return v.Tok().Kind
 }
 
+// IsObject, IsArray, IsString, IsNumber and IsNull report v's kind.
 func (v Val) IsObject() bool { return v.Kind() == Object }
 func (v Val) IsArray() bool  { return v.Kind() == Array }
 func (v Val) IsString() bool { return v.Kind() == String }
@@ -519,6 +526,7 @@ func (v Val) Get(path string) Val {
 	return v
 }
 
+// Member is the member of object v named name; absent when there is none or v is no object.
 func (v Val) Member(name string) Val {
 	switch v.Kind() {
 	case Object:
@@ -557,6 +565,7 @@ func (v Val) Ref() (*Tape, int32) { return v.t, v.i }
 // At is the value whose token index + 1 is i.
 func (t *Tape) At(i int32) Val { return Val{t: t, i: i} }
 
+// Iter walks v's members (an object) or elements (an array); nothing for a scalar.
 func (v Val) Iter() (it Iter) {
 	if v.i == 0 {
 		return
@@ -568,6 +577,7 @@ func (v Val) Iter() (it Iter) {
 	return
 }
 
+// Next moves to the next member or element, and reports whether there is one.
 func (it *Iter) Next() bool {
 	if it.pos >= it.end {
 		return false
