@@ -3,12 +3,12 @@ package remedy_test
 import (
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/internal/testkit/corpus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -181,7 +181,7 @@ func TestTruncatedSuccess(t *testing.T) {
 // the same decision its full parse gives.
 func TestTruncatedWholeEnvelope(t *testing.T) {
 	t.Parallel()
-	body := hugeAgentEnvelope(`"code":"account_closed","retryable":false,"retry_after_ms":250,"severity":"fatal"`, 64<<10)
+	body := corpus.HugeAgentEnvelope(`"code":"account_closed","retryable":false,"retry_after_ms":250,"severity":"fatal"`, 64<<10)
 	full, ok := remedy.ParseResponse(&http.Response{StatusCode: 503, Header: http.Header{},
 		Body: io.NopCloser(strings.NewReader(body))}, remedy.WithMaxBody(int64(len(body))))
 	require.True(t, ok)
@@ -205,25 +205,10 @@ func TestTruncatedWholeEnvelope(t *testing.T) {
 	}
 }
 
-// hugeAgentEnvelope is a valid agent envelope of at least size bytes: the members given, a
-// message, then a long list of issues.
-func hugeAgentEnvelope(members string, size int) string {
-	var b strings.Builder
-	b.WriteString(`{"error":{"statusCode":503,` + members + `,"message":"The account is closed.","issues":[`)
-	for i := 0; b.Len() < size; i++ {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(`{"path":["items",` + strconv.Itoa(i) + `,"sku"],"code":"unknown","message":"no such sku","retryable":true}`)
-	}
-	b.WriteString(`]}}`)
-	return b.String()
-}
-
 // BenchmarkParseTruncated: a failure's body over the bound, read from its prefix, on both
 // paths; the prefix is 1 MiB (the default bound) of an agent envelope.
 func BenchmarkParseTruncated(b *testing.B) {
-	body := []byte(hugeAgentEnvelope(`"code":"account_closed","retryable":false,"retry_after_ms":250`, remedy.DefaultMaxBody+1))
+	body := []byte(corpus.HugeAgentEnvelope(`"code":"account_closed","retryable":false,"retry_after_ms":250`, remedy.DefaultMaxBody+1))
 	b.Run("Parse", func(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(remedy.DefaultMaxBody)

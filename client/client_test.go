@@ -48,16 +48,7 @@ func fast() backoff.BackOff { return backoff.NewConstantBackOff(time.Millisecond
 // running in parallel share no connections).
 func newClient(t *testing.T, srv *scripted, opts ...client.Option) *client.Client {
 	t.Helper()
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	t.Cleanup(tr.CloseIdleConnections)
-	all := append([]client.Option{
-		client.WithBaseURL(srv.URL),
-		client.WithHTTPClient(&http.Client{Transport: tr}),
-		client.WithBackoff(fast),
-	}, opts...)
-	c, err := client.New(all...)
-	require.NoError(t, err)
-	return c
+	return scriptsrv.Client(t, srv, opts...)
 }
 
 var (

@@ -5,12 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/remedy-go/remedy"
 	"github.com/remedy-go/remedy/client"
+	"github.com/remedy-go/remedy/internal/testkit/corpus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -20,7 +19,7 @@ import (
 // decides from the prefix.
 func TestClientTruncatedNotRetryable(t *testing.T) {
 	t.Parallel()
-	body := hugeAgentEnvelope(`"code":"account_closed","retryable":false`, 2<<20)
+	body := corpus.HugeAgentEnvelope(`"code":"account_closed","retryable":false`, 2<<20)
 	srv := newScripted(t, func(w http.ResponseWriter, r *http.Request, n int) {
 		reply(w, 503, body)
 	})
@@ -41,7 +40,7 @@ func TestClientTruncatedNotRetryable(t *testing.T) {
 // retried, and the retry succeeds.
 func TestClientTruncatedRetryable(t *testing.T) {
 	t.Parallel()
-	body := hugeAgentEnvelope(`"code":"unavailable","retryable":true,"retry_after_ms":0`, 2<<20)
+	body := corpus.HugeAgentEnvelope(`"code":"unavailable","retryable":true,"retry_after_ms":0`, 2<<20)
 	srv := newScripted(t, func(w http.ResponseWriter, r *http.Request, n int) {
 		if n == 1 {
 			reply(w, 503, body)
@@ -55,18 +54,4 @@ func TestClientTruncatedRetryable(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, res)
 	assert.Len(t, srv.Requests(), 2, "the 503 was retried once")
-}
-
-// hugeAgentEnvelope is an agent envelope of at least size bytes (issues repeated), with members at its start.
-func hugeAgentEnvelope(members string, size int) string {
-	var b strings.Builder
-	b.WriteString(`{"error":{"statusCode":503,` + members + `,"message":"The account is closed.","issues":[`)
-	for i := 0; b.Len() < size; i++ {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(`{"path":["items",` + strconv.Itoa(i) + `,"sku"],"code":"unknown","message":"no such sku","retryable":true}`)
-	}
-	b.WriteString(`]}}`)
-	return b.String()
 }

@@ -168,3 +168,18 @@ type TB interface {
 	Fatalf(format string, args ...any)
 	Errorf(format string, args ...any)
 }
+
+// HugeAgentEnvelope is a valid agent envelope of at least size bytes: the members given, a
+// message, then a long list of issues.
+func HugeAgentEnvelope(members string, size int) string {
+	var b strings.Builder
+	b.WriteString(`{"error":{"statusCode":503,` + members + `,"message":"The account is closed.","issues":[`)
+	for i := 0; b.Len() < size; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`{"path":["items",` + strconv.Itoa(i) + `,"sku"],"code":"unknown","message":"no such sku","retryable":true}`)
+	}
+	b.WriteString(`]}}`)
+	return b.String()
+}

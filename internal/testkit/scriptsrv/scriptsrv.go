@@ -8,8 +8,11 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/cenkalti/backoff/v4"
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/client"
 )
 
 // Request is one request as the server saw it.
@@ -65,4 +68,22 @@ func Reply(w http.ResponseWriter, status int, body string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	io.WriteString(w, body)
+}
+
+// Client is a client of s with a backoff that never makes a test wait and a transport of its
+// own (so that tests running in parallel share no connections), and opts after those.
+func Client(t testing.TB, s *Server, opts ...client.Option) *client.Client {
+	t.Helper()
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	t.Cleanup(tr.CloseIdleConnections)
+	all := append([]client.Option{
+		client.WithBaseURL(s.URL),
+		client.WithHTTPClient(&http.Client{Transport: tr}),
+		client.WithBackoff(func() backoff.BackOff { return backoff.NewConstantBackOff(time.Millisecond) }),
+	}, opts...)
+	c, err := client.New(all...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
