@@ -16,9 +16,11 @@ import (
 // ARCHITECTURE.md describe: the leaf libraries under internal/ import nothing of remedy's but
 // one another; the contract (the root package) imports only leaf libraries; the server, the
 // conformance kit and the go-retryablehttp adapter are built on the contract and import nothing
-// of package client; the libraries a user imports import no demo application and no test kit,
-// but for server/storetest, which is a test kit itself. Only code that is built into a package
-// counts (tests may use the kits and the client).
+// of package client; the libraries a user imports import no example and no test kit, but for
+// server/storetest, which is a test kit itself; and an example imports nothing under internal/,
+// so that it builds when copied into a module of its own (the examples that are modules of
+// their own included). Only code that is built into a package counts (tests may use the kits
+// and the client).
 func TestLayout(t *testing.T) {
 	const module = "github.com/remedy-go/remedy"
 	leaves := map[string]bool{}
@@ -27,7 +29,7 @@ func TestLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, e := range entries {
-		if e.IsDir() && e.Name() != "demo" && e.Name() != "testkit" {
+		if e.IsDir() && e.Name() != "testkit" {
 			leaves["internal/"+e.Name()] = true
 		}
 	}
@@ -43,7 +45,7 @@ func TestLayout(t *testing.T) {
 			if name := d.Name(); p != "." && (strings.HasPrefix(name, ".") || name == "testdata" || name == "node_modules") {
 				return filepath.SkipDir
 			}
-			if p != "." {
+			if p != "." && !under(filepath.ToSlash(p), "examples") {
 				if _, err := os.Stat(filepath.Join(p, "go.mod")); err == nil {
 					return filepath.SkipDir // a module of its own
 				}
@@ -67,10 +69,12 @@ func TestLayout(t *testing.T) {
 			switch {
 			case leaves[topTwo(dir)] && !leaves[topTwo(target)]:
 				t.Errorf("%s: the leaf library %s imports %s", p, topTwo(dir), imp)
+			case under(dir, "examples") && under(target, "internal"):
+				t.Errorf("%s: an example imports %s: copied into a module of its own, it would not build", p, imp)
 			case under(dir, "internal") || under(dir, "cmd") || under(dir, "examples") || dir == "server/storetest":
 				// applications and kits may import anything
-			case under(target, "internal/demo") || under(target, "internal/testkit"):
-				t.Errorf("%s: a library imports %s (a demo or a test kit)", p, imp)
+			case under(target, "examples") || under(target, "internal/testkit"):
+				t.Errorf("%s: a library imports %s (an example or a test kit)", p, imp)
 			case dir == "." && !leaves[topTwo(target)]:
 				t.Errorf("%s: the contract imports %s, which is not a leaf library", p, imp)
 			case contractOnly(dir) && under(target, "client"):

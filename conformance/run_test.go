@@ -20,7 +20,7 @@ import (
 
 	"github.com/remedy-go/remedy"
 	"github.com/remedy-go/remedy/conformance"
-	"github.com/remedy-go/remedy/internal/demo/billing"
+	"github.com/remedy-go/remedy/examples/billing"
 	"github.com/remedy-go/remedy/server"
 	"github.com/remedy-go/remedy/server/storetest"
 )

@@ -23,7 +23,7 @@ import (
 
 	"github.com/remedy-go/remedy"
 	"github.com/remedy-go/remedy/client"
-	"github.com/remedy-go/remedy/internal/demo/billing"
+	"github.com/remedy-go/remedy/examples/billing"
 	remedyotel "github.com/remedy-go/remedy/otel"
 	"github.com/remedy-go/remedy/server"
 )

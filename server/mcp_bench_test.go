@@ -10,7 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/remedy-go/remedy/internal/demo/billing"
+	"github.com/remedy-go/remedy/examples/billing"
 )
 
 // BenchmarkMCPToolCall measures a validated tool call (create_invoice) through the go-sdk's

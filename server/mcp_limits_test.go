@@ -11,7 +11,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/remedy-go/remedy/internal/demo/billing"
+	"github.com/remedy-go/remedy/examples/billing"
 	"github.com/remedy-go/remedy/internal/testkit/margin"
 )
 

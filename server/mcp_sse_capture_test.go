@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/remedy-go/remedy"
-	"github.com/remedy-go/remedy/internal/demo/billing"
+	"github.com/remedy-go/remedy/examples/billing"
 	"github.com/remedy-go/remedy/internal/testkit/corpus"
 	"github.com/remedy-go/remedy/server"
 )

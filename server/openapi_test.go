@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/remedy-go/remedy/internal/demo/billing"
+	"github.com/remedy-go/remedy/examples/billing"
 	"github.com/remedy-go/remedy/server"
 )
 

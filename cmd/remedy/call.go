@@ -17,8 +17,8 @@ import (
 
 	"github.com/remedy-go/remedy"
 	"github.com/remedy-go/remedy/client"
+	"github.com/remedy-go/remedy/client/transcript"
 	"github.com/remedy-go/remedy/internal/closest"
-	"github.com/remedy-go/remedy/internal/demo/transcript"
 	"github.com/remedy-go/remedy/internal/termsafe"
 	"github.com/remedy-go/remedy/mcp"
 	"github.com/remedy-go/remedy/rewrite"

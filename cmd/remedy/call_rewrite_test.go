@@ -17,7 +17,7 @@ import (
 
 	"github.com/remedy-go/remedy"
 	"github.com/remedy-go/remedy/client"
-	"github.com/remedy-go/remedy/internal/demo/transcript"
+	"github.com/remedy-go/remedy/client/transcript"
 	"github.com/remedy-go/remedy/rewrite"
 )
 

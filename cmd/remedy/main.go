@@ -3,7 +3,6 @@
 // shows every attempt, probes a live server for the contract and lints an OpenAPI document,
 // with reports for people and for CI, and serves the example billing API to try it on.
 //
-//	remedy demo
 //	remedy serve --addr 127.0.0.1:8080
 //	remedy call http://127.0.0.1:8080 create_invoice '{"customer_id":"cus_ada","currency":"EUR","amount":1200}'
 //	remedy probe --writes http://127.0.0.1:8080
@@ -68,7 +67,7 @@ func (c *command) invoke(ctx context.Context, args []string, s streams) error {
 	return c.run(ctx, &invocation{streams: s, cmd: c, fs: newFlagSet(c), args: args})
 }
 
-var commands = []*command{demoCommand, serveCommand, callCommand, probeCommand, lintCommand, versionCommand}
+var commands = []*command{serveCommand, callCommand, probeCommand, lintCommand, versionCommand}
 
 func lookup(name string) *command {
 	for _, c := range commands {

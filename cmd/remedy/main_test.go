@@ -22,7 +22,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/remedy-go/remedy/conformance"
-	"github.com/remedy-go/remedy/internal/demo/billing"
+	"github.com/remedy-go/remedy/examples/billing"
 	"github.com/remedy-go/remedy/internal/testkit/margin"
 	"github.com/remedy-go/remedy/internal/testkit/nettest"
 	"github.com/remedy-go/remedy/internal/testkit/redistest"
@@ -665,16 +665,6 @@ func TestLint(t *testing.T) {
 	remedyCmd(t, "", "lint", filepath.Join(dir, "missing.json")).wantExit(t, exitCannotRun)
 	remedyCmd(t, "", "lint").wantExit(t, exitUsage)
 	remedyCmd(t, "", "lint", "--junit", filepath.Join(dir, "no", "such", "dir.xml"), good).wantExit(t, exitCannotRun)
-}
-
-func TestDemo(t *testing.T) {
-	t.Parallel()
-	r := remedyCmd(t, "", "demo")
-	r.wantExit(t, exitOK)
-	if !strings.Contains(r.stdout, "every side effect executed exactly once") {
-		t.Errorf("%s", r)
-	}
-	remedyCmd(t, "", "demo", "extra").wantExit(t, exitUsage)
 }
 
 // lines is a writer that hands the lines written to it to a channel.

@@ -41,8 +41,8 @@ import (
 	"github.com/cloudwego/eino/schema"
 
 	"github.com/remedy-go/remedy/client"
-	"github.com/remedy-go/remedy/internal/demo/billing"
-	"github.com/remedy-go/remedy/internal/demo/transcript"
+	"github.com/remedy-go/remedy/client/transcript"
+	"github.com/remedy-go/remedy/examples/billing"
 	"github.com/remedy-go/remedy/tools"
 )
 

@@ -46,8 +46,8 @@ import (
 
 	"github.com/remedy-go/remedy"
 	"github.com/remedy-go/remedy/client"
-	"github.com/remedy-go/remedy/internal/demo/billing"
-	"github.com/remedy-go/remedy/internal/demo/transcript"
+	"github.com/remedy-go/remedy/client/transcript"
+	"github.com/remedy-go/remedy/examples/billing"
 	remedytools "github.com/remedy-go/remedy/tools"
 )
 

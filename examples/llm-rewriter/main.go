@@ -48,8 +48,8 @@ import (
 	"time"
 
 	"github.com/remedy-go/remedy/client"
-	"github.com/remedy-go/remedy/internal/demo/billing"
-	"github.com/remedy-go/remedy/internal/demo/transcript"
+	"github.com/remedy-go/remedy/client/transcript"
+	"github.com/remedy-go/remedy/examples/billing"
 	"github.com/remedy-go/remedy/rewrite"
 	"github.com/remedy-go/remedy/server"
 )

@@ -32,8 +32,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/remedy-go/remedy/client"
-	"github.com/remedy-go/remedy/internal/demo/billing"
-	"github.com/remedy-go/remedy/internal/demo/transcript"
+	"github.com/remedy-go/remedy/client/transcript"
+	"github.com/remedy-go/remedy/examples/billing"
 	"github.com/remedy-go/remedy/server"
 	"github.com/remedy-go/remedy/server/redisstore"
 )

@@ -28,7 +28,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/remedy-go/remedy"
-	"github.com/remedy-go/remedy/internal/demo/billing"
+	"github.com/remedy-go/remedy/examples/billing"
 	"github.com/remedy-go/remedy/server"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

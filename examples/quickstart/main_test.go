@@ -1,4 +1,4 @@
-package quickstart
+package main
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 // confirmed by the policy, confirmed by a (simulated) person over MCP — and that no side effect ran twice (run itself fails otherwise).
 func TestQuickstart(t *testing.T) {
 	var out bytes.Buffer
-	if err := Run(&out); err != nil {
+	if err := run(&out); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	s := out.String()

@@ -1,9 +1,16 @@
-// Package billing is a small, realistic API on the reference server — customers, invoices and
-// charges — used by the tests of both surfaces (REST and MCP), the examples and the CLI. It
-// exercises every part of the contract: validation, a precondition naming the operation to
-// run first, an idempotent charge, a confirmation-gated deletion, and a report that is
-// sometimes unavailable for a moment. It counts the side effects it executes, so that a test
-// can tell a replay from a second execution.
+// Package billing is the small billing API that remedy's examples call: customers, invoices
+// and charges, declared on the reference server (package server), which serves it over REST
+// and MCP with its OpenAPI document. It is also what `remedy serve` serves and what remedy's
+// own tests of both surfaces run against. It exercises every part of the contract:
+// validation, a precondition naming the operation to run first, an idempotent charge, a
+// confirmation-gated deletion, and a report that is sometimes unavailable for a moment. It
+// counts the side effects it executes, so that a test can tell a replay from a second
+// execution.
+//
+// Read it as the server half of the examples: each handler is a plain Go function from a
+// typed input to a typed result, and each failure a server.Error with a code the client can
+// act on. The package is importable, so an example copied into a module of your own runs
+// against it unchanged.
 package billing
 
 import (

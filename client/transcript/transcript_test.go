@@ -9,7 +9,7 @@ import (
 
 	"github.com/remedy-go/remedy"
 	"github.com/remedy-go/remedy/client"
-	"github.com/remedy-go/remedy/internal/demo/transcript"
+	"github.com/remedy-go/remedy/client/transcript"
 	"github.com/remedy-go/remedy/internal/termsafe"
 	"github.com/remedy-go/remedy/rewrite"
 )

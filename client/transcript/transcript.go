@@ -1,5 +1,12 @@
-// Package transcript writes what the loop did, attempt by attempt, as the quickstart and the
-// remedy command print it.
+// Package transcript writes what the loop did, attempt by attempt, for a person to read: what
+// was sent, what came back, what the loop decided and every change made to the arguments, one
+// line each. The quickstart, the other examples and `remedy call` print with it; give Attempt
+// to client.Hooks.AttemptEnd to print a call of your own.
+//
+// Everything a server, a document or a rewriter said is escaped (control characters, escape
+// sequences and bidirectional controls are made visible), so a hostile server can neither move
+// the cursor nor start a line of its own. Idempotency keys are shortened to their first 8
+// characters; the text is for a terminal or a log, not for a model (see package tools for that).
 package transcript
 
 import (
@@ -54,7 +61,7 @@ func Attempt(out io.Writer, a *client.Attempt) {
 		for _, is := range e.Issues {
 			s := "issue " + is.Path + " " + is.Code
 			if len(is.AllowedValues) > 0 {
-				s += " allowed " + JoinRaw(is.AllowedValues)
+				s += " allowed " + joinRaw(is.AllowedValues)
 			}
 			if len(is.SuggestedValue) > 0 {
 				s += " suggested " + string(is.SuggestedValue)
@@ -154,8 +161,8 @@ func value(v json.RawMessage, none string) string {
 	return string(r[:maxValue-1]) + "…"
 }
 
-// JoinRaw writes JSON values as one JSON array.
-func JoinRaw(vs []json.RawMessage) string {
+// joinRaw writes JSON values as one JSON array.
+func joinRaw(vs []json.RawMessage) string {
 	parts := make([]string, len(vs))
 	for i, v := range vs {
 		parts[i] = string(v)
