@@ -110,8 +110,8 @@ func TestLintReferenceServer(t *testing.T) {
 	})
 	for name, opts := range map[string][]server.Option{
 		"default":       nil,
-		"rate limit":    {server.WithRateLimit(10, 5)},
-		"authenticated": {server.WithAuthenticator(auth), server.WithRateLimit(1, 1)},
+		"rate limit":    {server.WithRateLimit(server.RateLimitOptions{PerSecond: 10, Burst: 5})},
+		"authenticated": {server.WithAuthenticator(auth), server.WithRateLimit(server.RateLimitOptions{PerSecond: 1, Burst: 1})},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -132,7 +132,7 @@ func TestLintReferenceServer(t *testing.T) {
 // Variations the contract allows: each document passes every rule.
 func TestLintAccepts(t *testing.T) {
 	t.Parallel()
-	base := lintBilling(t, server.WithRateLimit(10, 5))
+	base := lintBilling(t, server.WithRateLimit(server.RateLimitOptions{PerSecond: 10, Burst: 5}))
 	for _, c := range []struct {
 		name string
 		edit func(d map[string]any)
@@ -197,7 +197,7 @@ func TestLintAccepts(t *testing.T) {
 // Each break of the billing document fails its rule and no other.
 func TestLintBreaks(t *testing.T) {
 	t.Parallel()
-	base := lintBilling(t, server.WithRateLimit(10, 5))
+	base := lintBilling(t, server.WithRateLimit(server.RateLimitOptions{PerSecond: 10, Burst: 5}))
 	for _, c := range []struct {
 		rule, name string
 		edit       func(d map[string]any)
@@ -447,7 +447,7 @@ func TestLintGarbage(t *testing.T) {
 // rules, without prose or input schemas: a seed small enough for the fuzzer to minimize what
 // it finds.
 func lintCompact(t testing.TB) []byte {
-	return lintEdit(t, lintBilling(t, server.WithRateLimit(1, 1)), func(d map[string]any) {
+	return lintEdit(t, lintBilling(t, server.WithRateLimit(server.RateLimitOptions{PerSecond: 1, Burst: 1})), func(d map[string]any) {
 		paths := lintAt(d, "paths")
 		for p := range paths {
 			if p != "/v1/charges" && p != "/v1/customers/{id}" && p != "/v1/reports/revenue" {

@@ -47,7 +47,7 @@ type archived struct {
 func reference(t *testing.T, wrap func(http.Handler) http.Handler, opts ...server.Option) (string, conformance.Options) {
 	t.Helper()
 	clock := storetest.NewClock()
-	api, store, err := billing.New(append([]server.Option{server.WithClock(clock.Now), server.WithRateLimit(500, 100)}, opts...)...)
+	api, store, err := billing.New(append([]server.Option{server.WithClock(clock.Now), server.WithRateLimit(server.RateLimitOptions{PerSecond: 500, Burst: 100})}, opts...)...)
 	require.NoError(t, err)
 	require.NoError(t, server.Post(api, "/v1/customers/{id}/archive", func(_ context.Context, in archiveRef) (archived, error) {
 		return archived{ID: in.ID, Archived: true}, nil
@@ -215,7 +215,7 @@ func TestEachBrokenServerFailsItsRule(t *testing.T) {
 			})
 		}},
 		{rule: "confirmation-bound", wrap: unboundTokens},
-		{rule: "confirmation-single-use", opts: []server.Option{server.WithConfirmation(server.ConfirmOptions{
+		{rule: "confirmation-single-use", opts: []server.Option{server.WithConfirmation(server.ConfirmationOptions{
 			Store: reusable{server.NewMemoryStore(server.MemoryOptions{})}})}},
 		{rule: "idempotent-replay", wrap: func(h http.Handler) http.Handler {
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

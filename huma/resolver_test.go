@@ -72,7 +72,7 @@ func (s *countingStore) PutChallenge(ctx context.Context, scope, id string, bind
 // the handler does not run; a valid call gets a token, and the confirmed call runs once.
 func TestConfirmationAfterResolvers(t *testing.T) {
 	store := &countingStore{MemoryStore: server.NewMemoryStore(server.MemoryOptions{})}
-	guard, err := server.NewGuard(server.WithConfirmation(server.ConfirmOptions{Store: store}))
+	guard, err := server.NewGuard(server.WithConfirmation(server.ConfirmationOptions{Store: store}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +205,7 @@ func TestConfirmationMiddlewareAfterGate(t *testing.T) {
 // to tell), the refused call gets no token either.
 func TestConfirmationNotAfterRefusal(t *testing.T) {
 	store := &countingStore{MemoryStore: server.NewMemoryStore(server.MemoryOptions{})}
-	guard, err := server.NewGuard(server.WithConfirmation(server.ConfirmOptions{Store: store}))
+	guard, err := server.NewGuard(server.WithConfirmation(server.ConfirmationOptions{Store: store}))
 	if err != nil {
 		t.Fatal(err)
 	}

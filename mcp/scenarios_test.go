@@ -162,7 +162,7 @@ func TestScenariosSameOnBothSurfaces(t *testing.T) {
 		{name: "validation without a rewriter stops", client: []client.Option{client.WithRewriter(nil)}, op: "create_invoice",
 			args: map[string]any{"customer_id": "cus_ada", "currency": "EUR", "amount": 1200},
 			want: outcome{Code: "invalid_body", Cause: client.ErrRewriteGaveUp.Error(), Attempts: 1, Effects: map[string]int{}}},
-		{name: "rate limit waits", opts: []server.Option{server.WithRateLimit(50, 5)},
+		{name: "rate limit waits", opts: []server.Option{server.WithRateLimit(server.RateLimitOptions{PerSecond: 50, Burst: 5})},
 			prepare: func(ctx context.Context, c caller, s *billing.Store) {
 				// Spends the burst: calls until one had to wait for its token. Over MCP, the
 				// requests that opened the session spent part of it already.

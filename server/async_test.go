@@ -362,7 +362,7 @@ func TestAsyncAcrossInstances(t *testing.T) {
 	c := redis.NewClient(&redis.Options{Addr: redistest.Start(t)})
 	t.Cleanup(func() { c.Close() })
 	store := redisstore.New(c, redisstore.Options{Prefix: "async-test:"})
-	opts := []server.Option{server.WithIdempotency(server.IdempotencyOptions{Store: store}), server.WithConfirmation(server.ConfirmOptions{Store: store})}
+	opts := []server.Option{server.WithIdempotency(server.IdempotencyOptions{Store: store}), server.WithConfirmation(server.ConfirmationOptions{Store: store})}
 	one := newExportAPI(t, nil, opts...)
 	two := newExportAPI(t, nil, opts...)
 	s1 := httptest.NewServer(one.api)

@@ -3,8 +3,6 @@ package server
 import (
 	"context"
 	"errors"
-	"fmt"
-	"math"
 	"net"
 	"net/http"
 	"time"
@@ -62,26 +60,43 @@ const (
 	DefaultAuthFailureBurst = 20
 )
 
+// AuthFailureLimitOptions configures WithAuthFailureLimit: a token bucket of failed
+// authentications for every client.
+type AuthFailureLimitOptions struct {
+	// PerSecond is the rate the bucket refills at (default DefaultAuthFailureRate; negative:
+	// no limit).
+	PerSecond float64
+	// Burst is how many failures the bucket holds (default DefaultAuthFailureBurst).
+	Burst int
+	// Key names the client of a request (default ClientAddr); a key of "" exempts the request.
+	Key func(*http.Request) string
+}
+
 // WithAuthFailureLimit limits failed authentication (the Authenticator's ErrUnauthenticated)
-// by client: each key has a bucket of burst failures, refilled at perSecond. Once a key's
+// by client: each key has a bucket of o.Burst failures, refilled at o.PerSecond. Once a key's
 // bucket is empty, its requests are answered 429 rate_limited with Retry-After before the
 // Authenticator is called, with credentials or without, on REST and on the MCP endpoint alike;
-// a request that authenticates does not spend the bucket. key names the client of a request
-// (default ClientAddr); a key of "" exempts the request. A perSecond or burst below 1 turns the
-// limit off.
+// a request that authenticates does not spend the bucket. A rate that is not a number, or a
+// negative burst, is an error.
 //
-// An API with an Authenticator has this limit by default, with DefaultAuthFailureRate,
-// DefaultAuthFailureBurst and ClientAddr. Behind a proxy every request comes from the
-// proxy's address: give a key function that reads the address the proxy reports, and trust
-// that header only from the proxy.
-func WithAuthFailureLimit(perSecond float64, burst int, key func(*http.Request) string) Option {
+// An API with an Authenticator has this limit by default, as WithAuthFailureLimit of a zero
+// AuthFailureLimitOptions: DefaultAuthFailureRate, DefaultAuthFailureBurst and ClientAddr.
+// Behind a proxy every request comes from the proxy's address: give a Key that reads the
+// address the proxy reports, and trust that header only from the proxy.
+func WithAuthFailureLimit(o AuthFailureLimitOptions) Option {
 	return func(a *API) error {
-		if math.IsNaN(perSecond) || math.IsInf(perSecond, 0) {
-			return fmt.Errorf("WithAuthFailureLimit: a rate of %v per second", perSecond)
+		if o.PerSecond == 0 {
+			o.PerSecond = DefaultAuthFailureRate
 		}
-		a.authFail = authFailure{set: true, key: key}
-		if perSecond > 0 && burst >= 1 {
-			a.authFail.limiter = newRateLimiter(perSecond, burst, func() time.Time { return a.now() })
+		if o.Burst == 0 {
+			o.Burst = DefaultAuthFailureBurst
+		}
+		if _, err := bucketSize("WithAuthFailureLimit", o.PerSecond, o.Burst); err != nil {
+			return err
+		}
+		a.authFail = authFailure{set: true, key: o.Key}
+		if o.PerSecond > 0 {
+			a.authFail.limiter = newRateLimiter(o.PerSecond, o.Burst, func() time.Time { return a.now() })
 		}
 		return nil
 	}

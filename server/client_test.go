@@ -101,7 +101,7 @@ func TestClientWaitsOutRateLimit(t *testing.T) {
 	// second call finds the bucket empty however long the machine takes between the calls, and
 	// its retry finds a token only if the client waited all the server asked.
 	clock := storetest.NewClock()
-	srv, _ := newOrderAPI(t, server.WithClock(clock.Now), server.WithRateLimit(20, 1))
+	srv, _ := newOrderAPI(t, server.WithClock(clock.Now), server.WithRateLimit(server.RateLimitOptions{PerSecond: 20, Burst: 1}))
 	c := orderClient(t, srv.URL, client.WithHooks(client.Hooks{AttemptEnd: func(_ context.Context, a *client.Attempt) {
 		if a.Decision.Action == client.ActRetry {
 			clock.Advance(a.Decision.Wait)

@@ -158,7 +158,7 @@ func TestConfirmationRefusals(t *testing.T) {
 func TestConfirmationOrderInPipeline(t *testing.T) {
 	t.Parallel()
 	store := server.NewMemoryStore(server.MemoryOptions{})
-	srv, runs := confirmAPI(t, server.WithConfirmation(server.ConfirmOptions{Store: store}))
+	srv, runs := confirmAPI(t, server.WithConfirmation(server.ConfirmationOptions{Store: store}))
 	const path = "/v1/accounts/acct_1/delete"
 	status, _, b := do(t, "POST", srv.URL+path, "application/json", deleteBody)
 	assert.Equal(t, 401, status, "%s", b)

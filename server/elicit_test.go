@@ -387,7 +387,7 @@ func TestElicitationNoAnswer(t *testing.T) {
 			}
 			// The TTL bounds the wait for an answer; the call's own context (call's ten seconds)
 			// is far longer, so an answer to the call at all means the TTL ended the wait.
-			p := newPersonAPI(t, server.WithConfirmation(server.ConfirmOptions{TTL: 100 * time.Millisecond}))
+			p := newPersonAPI(t, server.WithConfirmation(server.ConfirmationOptions{TTL: 100 * time.Millisecond}))
 			cs := connectWith(t, p.srv.URL, "ann", &mcp.ClientOptions{ElicitationHandler: handler})
 			t.Cleanup(func() { close(release) })
 			env := toolEnvelope(t, call(t, cs, "delete_account", acct))

@@ -102,7 +102,7 @@ func TestFloodOfChallengesKeepsAnotherPrincipalsCharge(t *testing.T) {
 	t.Parallel()
 	const size = 1000
 	store := server.NewMemoryStore(server.MemoryOptions{MaxChallenges: size, MaxRecords: size})
-	l := newLedger(t, server.WithConfirmation(server.ConfirmOptions{Store: store}),
+	l := newLedger(t, server.WithConfirmation(server.ConfirmationOptions{Store: store}),
 		server.WithIdempotency(server.IdempotencyOptions{Store: store}))
 	const charge = `{"amount":1200,"currency":"usd"}`
 	status, _, b := do(t, "POST", l.url+"/v1/charges", "application/json", charge, "Authorization", "Bearer ann", "Idempotency-Key", "charge-1")

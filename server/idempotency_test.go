@@ -408,7 +408,7 @@ func TestStoreFailureIsUnavailable(t *testing.T) {
 	assert.Zero(t, p.runs.Load())
 
 	srv, runs := confirmAPI(t, server.WithLogger(slog.New(slog.NewJSONHandler(io.Discard, nil))),
-		server.WithConfirmation(server.ConfirmOptions{Store: brokenStore{}}))
+		server.WithConfirmation(server.ConfirmationOptions{Store: brokenStore{}}))
 	status, h, b := do(t, "POST", srv.URL+"/v1/accounts/acct_1/delete", "application/json", deleteBody, "Authorization", "Bearer ann")
 	assert.Equal(t, 503, status)
 	assert.Equal(t, "unavailable", envelope(t, status, h, b).Code)

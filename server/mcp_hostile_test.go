@@ -238,7 +238,7 @@ func TestAuthFailuresAreLimited(t *testing.T) {
 			clock := storetest.NewClock() // no bucket refills unless the test says so
 			var calls atomic.Int64
 			_, _, srv := billingServer(t, server.WithClock(clock.Now), server.WithAuthenticator(countingAuth(&calls)),
-				server.WithRateLimit(1, 1))
+				server.WithRateLimit(server.RateLimitOptions{PerSecond: 1, Burst: 1}))
 			send := func(token string) (int, http.Header, []byte) {
 				if surface == "REST" {
 					return do(t, "GET", srv.URL+"/v1/invoices/in_1", "", "", "Authorization", token)
@@ -297,7 +297,7 @@ func TestAuthSuccessesNeverLimited(t *testing.T) {
 	})
 	clock := storetest.NewClock()
 	_, _, srv := billingServer(t, server.WithClock(clock.Now), server.WithAuthenticator(auth),
-		server.WithAuthFailureLimit(1, 1, nil))
+		server.WithAuthFailureLimit(server.AuthFailureLimitOptions{PerSecond: 1, Burst: 1}))
 	var wg sync.WaitGroup
 	statuses := make([]int, n)
 	for i := range statuses {
@@ -323,7 +323,7 @@ func TestAuthFailureLimitKey(t *testing.T) {
 	t.Parallel()
 	clock := storetest.NewClock()
 	_, _, srv := billingServer(t, server.WithClock(clock.Now), server.WithAuthenticator(byBearer),
-		server.WithAuthFailureLimit(1, 2, func(r *http.Request) string { return r.Header.Get("X-Client") }))
+		server.WithAuthFailureLimit(server.AuthFailureLimitOptions{PerSecond: 1, Burst: 2, Key: func(r *http.Request) string { return r.Header.Get("X-Client") }}))
 	statuses := func(client string) []int {
 		var out []int
 		for range 3 {

@@ -44,7 +44,7 @@ func loadOpenAPI(t *testing.T, url string) (*openapi3.T, []byte) {
 
 func TestOpenAPIDocumentIsValidAndComplete(t *testing.T) {
 	t.Parallel()
-	api, _, srv := billingServer(t, server.WithAuthenticator(byBearer), server.WithRateLimit(100, 100))
+	api, _, srv := billingServer(t, server.WithAuthenticator(byBearer), server.WithRateLimit(server.RateLimitOptions{PerSecond: 100, Burst: 100}))
 	doc, raw := loadOpenAPI(t, srv.URL)
 	assert.Equal(t, "3.1.0", doc.OpenAPI)
 	assert.Equal(t, "billing", doc.Info.Title)

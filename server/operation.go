@@ -55,7 +55,11 @@ func (o *Operation) Codes() []string { return slices.Clone(o.codes) }
 
 func (o *Operation) emits(code string) bool { return slices.Contains(o.codes, code) }
 
-// OpOption configures an operation at registration.
+// OpOption declares something of an operation at registration (Get, Post, …). Each is named
+// by what it declares: a field of the operation's OpenAPI document (OperationID, Summary,
+// SuccessStatus, Errors) or a behaviour the operation has (Idempotent, RequireIdempotencyKey,
+// Confirm, RequirePerson, Async). A behaviour's settings are the API's, shared by every
+// operation that has it: WithIdempotency, WithConfirmation, WithAsync.
 type OpOption func(*Operation)
 
 // OperationID names the operation (the REST operationId and the MCP tool name); it must

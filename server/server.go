@@ -25,7 +25,7 @@ type API struct {
 	maxBody int64
 	logger  *slog.Logger
 	now     func() time.Time
-	confirm ConfirmOptions
+	confirm ConfirmationOptions
 	idem    IdempotencyOptions
 	// observer observes the pipeline's requests (observe.go).
 	observer Observer
@@ -56,7 +56,10 @@ type API struct {
 	stop     context.CancelFunc
 }
 
-// Option configures an API. An option given a value it cannot take makes New fail with an
+// Option configures an API (New, NewGuard). Every option follows one pattern: a setting of
+// one value is With<Setting>(value), as WithMaxBody(n); a feature of several settings is one
+// With<Feature>(<Feature>Options), as WithIdempotency(IdempotencyOptions{…}), whose zero
+// fields take their defaults. An option given a value it cannot take makes New fail with an
 // error that names it, rather than be ignored.
 type Option func(*API) error
 
@@ -84,8 +87,8 @@ func New(opts ...Option) (*API, error) {
 	return a, nil
 }
 
-// ConfirmOptions configures the gate of the operations registered with Confirm.
-type ConfirmOptions struct {
+// ConfirmationOptions configures the gate of the operations registered with Confirm.
+type ConfirmationOptions struct {
 	// Store keeps the challenges (default: one MemoryStore the API shares with idempotency,
 	// which keeps challenges and records apart). Instances of one API behind a load balancer
 	// must share it.
@@ -114,7 +117,7 @@ type IdempotencyOptions struct {
 	Wait time.Duration
 }
 
-// Defaults of ConfirmOptions and IdempotencyOptions.
+// Defaults of ConfirmationOptions and IdempotencyOptions.
 const (
 	DefaultConfirmTTL   = 5 * time.Minute
 	DefaultRetention    = 24 * time.Hour
@@ -124,7 +127,7 @@ const (
 
 // WithConfirmation configures the confirmation gate; zero fields keep their defaults. A
 // negative TTL is an error.
-func WithConfirmation(c ConfirmOptions) Option {
+func WithConfirmation(c ConfirmationOptions) Option {
 	return func(a *API) error {
 		if c.TTL < 0 {
 			return fmt.Errorf("WithConfirmation: a negative TTL (%v)", c.TTL)
@@ -210,20 +213,44 @@ func WithAuthenticator(au Authenticator) Option {
 	}
 }
 
-// WithRateLimit gives every principal a token bucket of burst requests, refilled at perSecond;
-// a request that finds it empty is refused with 429 rate_limited saying how long to wait.
-// A perSecond or burst below 1 turns rate limiting off.
-func WithRateLimit(perSecond float64, burst int) Option {
+// RateLimitOptions configures WithRateLimit: a token bucket for every principal.
+type RateLimitOptions struct {
+	// PerSecond is the rate the bucket refills at; zero or below, there is no rate limit (the
+	// default).
+	PerSecond float64
+	// Burst is how many requests the bucket holds (default PerSecond rounded up, at least 1).
+	Burst int
+}
+
+// WithRateLimit gives every principal a token bucket of o.Burst requests, refilled at
+// o.PerSecond; a request that finds it empty is refused with 429 rate_limited saying how long
+// to wait. A rate that is not a number, or a negative burst, is an error.
+func WithRateLimit(o RateLimitOptions) Option {
 	return func(a *API) error {
-		if math.IsNaN(perSecond) || math.IsInf(perSecond, 0) {
-			return fmt.Errorf("WithRateLimit: a rate of %v per second", perSecond)
+		burst, err := bucketSize("WithRateLimit", o.PerSecond, o.Burst)
+		if err != nil {
+			return err
 		}
 		a.limiter = nil
-		if perSecond > 0 && burst >= 1 {
-			a.limiter = newRateLimiter(perSecond, burst, func() time.Time { return a.now() })
+		if o.PerSecond > 0 {
+			a.limiter = newRateLimiter(o.PerSecond, burst, func() time.Time { return a.now() })
 		}
 		return nil
 	}
+}
+
+// bucketSize checks a token bucket's rate and size, given to the option named, and returns its
+// size: burst, or the rate rounded up when burst is zero.
+func bucketSize(option string, perSecond float64, burst int) (int, error) {
+	switch {
+	case math.IsNaN(perSecond) || math.IsInf(perSecond, 0):
+		return 0, fmt.Errorf("%s: a rate of %v per second", option, perSecond)
+	case burst < 0:
+		return 0, fmt.Errorf("%s: a burst of %d", option, burst)
+	case burst == 0:
+		return max(1, int(min(math.Ceil(perSecond), math.MaxInt32))), nil
+	}
+	return burst, nil
 }
 
 // WithMaxBody sets the largest request body read (default DefaultMaxBody); a larger one is

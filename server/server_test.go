@@ -436,7 +436,7 @@ func TestRateLimitPerPrincipal(t *testing.T) {
 	// The limiter's clock stands still unless the test moves it: no token comes back while
 	// a slow machine sends the requests.
 	clock := storetest.NewClock()
-	srv, _ := newOrderAPI(t, server.WithClock(clock.Now), server.WithAuthenticator(auth), server.WithRateLimit(0.5, 2))
+	srv, _ := newOrderAPI(t, server.WithClock(clock.Now), server.WithAuthenticator(auth), server.WithRateLimit(server.RateLimitOptions{PerSecond: 0.5, Burst: 2}))
 	get := func(user string) (int, http.Header, []byte) {
 		return do(t, "GET", srv.URL+"/v1/orders", "", "", "X-User", user)
 	}

@@ -118,7 +118,7 @@ func serve(ctx context.Context, in *invocation) error {
 	logger := slog.New(slog.NewTextHandler(in.stderr, nil))
 	opts := []server.Option{server.WithLogger(logger), server.WithHostCheck(allowedHosts(hosts)...)}
 	if *rate > 0 {
-		opts = append(opts, server.WithRateLimit(float64(*rate), *rate))
+		opts = append(opts, server.WithRateLimit(server.RateLimitOptions{PerSecond: float64(*rate), Burst: *rate}))
 	}
 	if *redisAddr != "" {
 		store, closeRedis, err := redisStore(ctx, *redisAddr)
@@ -127,7 +127,7 @@ func serve(ctx context.Context, in *invocation) error {
 		}
 		defer closeRedis()
 		opts = append(opts,
-			server.WithConfirmation(server.ConfirmOptions{Store: store}),
+			server.WithConfirmation(server.ConfirmationOptions{Store: store}),
 			server.WithIdempotency(server.IdempotencyOptions{Store: store}),
 			server.WithMCP(server.MCPOptions{Stateless: true}))
 	} else if *stateless {

@@ -81,7 +81,7 @@ func run(out io.Writer, addr string) error {
 			return fmt.Errorf("the Redis at %s does not answer: %w", addr, err)
 		}
 		api, store, err := billing.New(
-			server.WithConfirmation(server.ConfirmOptions{Store: shared}),
+			server.WithConfirmation(server.ConfirmationOptions{Store: shared}),
 			server.WithIdempotency(server.IdempotencyOptions{Store: shared}),
 		)
 		if err != nil {

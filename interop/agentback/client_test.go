@@ -82,7 +82,7 @@ func TestAgentBackClient(t *testing.T) {
 	// A clock that stands still: the bucket of one request never refills, whatever the
 	// machine's speed.
 	frozen := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
-	limitedAPI, _, err := billing.NewDemo(server.WithRateLimit(1, 1), server.WithClock(func() time.Time { return frozen }))
+	limitedAPI, _, err := billing.NewDemo(server.WithRateLimit(server.RateLimitOptions{PerSecond: 1, Burst: 1}), server.WithClock(func() time.Time { return frozen }))
 	require.NoError(t, err)
 	limited := httptest.NewServer(limitedAPI)
 	t.Cleanup(limited.Close)

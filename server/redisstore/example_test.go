@@ -24,7 +24,7 @@ func Example() {
 	}
 
 	api, err := server.New(
-		server.WithConfirmation(server.ConfirmOptions{Store: store}),
+		server.WithConfirmation(server.ConfirmationOptions{Store: store}),
 		server.WithIdempotency(server.IdempotencyOptions{Store: store}),
 	)
 	if err != nil {

@@ -42,7 +42,7 @@ func instance(t testing.TB, addr, prefix string, runs *atomic.Int64, gate <-chan
 	if w != nil {
 		idem = w.Watch(s)
 	}
-	api, err := server.New(server.WithConfirmation(server.ConfirmOptions{Store: s}),
+	api, err := server.New(server.WithConfirmation(server.ConfirmationOptions{Store: s}),
 		server.WithIdempotency(server.IdempotencyOptions{Store: idem, Wait: time.Minute}))
 	if err != nil {
 		t.Fatal(err)

@@ -118,7 +118,7 @@ func TestClusterFailoverSpentTokenStaysSpent(t *testing.T) {
 	const replicaTimeout = 200 * time.Millisecond
 	s := redisstore.New(client, redisstore.Options{Prefix: prefix, Replicas: 1, ReplicaTimeout: replicaTimeout})
 	var runs atomic.Int64
-	api, err := server.New(server.WithConfirmation(server.ConfirmOptions{Store: s}))
+	api, err := server.New(server.WithConfirmation(server.ConfirmationOptions{Store: s}))
 	require.NoError(t, err)
 	require.NoError(t, server.Post(api, "/v1/payouts", func(ctx context.Context, in charge) (receipt, error) {
 		run := runs.Add(1)
