@@ -12,7 +12,7 @@ func (p *parser) readCloudflare() Dialect {
 	first := errs.Member("0")
 	p.e.Code, p.e.Message = first.Member("code").Text(), first.Member("message").Str()
 	p.e.DocsURL = first.Member("documentation_url").Str()
-	p.nested(errs, DialectCloudflare, (*parser).readCloudflareError)
+	p.nested(errs, DialectCloudflare)
 	if len(p.e.Errors) > 1 {
 		p.e.Code, p.e.Message = "", "" // summarize picks the most actionable
 	}

@@ -23,7 +23,7 @@ func (p *parser) readGraphQL() Dialect {
 	if !graphql || !any {
 		return ""
 	}
-	p.nested(errs, DialectGraphQL, (*parser).readGraphQLError)
+	p.nested(errs, DialectGraphQL)
 	return DialectGraphQL
 }
 

@@ -22,7 +22,7 @@ func (p *parser) readJSONAPI() Dialect {
 	if !jsonapi {
 		return ""
 	}
-	p.nested(errs, DialectJSONAPI, (*parser).readJSONAPIError)
+	p.nested(errs, DialectJSONAPI)
 	return DialectJSONAPI
 }
 

@@ -44,7 +44,7 @@ func (c *parser) readProblemObject(obj tape.Val) {
 			if it.Val().IsObject() {
 				c.fieldMessages(it.Val()) // ASP.NET's ValidationProblemDetails
 			} else {
-				c.nested(it.Val(), DialectProblem, (*parser).readProblemObject)
+				c.nested(it.Val(), DialectProblem)
 			}
 		case "pointer":
 			// An item of RFC 9457's errors list: {detail, pointer}.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/remedy-go/remedy/internal/codename"
+	"github.com/remedy-go/remedy/internal/httpop"
 	"github.com/remedy-go/remedy/internal/tape"
 	"github.com/remedy-go/remedy/internal/waits"
 )
@@ -242,12 +243,12 @@ func (p *parser) rateLimitReset() wait {
 		{"X-Ratelimit-Reset-Requests", "X-Ratelimit-Remaining-Requests"},
 		{"X-Ratelimit-Reset-Tokens", "X-Ratelimit-Remaining-Tokens"},
 	} {
-		v := p.header.Get(kind[0])
+		v := httpop.Header(p.header, kind[0])
 		d, err := time.ParseDuration(strings.TrimSpace(v))
 		if v == "" || err != nil || d < 0 {
 			continue
 		}
-		if strings.TrimSpace(p.header.Get(kind[1])) == "0" {
+		if strings.TrimSpace(httpop.Header(p.header, kind[1])) == "0" {
 			return wait{D: d, OK: true}
 		}
 		if !best.OK || d > best.D {
@@ -264,12 +265,12 @@ func (p *parser) rateLimitReset() wait {
 		{"Anthropic-Ratelimit-Input-Tokens-Reset", "Anthropic-Ratelimit-Input-Tokens-Remaining"},
 		{"Anthropic-Ratelimit-Output-Tokens-Reset", "Anthropic-Ratelimit-Output-Tokens-Remaining"},
 	} {
-		v := p.header.Get(kind[0])
+		v := httpop.Header(p.header, kind[0])
 		if v == "" {
 			continue
 		}
 		// The requests limit is what a 429 usually means; a token limit counts when exhausted.
-		if i > 0 && strings.TrimSpace(p.header.Get(kind[1])) != "0" {
+		if i > 0 && strings.TrimSpace(httpop.Header(p.header, kind[1])) != "0" {
 			continue
 		}
 		if t, err := time.Parse(time.RFC3339, strings.TrimSpace(v)); err == nil {

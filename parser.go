@@ -514,13 +514,9 @@ func actionability(e *Envelope) int {
 	return 0
 }
 
-// child readies a parser for a failure nested in p's body, reusing c when there is one.
-func (p *parser) child(c *parser) *parser {
-	if c == nil {
-		c = new(parser)
-	}
+// reset readies c to read a failure nested in p's body.
+func (p *parser) reset(c *parser) {
 	*c = parser{status: p.status, header: p.header, full: p.full, arena: p.arena, owned: p.owned, h: p.h}
-	return c
 }
 
 // done finishes a nested failure and returns it by value.

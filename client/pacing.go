@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/remedy-go/remedy"
+	"github.com/remedy-go/remedy/internal/httpop"
 	"github.com/remedy-go/remedy/internal/waits"
 )
 
@@ -161,7 +162,7 @@ const maxScope = 64
 // GitHub's X-RateLimit-Resource (core, search, graphql, …), whose limits are counted apart.
 // A name that is long or not printable ASCII is none.
 func scopeOf(h http.Header) string {
-	v := h.Get("X-Ratelimit-Resource")
+	v := httpop.Header(h, "X-Ratelimit-Resource")
 	if v == "" || len(v) > maxScope {
 		return ""
 	}
@@ -200,12 +201,12 @@ type rateField struct {
 // ("6m0s"); Anthropic's anthropic-ratelimit-*-remaining with theirs (RFC 3339). A field
 // without a reset it can be read with is left out.
 func rateFields(h http.Header) []rateField {
-	if len(h) == 0 {
+	if !statesLimit(h) {
 		return nil
 	}
-	fields := rateLimitField(h.Values("Ratelimit"), policies(h.Values("Ratelimit-Policy")))
+	fields := rateLimitField(h["Ratelimit"], policies(h["Ratelimit-Policy"]))
 	for _, name := range [...]string{"Ratelimit-Remaining", "X-Ratelimit-Remaining", "X-Rate-Limit-Remaining"} {
-		if n, ok := count(h.Get(name)); ok {
+		if n, ok := count(httpop.Header(h, name)); ok {
 			if w := resetOf(h); w.OK {
 				fields = append(fields, rateField{remaining: n, reset: w, requests: true})
 			}
@@ -216,11 +217,11 @@ func rateFields(h http.Header) []rateField {
 		{"X-Ratelimit-Remaining-Requests", "X-Ratelimit-Reset-Requests"},
 		{"X-Ratelimit-Remaining-Tokens", "X-Ratelimit-Reset-Tokens"},
 	} {
-		n, ok := count(h.Get(kind[0]))
+		n, ok := count(httpop.Header(h, kind[0]))
 		if !ok {
 			continue
 		}
-		if d, err := time.ParseDuration(strings.TrimSpace(h.Get(kind[1]))); err == nil && d >= 0 {
+		if d, err := time.ParseDuration(strings.TrimSpace(httpop.Header(h, kind[1]))); err == nil && d >= 0 {
 			fields = append(fields, rateField{remaining: n, reset: waits.Wait{D: d, OK: true}, requests: i == 0})
 		}
 	}
@@ -230,11 +231,11 @@ func rateFields(h http.Header) []rateField {
 		{"Anthropic-Ratelimit-Input-Tokens-Remaining", "Anthropic-Ratelimit-Input-Tokens-Reset"},
 		{"Anthropic-Ratelimit-Output-Tokens-Remaining", "Anthropic-Ratelimit-Output-Tokens-Reset"},
 	} {
-		n, ok := count(h.Get(kind[0]))
+		n, ok := count(httpop.Header(h, kind[0]))
 		if !ok {
 			continue
 		}
-		if t, err := time.Parse(time.RFC3339, strings.TrimSpace(h.Get(kind[1]))); err == nil {
+		if t, err := time.Parse(time.RFC3339, strings.TrimSpace(httpop.Header(h, kind[1]))); err == nil {
 			fields = append(fields, rateField{remaining: n, reset: untilOf(h, t), requests: i == 0})
 		}
 	}
@@ -244,6 +245,21 @@ func rateFields(h http.Header) []rateField {
 		fields[i].reset.D = min(fields[i].reset.D, maxPaceHold)
 	}
 	return fields
+}
+
+// statesLimit reports whether h holds a header rateFields reads: one pass over the header's
+// names, so that an answer without any (most answers) costs no lookup of each. The names
+// rateFields reads are canonical (net/http stores every header so), and they start so.
+func statesLimit(h http.Header) bool {
+	for k := range h {
+		switch {
+		case len(k) < len("Ratelimit"):
+		case strings.HasPrefix(k, "Ratelimit"), strings.HasPrefix(k, "X-Ratelimit-"),
+			strings.HasPrefix(k, "X-Rate-Limit-"), strings.HasPrefix(k, "Anthropic-Ratelimit-"):
+			return true
+		}
+	}
+	return false
 }
 
 // exhausted is the wait until the latest reset of the limits an answer says nothing remains
@@ -284,10 +300,10 @@ func count(s string) (int64, bool) {
 }
 
 // resetOf reads h's reset header as the parser does, measured from its Date.
-func resetOf(h http.Header) waits.Wait { return waits.Reset(h, h.Get("Date")) }
+func resetOf(h http.Header) waits.Wait { return waits.Reset(h, httpop.Header(h, "Date")) }
 
 // untilOf is the wait until t, measured from h's Date as the parser measures it.
-func untilOf(h http.Header, t time.Time) waits.Wait { return waits.Until(t, h.Get("Date")) }
+func untilOf(h http.Header, t time.Time) waits.Wait { return waits.Until(t, httpop.Header(h, "Date")) }
 
 // later is the longer of two waits.
 func later(a, b waits.Wait) waits.Wait {

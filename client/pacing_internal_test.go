@@ -63,3 +63,35 @@ func FuzzRateLimitFields(f *testing.F) {
 		}
 	})
 }
+
+// TestStatesLimit: every header rateFields reads, in any spelling a server sends it, makes
+// statesLimit look further; an answer without one is not looked into.
+func TestStatesLimit(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{
+		"RateLimit", "RateLimit-Policy", "RateLimit-Remaining", "RateLimit-Reset",
+		"x-ratelimit-remaining", "X-RateLimit-Reset", "X-Rate-Limit-Remaining", "X-Rate-Limit-Reset",
+		"x-ratelimit-remaining-requests", "x-ratelimit-reset-tokens", "X-RateLimit-Resource",
+		"anthropic-ratelimit-requests-remaining", "anthropic-ratelimit-output-tokens-reset",
+	} {
+		h := http.Header{}
+		h.Set(name, "1")
+		if !statesLimit(h) {
+			t.Errorf("%s: not seen", name)
+		}
+	}
+	h := http.Header{}
+	for _, name := range []string{"Content-Type", "Date", "Retry-After", "Rate", "X-Rate", "X-Request-Id"} {
+		h.Set(name, "1")
+	}
+	if statesLimit(h) {
+		t.Errorf("%v: seen as stating a limit", h)
+	}
+	// Read whole: a reset named in any spelling is found.
+	h = http.Header{}
+	h.Set("x-ratelimit-remaining", "0")
+	h.Set("x-ratelimit-reset", "30")
+	if f := rateFields(h); len(f) != 1 || f[0].remaining != 0 || f[0].reset.D != 30*time.Second {
+		t.Errorf("rateFields = %+v", f)
+	}
+}

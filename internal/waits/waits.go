@@ -54,11 +54,19 @@ func Until(t time.Time, date string) Wait {
 	return Wait{D: d, OK: true}
 }
 
+// resetHeaders are the headers Reset reads, in their canonical form (RateLimit-Reset,
+// X-RateLimit-Reset, X-Rate-Limit-Reset as servers spell them).
+var resetHeaders = [...]string{"Ratelimit-Reset", "X-Ratelimit-Reset", "X-Rate-Limit-Reset"}
+
 // Reset reads RateLimit-Reset, X-RateLimit-Reset or X-Rate-Limit-Reset from h: seconds until
 // the reset, or an epoch timestamp (GitHub) measured from date.
 func Reset(h http.Header, date string) Wait {
-	for _, name := range [...]string{"RateLimit-Reset", "X-RateLimit-Reset", "X-Rate-Limit-Reset"} {
-		v := strings.TrimSpace(h.Get(name))
+	for _, name := range resetHeaders {
+		vs := h[name] // canonical names: a map lookup, without Get's canonicalization
+		if len(vs) == 0 {
+			continue
+		}
+		v := strings.TrimSpace(vs[0])
 		if v == "" {
 			continue
 		}
