@@ -2,6 +2,7 @@ package remedy
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"time"
 
@@ -17,19 +18,20 @@ import (
 // docs_url, and the other normalized fields under their snake_case names. Members the envelope
 // does not hold are omitted. Parse reads it back to the same envelope (Dialect and RetrySource
 // aside: the flag is then the body's).
-func (e *Envelope) MarshalJSON() ([]byte, error) { return e.marshalCanonical(false), nil }
+func (e *Envelope) MarshalJSON() ([]byte, error) { return e.marshalCanonical(nil, false), nil }
 
-// marshalCanonical is MarshalJSON; trusted copies the raw JSON members without checking them
-// (see envwire.MarshalTrusted).
-func (e *Envelope) marshalCanonical(trusted bool) []byte {
-	b := make([]byte, 0, e.sizeHint()+16)
+// marshalCanonical is MarshalJSON appended to b, which grows once at most (to about the
+// envelope's size); trusted copies the raw JSON members without checking them (see
+// envwire.AppendTrusted).
+func (e *Envelope) marshalCanonical(b []byte, trusted bool) []byte {
+	b = slices.Grow(b, e.sizeHint()+16)
 	b = append(b, `{"error":`...)
 	b = e.appendCanonical(b, trusted)
 	return append(b, '}')
 }
 
 func init() {
-	envwire.MarshalTrusted = func(env any) []byte { return env.(*Envelope).marshalCanonical(true) }
+	envwire.AppendTrusted = func(b []byte, env any) []byte { return env.(*Envelope).marshalCanonical(b, true) }
 }
 
 // MarshalProblem encodes the envelope as RFC 9457 problem details (application/problem+json):

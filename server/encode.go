@@ -8,7 +8,7 @@ import (
 )
 
 // The canonical encoding of a validation refusal, by remedy's own encoder in its trusted mode
-// (envwire.MarshalTrusted): remedy.Envelope.MarshalJSON cannot know where its raw JSON members
+// (envwire.AppendTrusted): remedy.Envelope.MarshalJSON cannot know where its raw JSON members
 // come from, so it parses each again before copying it, in case a handler set one by hand, and
 // writes null for one that is not JSON, or nested too deep, or holds too long a number or a key
 // named twice. A refusal's raw members are the server's own, valid by construction: the input
@@ -64,10 +64,10 @@ func madeEnvelope(env *remedy.Envelope) bool {
 	return len(env.Errors) == 0 && env.NextOperationArgs == nil && env.ExampleRequest == nil
 }
 
-// encodeMade is env.MarshalJSON() for a refusal the validate stage made (see Problem.made),
-// whose schema remedy's encoder keeps whole; ok is false when one of its issues' values is
-// one that encoder would not keep.
-func encodeMade(env *remedy.Envelope) (_ []byte, ok bool) {
+// encodeMade appends env.MarshalJSON() to b, for a refusal the validate stage made (see
+// Problem.made), whose schema remedy's encoder keeps whole; ok is false when one of its
+// issues' values is one that encoder would not keep.
+func encodeMade(b []byte, env *remedy.Envelope) (_ []byte, ok bool) {
 	for i := range env.Issues {
 		is := &env.Issues[i]
 		if !plainRaw(is.Expected) || !plainRaw(is.Received) || !plainRaw(is.SuggestedValue) {
@@ -79,5 +79,5 @@ func encodeMade(env *remedy.Envelope) (_ []byte, ok bool) {
 			}
 		}
 	}
-	return envwire.MarshalTrusted(env), true
+	return envwire.AppendTrusted(b, env), true
 }

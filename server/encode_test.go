@@ -45,7 +45,7 @@ func emCompare(t testing.TB, env *remedy.Envelope) (written bool) {
 	t.Helper()
 	want, err := env.MarshalJSON()
 	require.NoError(t, err)
-	got, ok := encodeMade(env)
+	got, ok := encodeMade(nil, env)
 	if !ok {
 		return false
 	}
@@ -94,7 +94,7 @@ func TestEncodeMadeLeavesWhatTheEncoderDrops(t *testing.T) {
 	} {
 		env := emRefusal(t, v, body)
 		require.NotNil(t, env, body)
-		_, ok := encodeMade(env)
+		_, ok := encodeMade(nil, env)
 		assert.False(t, ok, "%s", body)
 		out, _ := env.MarshalJSON()
 		assert.Contains(t, string(out), "null", "the encoder drops the value")
@@ -159,11 +159,11 @@ func TestEncodeMadeSize(t *testing.T) { // not parallel: it counts allocations
 	env := emRefusal(t, v, `{"customer_id":"CUS-8F3K2","email":"ada@example.com","currency":"usd$",`+
 		`"items":[{"sku":"book-1","quantity":250,"price":12.5}]}`)
 	require.NotNil(t, env)
-	b, ok := encodeMade(env)
+	b, ok := encodeMade(nil, env)
 	require.True(t, ok)
 	assert.Less(t, cap(b), 2*len(b), "the buffer is more than twice the answer")
 	if !testing.Short() {
-		allocs := testing.AllocsPerRun(20, func() { encodeMade(env) })
+		allocs := testing.AllocsPerRun(20, func() { encodeMade(nil, env) })
 		assert.LessOrEqual(t, allocs, 1.0, "encodeMade allocated more than its buffer")
 	}
 }

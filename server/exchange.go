@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/remedy-go/remedy"
@@ -175,6 +176,18 @@ func (x *exchange) trace() string {
 // says that env's raw JSON members are the server's own, which encodeMade writes.
 func (x *exchange) writeEnvelope(env *remedy.Envelope, header map[string]string, made bool) {
 	var body []byte
+	if made {
+		// The refusals the validate stage made are the failures a careless client sends most:
+		// they are encoded into a buffer the next one reuses (Write copies it).
+		buf := encodeBuffers.Get().(*[]byte)
+		defer func() {
+			if cap(body) <= maxPooledEncode {
+				*buf = body[:0]
+			}
+			encodeBuffers.Put(buf)
+		}()
+		body = *buf
+	}
 	h := x.w.Header()
 	for k, v := range header {
 		h.Set(k, v)
@@ -186,7 +199,7 @@ func (x *exchange) writeEnvelope(env *remedy.Envelope, header map[string]string,
 	} else {
 		var ok bool
 		if made {
-			body, ok = encodeMade(env)
+			body, ok = encodeMade(body, env)
 		}
 		if !ok {
 			body, _ = env.MarshalJSON()
@@ -207,6 +220,12 @@ func (x *exchange) writeEnvelope(env *remedy.Envelope, header map[string]string,
 	x.w.WriteHeader(env.Status)
 	x.w.Write(body)
 }
+
+// encodeBuffers are the buffers writeEnvelope encodes the validate stage's refusals into; one
+// that grew past maxPooledEncode (a refusal quoting large values) is not kept.
+var encodeBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxPooledEncode = 64 << 10
 
 // writeJSON sends a success.
 func (x *exchange) writeJSON(status int, v any) error {

@@ -6,8 +6,8 @@
 // one encoder for both.
 package envwire
 
-// MarshalTrusted is set by package remedy when it is initialized: it returns
-// env.MarshalJSON() for env, a *remedy.Envelope, without checking its raw JSON members. The
-// caller must know each is valid JSON that MarshalJSON would keep (nested at most 64 deep, no
-// number longer than 64 bytes, no key named twice), else the output may not be.
-var MarshalTrusted func(env any) []byte
+// AppendTrusted is set by package remedy when it is initialized: it appends env.MarshalJSON()
+// for env, a *remedy.Envelope, to b (growing b once at most), without checking its raw JSON
+// members. The caller must know each is valid JSON that MarshalJSON would keep (nested at most
+// 64 deep, no number longer than 64 bytes, no key named twice), else the output may not be.
+var AppendTrusted func(b []byte, env any) []byte
