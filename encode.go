@@ -2,7 +2,6 @@ package remedy
 
 import (
 	"encoding/json"
-	"slices"
 	"strconv"
 	"time"
 
@@ -24,7 +23,9 @@ func (e *Envelope) MarshalJSON() ([]byte, error) { return e.marshalCanonical(nil
 // envelope's size); trusted copies the raw JSON members without checking them (see
 // envwire.AppendTrusted).
 func (e *Envelope) marshalCanonical(b []byte, trusted bool) []byte {
-	b = slices.Grow(b, e.sizeHint()+16)
+	if need := e.sizeHint() + 16; cap(b)-len(b) < need {
+		b = append(make([]byte, 0, len(b)+need), b...)
+	}
 	b = append(b, `{"error":`...)
 	b = e.appendCanonical(b, trusted)
 	return append(b, '}')
