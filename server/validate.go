@@ -178,6 +178,9 @@ func newSchemaCompiler(raw []byte) (*jsv.Compiler, error) {
 		return nil, fmt.Errorf("server: decoding the schema: %w", err)
 	}
 	c := jsv.NewCompiler()
+	// The schema is the operation's own: a reference out of it (a file, a URL) is refused
+	// at registration rather than read from the server's disk.
+	c.UseLoader(jsv.SchemeURLLoader{})
 	c.DefaultDraft(jsv.Draft2020)
 	c.AssertFormat()
 	c.AssertContent()
