@@ -1,6 +1,7 @@
 package remedy
 
 import (
+	"encoding/json"
 	"strings"
 
 	"github.com/remedy-go/remedy/internal/tape"
@@ -209,6 +210,7 @@ func (p *parser) issues(v tape.Val) {
 	if p.e.Issues == nil {
 		p.e.Issues = make([]Issue, 0, v.Len())
 	}
+	p.reserveLists(v)
 	for it := v.Iter(); it.Next(); {
 		if !it.Val().IsObject() {
 			if it.Val().IsString() {
@@ -257,10 +259,12 @@ func (p *parser) issues(v tape.Val) {
 				is.Expected = p.raw(x)
 			case "received", "input", "value", "rejected_value", "rejectedValue":
 				is.Received = p.raw(x)
-			case "allowed_values", "valid_values", "allowedValues", "enum", "options", "values": // values: zod 4
-				is.AllowedValues = p.rawList(x)
 			case "suggested_value", "suggestedValue", "suggestion":
 				is.SuggestedValue = p.raw(x)
+			default:
+				if allowedKey(k) {
+					is.AllowedValues = p.rawList(x)
+				}
 			}
 		}
 		var in, name string
@@ -280,6 +284,35 @@ func (p *parser) issues(v tape.Val) {
 		p.pydanticFacts(&is, ctx)
 		is.Message = paramMessage(in, name, is.Message)
 		p.addIssue(is)
+	}
+}
+
+// allowedKey reports whether an issue's member k lists the values the field allows.
+func allowedKey(k string) bool {
+	switch k {
+	case "allowed_values", "valid_values", "allowedValues", "enum", "options", "values": // values: zod 4
+		return true
+	}
+	return false
+}
+
+// reserveLists makes room in the block rawList cuts lists from for every list of allowed
+// values the issues hold, counted first: a body of a thousand issues allocates the block
+// once, as a body of three does, where a block grown on demand would double a few times.
+func (p *parser) reserveLists(issues tape.Val) {
+	n := 0
+	for it := issues.Iter(); it.Next(); {
+		if !it.Val().IsObject() {
+			continue
+		}
+		for f := it.Val().Iter(); f.Next(); {
+			if x := f.Val(); x.IsArray() && allowedKey(f.Key()) && x.Height() <= maxRawHeight {
+				n += x.Len()
+			}
+		}
+	}
+	if n > 0 && cap(p.lists)-len(p.lists) < n {
+		p.lists = make([]json.RawMessage, 0, max(n, 8))
 	}
 }
 
