@@ -3,6 +3,7 @@ package remedy
 import (
 	"strings"
 
+	"github.com/remedy-go/remedy/internal/httpop"
 	"github.com/remedy-go/remedy/internal/tape"
 )
 
@@ -15,8 +16,7 @@ import (
 // Content-Type, it starts with a field of one (data:, event:, id:, retry:, or a ':' comment).
 func eventStream(contentType, body string) bool {
 	if contentType != "" {
-		mt, _, _ := strings.Cut(contentType, ";")
-		return strings.EqualFold(strings.TrimSpace(mt), "text/event-stream")
+		return httpop.IsEventStream(contentType)
 	}
 	for _, field := range [...]string{"data:", "event:", "id:", "retry:", ":"} {
 		if strings.HasPrefix(body, field) {

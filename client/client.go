@@ -514,8 +514,7 @@ func isJSONType(h http.Header) bool {
 // isEventStreamType reports whether the Content-Type is text/event-stream, whose events may
 // carry a failure (a JSON-RPC error, an MCP isError result), which Parse reads.
 func isEventStreamType(h http.Header) bool {
-	mt, _, _ := strings.Cut(httpop.Header(h, "Content-Type"), ";")
-	return strings.EqualFold(strings.TrimSpace(mt), "text/event-stream")
+	return httpop.IsEventStream(httpop.Header(h, "Content-Type"))
 }
 
 // guardRedirects copies hc with a redirect policy that drops the idempotency key and the

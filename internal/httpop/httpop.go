@@ -65,3 +65,10 @@ func Header(h http.Header, name string) string {
 	}
 	return ""
 }
+
+// IsEventStream reports whether a Content-Type value names text/event-stream (in any case,
+// with any parameters), the media type of a server-sent event stream.
+func IsEventStream(contentType string) bool {
+	mt, _, _ := strings.Cut(contentType, ";")
+	return strings.EqualFold(strings.TrimSpace(mt), "text/event-stream")
+}

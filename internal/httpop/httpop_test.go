@@ -25,3 +25,14 @@ func TestMethods(t *testing.T) {
 		}
 	}
 }
+
+func TestIsEventStream(t *testing.T) {
+	for ct, want := range map[string]bool{
+		"text/event-stream": true, "Text/Event-Stream; charset=utf-8": true, " text/event-stream ;x=1": true,
+		"": false, "application/json": false, "text/event-streams": false, "text/plain; text/event-stream": false,
+	} {
+		if got := IsEventStream(ct); got != want {
+			t.Errorf("IsEventStream(%q) = %v, want %v", ct, got, want)
+		}
+	}
+}
