@@ -299,6 +299,9 @@ func fits(route []segment, path string) bool {
 	return strings.Count(path, "/") == len(route)
 }
 
+// escapedSlash reports whether a path segment is an escaped slash and nothing else.
+func escapedSlash(seg string) bool { return strings.EqualFold(seg, "%2F") }
+
 // muxMaxPath bounds the paths given to the mux as they are: a miss costs it two copies of the
 // path, so a longer one is matched through its probe.
 const muxMaxPath = 1024
@@ -308,9 +311,10 @@ const muxMaxPath = 1024
 // does not begin with /, has an empty segment, or more segments than any route). Otherwise
 // its path is r's with each dot segment escaped (the mux unescapes a segment before
 // comparing it, and cleans the dots away before that), and each segment longer than any
-// literal of the routes, however escaped, replaced by "{" (escaped): a parameter takes it, as
-// it takes the long one, and no literal is "{". The mux's miss costs copies of the path it
-// is given, which is then short whatever r's is.
+// literal of the routes, however escaped, or that is an escaped slash alone (the mux reads
+// "%2F" as a trailing slash, and matches it to no parameter), replaced by "{" (escaped): a
+// parameter takes it, as it takes the long one, and no literal is "{" (or "/"). The mux's
+// miss costs copies of the path it is given, which is then short whatever r's is.
 func (rt *router) probe(r *http.Request) *http.Request {
 	path := r.URL.EscapedPath()
 	if path == "" || path[0] != '/' {
@@ -327,7 +331,7 @@ func (rt *router) probe(r *http.Request) *http.Request {
 		switch {
 		case seg == "":
 			return nil
-		case seg == "." || seg == ".." || len(seg) > 3*rt.longest:
+		case seg == "." || seg == ".." || len(seg) > 3*rt.longest || escapedSlash(seg):
 			rewrite = true
 		}
 	}
@@ -339,7 +343,7 @@ func (rt *router) probe(r *http.Request) *http.Request {
 		switch {
 		case seg == "." || seg == "..":
 			seg = strings.ReplaceAll(seg, ".", "%2E")
-		case len(seg) > 3*rt.longest:
+		case len(seg) > 3*rt.longest || escapedSlash(seg):
 			seg = "%7B"
 		}
 		b.WriteByte('/')
